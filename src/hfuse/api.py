@@ -1,0 +1,185 @@
+"""The Python API of the fusion compiler: ``fuse(...)`` returns a ``FusedKernel``."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import __version__
+from .codegen.emit import assemble, header_comment
+from .codegen.kernel import horizontal_kernel, vertical_kernel
+from .codegen.launcher import SMEM_ALIGN, launcher
+from .codegen.preamble import BarrierForm
+from .codegen.signature import PartSignature, part_signature
+from .errors import HFuseError, Location
+from .frontend.extract import load_source
+from .frontend.model import SourceFile
+from .frontend.parse import first_error, line_of, parse
+from .frontend.program import Program
+from .spec import Dim3, KernelSpec
+from .transform.analysis import check_kernel, close_over_calls
+from .transform.context import PartContext
+from .transform.partition import Part, Partition, Strategy, make_partition
+from .transform.specialize import specialise_part
+from .tune.regcap import RegisterCap
+
+
+@dataclass(frozen=True)
+class FusedLaunch:
+    """Everything a runtime needs to launch the fused kernel once."""
+
+    grid: Dim3
+    block: Dim3
+    args: tuple[Any, ...]
+    shared_mem: int
+
+
+@dataclass(frozen=True)
+class FusedKernel:
+    """A generated fused kernel: its source and how to launch it."""
+
+    source: str
+    name: str
+    name_expression: str
+    """What to look the kernel up by (NVRTC name expression; equals ``name`` unless templated)."""
+    partition: Partition
+    register_cap: RegisterCap | None
+    signatures: tuple[PartSignature, ...] = field(repr=False)
+
+    @property
+    def strategy(self) -> Strategy:
+        return self.partition.strategy
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return self.partition.parts
+
+    @property
+    def block(self) -> Dim3:
+        return Dim3(self.partition.block_threads)
+
+    def write(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(self.source)
+        return path
+
+    def smem_offsets(self, smems: Sequence[int]) -> tuple[list[int], int]:
+        """Each part's offset into dynamic shared memory, and the total (as the C++ helper)."""
+        offsets, total = [], 0
+        for size in smems:
+            offsets.append(total)
+            total = (total + int(size) + SMEM_ALIGN - 1) // SMEM_ALIGN * SMEM_ALIGN
+        return offsets, total
+
+    def pack(self, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3], smems: Sequence[int]) -> FusedLaunch:
+        """The fused launch for the given per-kernel arguments, grids and dynamic shared memory."""
+        if not len(args_per_kernel) == len(grids) == len(smems) == len(self.parts):
+            raise ValueError(f"expected {len(self.parts)} argument lists, grids and shared-memory sizes")
+        for sig, args in zip(self.signatures, args_per_kernel):
+            if len(args) != len(sig.names):
+                raise HFuseError(
+                    f"{len(args)} arguments given, the kernel takes {len(sig.names)} ({', '.join(sig.part.kernel.params[i].text for i in range(len(sig.names)))})",
+                    Location(sig.part.kernel.file, sig.part.kernel.line, sig.part.spec.name),
+                )
+        grids = [Dim3.of(g) for g in grids]
+        offsets, total = self.smem_offsets(smems)
+        hidden = []
+        for grid, offset in zip(grids, offsets):
+            hidden += [np.uint32(grid.x), np.uint32(grid.y), np.uint32(grid.z), np.uint32(offset)]
+        flat = tuple(a for args in args_per_kernel for a in args) + tuple(hidden)
+        return FusedLaunch(Dim3(max(g.size for g in grids)), self.block, flat, total)
+
+
+def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None) -> list[SourceFile]:
+    given = {Path(k): v for k, v in (sources or {}).items()}
+    files: list[SourceFile] = []
+    for spec in specs:
+        if any(f.path == spec.file for f in files):
+            continue
+        files.append(load_source(spec.file, given.get(spec.file)))
+    return files
+
+
+def _check_parses(part_kernel, spec: KernelSpec) -> None:
+    tree = parse(part_kernel.text.encode())
+    bad = first_error(tree.root_node)
+    if bad is not None:
+        line = part_kernel.line + line_of(bad) - 1
+        snippet = bad.text.decode(errors="replace").splitlines()[0][:60] if bad.text else ""
+        raise HFuseError(
+            f"the kernel does not parse near '{snippet}'",
+            Location(spec.file, line, spec.name),
+            hint="hfuse parses CUDA C++ with tree-sitter; check this line compiles with nvcc",
+        )
+
+
+def fuse(
+    kernels: Sequence[KernelSpec],
+    *,
+    strategy: Strategy = "horizontal",
+    register_cap: RegisterCap | None = None,
+    name: str | None = None,
+    barrier_form: BarrierForm = "barrier",
+    sources: Mapping[str | Path, str] | None = None,
+) -> FusedKernel:
+    """Fuse ``kernels`` (two or more) into one kernel.
+
+    ``sources`` maps a file path to its text for sources not on disk. Raises
+    ``HFuseError`` (naming file, kernel and line) for input hfuse cannot fuse.
+    """
+    specs = list(kernels)
+    if len(specs) < 2:
+        raise HFuseError("fusion needs at least two kernels")
+    if strategy not in ("horizontal", "vertical"):
+        raise HFuseError(f"unknown strategy '{strategy}' (use 'horizontal' or 'vertical')")
+    files = _sources(specs, sources)
+    program = Program.merge(files)
+    found = [program.kernel(s.name, s.file) for s in specs]
+    analyses = []
+    for spec, kernel in zip(specs, found):
+        _check_parses(kernel, spec)
+        facts = close_over_calls({**program.functions, kernel.name: [kernel]}, set(program.extern_shared))
+        for helper_name in facts.reachable(kernel.name):
+            for fn in facts.facts[helper_name]:
+                if fn.function is not kernel:
+                    _check_parses(fn.function, spec)
+        check_kernel(kernel, facts)
+        analyses.append(facts)
+    needs_barrier = [
+        kernel.name in facts.has_barrier or any(facts.facts[n][0].cg_block for n in facts.reachable(kernel.name))
+        for kernel, facts in zip(found, analyses)
+    ]
+    partition = make_partition(specs, found, needs_barrier, strategy)
+    fused_name = name or "_".join(dict.fromkeys(s.name for s in specs)) + ("__hfused" if strategy == "horizontal" else "__vfused")
+    codes, sigs = [], []
+    uses_thread_block = False
+    for part, facts in zip(partition.parts, analyses):
+        reach = facts.reachable(part.kernel.name)
+        uses_thread_block |= any(f.cg_block for n in reach for f in facts.facts[n])
+        ctx = PartContext(
+            index=part.index,
+            kernel=part.spec.name,
+            barrier_id=part.barrier_id,
+            threads=part.size,
+            specialised=frozenset(facts.needs_context & set(reach)),
+            extern_shared=tuple(program.extern_shared.items()),
+        )
+        codes.append(specialise_part(part.kernel, ctx, facts, {**program.functions, part.kernel.name: [part.kernel]}))
+        sigs.append(part_signature(part))
+    bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
+    emit_kernel = horizontal_kernel if strategy == "horizontal" else vertical_kernel
+    kernel_text = emit_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds)
+    cap_text = f"register cap {bounds}" if register_cap else "no register cap"
+    header = header_comment(fused_name, partition, sigs, cap_text, __version__)
+    # Helpers that read built-ins or synchronise only make sense inside a kernel; every
+    # kernel's copy is specialised, so the originals would be dead (and misleading) code.
+    dead = close_over_calls(program.functions, set(program.extern_shared)).needs_context
+    source = assemble(
+        program, dead, header, barrier_form, uses_thread_block, codes, partition, [kernel_text],
+        [launcher(fused_name, partition.block_threads, sigs)],
+    )
+    templated = [a for s in sigs if s.template_header for a in s.template_args]
+    expression = f"{fused_name}<{', '.join(templated)}>" if templated else fused_name
+    return FusedKernel(source, fused_name, expression, partition, register_cap, tuple(sigs))

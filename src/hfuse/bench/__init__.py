@@ -1,0 +1,1 @@
+"""The paper's benchmark kernels (ours), their references, workloads and the evaluation."""

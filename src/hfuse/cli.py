@@ -1,0 +1,100 @@
+"""The ``hfuse`` command: a thin layer over the Python API."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from .errors import HFuseError, Location
+
+
+def _fuse(args: argparse.Namespace, console: Console) -> int:
+    from .api import fuse
+    from .config import FuseRequest, load_config, parse_kernel_option
+    from .tune.regcap import RegisterCap
+
+    if args.config:
+        request = load_config(args.config)
+    else:
+        files = [Path(f) for f in args.files]
+        sources = {}
+        for f in files:
+            try:
+                sources[f] = f.read_text()
+            except OSError as exc:
+                raise HFuseError(f"cannot read the source file: {exc.strerror}", Location(f)) from exc
+        if not args.kernel:
+            raise HFuseError("name the kernels to fuse with --kernel NAME:BLOCK (twice or more), or pass --config FILE")
+        request = FuseRequest([parse_kernel_option(k, files, sources) for k in args.kernel])
+    if args.strategy:
+        request.strategy = args.strategy
+    if args.min_blocks or args.max_registers:
+        request.register_cap = RegisterCap(min_blocks=args.min_blocks, max_registers=args.max_registers)
+    if args.name:
+        request.name = args.name
+    if args.barrier:
+        request.barrier_form = args.barrier
+    output = Path(args.output) if args.output else request.output
+    if output is None:
+        raise HFuseError("say where to write the fused kernel with -o FILE.cu (or 'output:' in the config)")
+    inputs = {k.file.resolve() for k in request.kernels}
+    if output.resolve() in inputs:
+        raise HFuseError("the output would overwrite an input file; hfuse never modifies its inputs", Location(output))
+    start = time.perf_counter()
+    fused = fuse(
+        request.kernels,
+        strategy=request.strategy,
+        register_cap=request.register_cap,
+        name=request.name,
+        barrier_form=request.barrier_form,
+    )
+    elapsed = time.perf_counter() - start
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fused.write(output)
+    console.print(f"[bold]{fused.name}[/]: {fused.strategy} fusion, block of {fused.block.x} threads, "
+                  f"{'register cap ' + fused.register_cap.label if fused.register_cap else 'no register cap'}")
+    for p in fused.parts:
+        barrier = f"barrier {p.barrier_id} over {p.size} threads" if p.barrier_id else "no barriers"
+        console.print(f"  part {p.index}: {p.spec.instance:<28} threads [{p.offset}, {p.offset + p.size})  block {p.block}  {barrier}")
+    console.print(f"wrote {output} in {elapsed * 1000:.0f} ms")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hfuse", description="Horizontal fusion of independent CUDA kernels.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    fuse = sub.add_parser("fuse", help="write one horizontally (or vertically) fused kernel from CUDA sources (CPU only)",
+                          description="Fuse two or more __global__ kernels into one. Input files are never modified.")
+    fuse.add_argument("files", nargs="*", help=".cu files holding the kernels")
+    fuse.add_argument("-k", "--kernel", action="append", metavar="SPEC",
+                      help="a kernel and its block: NAME:256, NAME:32x16, 'NAME<float, 4>:128' or FILE:NAME:256; in fused order")
+    fuse.add_argument("-c", "--config", help="YAML or TOML file describing the kernels (instead of FILES and --kernel)")
+    fuse.add_argument("-o", "--output", help="the fused .cu file to write")
+    fuse.add_argument("--strategy", choices=["horizontal", "vertical"], help="horizontal (default) or the vertical baseline")
+    cap = fuse.add_mutually_exclusive_group()
+    cap.add_argument("--min-blocks", type=int, help="register cap: __launch_bounds__(D, MIN_BLOCKS)")
+    cap.add_argument("--max-registers", type=int, help="register cap: __maxnreg__(R)")
+    fuse.add_argument("--name", help="name of the fused kernel (default: <k1>_<k2>__hfused)")
+    fuse.add_argument("--barrier", choices=["barrier", "bar"], help="PTX barrier form: barrier.sync (default, non-aligned) or bar.sync")
+    fuse.set_defaults(run=_fuse)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        return args.run(args, console)
+    except HFuseError as exc:
+        console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

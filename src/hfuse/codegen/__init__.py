@@ -1,0 +1,1 @@
+"""Code generation: the fused ``.cu`` file from the rewritten parts."""

@@ -1,0 +1,57 @@
+"""Host-side launch helper: launch the fused kernel as if launching the originals.
+
+The caller passes what it would pass to each original launch (grid, arguments, dynamic
+shared memory) and a stream; the helper works out the fused grid, the shared-memory
+slices and the hidden parameters. The same arithmetic lives in ``FusedKernel.pack`` for
+Python callers.
+"""
+from __future__ import annotations
+
+from .signature import PartSignature
+
+SMEM_ALIGN = 16
+
+
+def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature]) -> str:
+    templated = any(s.template_header for s in sigs)
+    params = []
+    for s in sigs:
+        i = s.part.index
+        params.append(f"dim3 hf{i}_grid")
+        params.extend(s.params)
+        params.append(f"size_t hf{i}_dynamic_smem")
+    params.append("cudaStream_t stream = 0")
+    head = ""
+    instance = kernel_name
+    if templated:
+        merged = ", ".join(h.split("<", 1)[1].rsplit(">", 1)[0] for s in sigs if (h := s.template_header))
+        head = f"template <{merged}>\n"
+        names = [a for s in sigs if s.template_header for a in s.template_args]
+        instance = f"{kernel_name}<{', '.join(names)}>"
+    body = []
+    body.append("  unsigned long long hf_blocks = 0;")
+    body.append("  size_t hf_smem = 0;")
+    for s in sigs:
+        i = s.part.index
+        body.append(f"  const unsigned long long hf{i}_blocks = (unsigned long long)hf{i}_grid.x * hf{i}_grid.y * hf{i}_grid.z;")
+        body.append(f"  if (hf{i}_blocks > hf_blocks) hf_blocks = hf{i}_blocks;")
+        body.append(f"  const unsigned hf{i}_smem = (unsigned)hf_smem;")
+        body.append(f"  hf_smem = (hf_smem + hf{i}_dynamic_smem + {SMEM_ALIGN - 1}) / {SMEM_ALIGN} * {SMEM_ALIGN};")
+    body.append("  if (hf_blocks == 0) return cudaSuccess;")
+    body.append("  if (hf_blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;")
+    body.append("  if (hf_smem > 48 * 1024) {")
+    body.append(f"    cudaError_t hf_err = cudaFuncSetAttribute({instance}, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)hf_smem);")
+    body.append("    if (hf_err != cudaSuccess) return hf_err;")
+    body.append("  }")
+    args = [n for s in sigs for n in s.names]
+    for s in sigs:
+        i = s.part.index
+        args += [f"hf{i}_grid.x", f"hf{i}_grid.y", f"hf{i}_grid.z", f"hf{i}_smem"]
+    body.append(f"  {instance}<<<(unsigned)hf_blocks, {block_threads}, hf_smem, stream>>>(")
+    body.append("      " + ", ".join(args) + ");")
+    body.append("  return cudaGetLastError();")
+    joined = ",\n    ".join(params)
+    return (
+        "#ifndef __CUDACC_RTC__\n"
+        f"{head}static inline cudaError_t {kernel_name}_launch(\n    {joined}) {{\n" + "\n".join(body) + "\n}\n#endif\n"
+    )

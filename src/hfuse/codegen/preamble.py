@@ -1,0 +1,76 @@
+"""Definitions every fused file carries: the part context and the named barriers."""
+from __future__ import annotations
+
+from typing import Literal
+
+BarrierForm = Literal["barrier", "bar"]
+
+_CONTEXT = """\
+// What a fused part sees in place of the CUDA built-ins (one per part, in registers).
+struct hfuse_ctx {
+  uint3 threadIdx;
+  uint3 blockDim;
+  uint3 blockIdx;
+  uint3 gridDim;
+  unsigned char* dyn_smem;  // this part's slice of the dynamic shared memory
+};
+"""
+
+# ``barrier.*`` is PTX's non-aligned form: the parts reach their barriers from different
+# branches, which the aligned ``bar.*`` form does not allow (it happens to work today).
+_BARRIERS = """\
+// Named barrier ID over the N threads of one part (replaces __syncthreads()).
+template <unsigned ID, unsigned N>
+__device__ __forceinline__ void hfuse_sync() {
+  asm volatile("{OP}.sync %0, %1;" :: "n"(ID), "n"(N) : "memory");
+}
+template <unsigned ID, unsigned N>
+__device__ __forceinline__ int hfuse_sync_count(int predicate) {
+  int count;
+  asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; {OP}.red.popc.u32 %0, %2, %3, p; }"
+               : "=r"(count) : "r"(predicate), "n"(ID), "n"(N) : "memory");
+  return count;
+}
+template <unsigned ID, unsigned N>
+__device__ __forceinline__ int hfuse_sync_and(int predicate) {
+  int all;
+  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; {OP}.red.and.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
+               : "=r"(all) : "r"(predicate), "n"(ID), "n"(N) : "memory");
+  return all;
+}
+template <unsigned ID, unsigned N>
+__device__ __forceinline__ int hfuse_sync_or(int predicate) {
+  int any;
+  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; {OP}.red.or.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
+               : "=r"(any) : "r"(predicate), "n"(ID), "n"(N) : "memory");
+  return any;
+}
+"""
+
+_THREAD_BLOCK = """\
+// A part's cooperative-groups thread block: its own threads, its own barrier.
+template <unsigned ID, unsigned N>
+struct hfuse_thread_block {
+  const hfuse_ctx& ctx;
+  __device__ explicit hfuse_thread_block(const hfuse_ctx& c) : ctx(c) {}
+  __device__ void sync() const { hfuse_sync<ID, N>(); }
+  __device__ unsigned thread_rank() const {
+    return (ctx.threadIdx.z * ctx.blockDim.y + ctx.threadIdx.y) * ctx.blockDim.x + ctx.threadIdx.x;
+  }
+  __device__ unsigned size() const { return N; }
+  __device__ unsigned num_threads() const { return N; }
+  __device__ dim3 thread_index() const { return dim3(ctx.threadIdx.x, ctx.threadIdx.y, ctx.threadIdx.z); }
+  __device__ dim3 group_index() const { return dim3(ctx.blockIdx.x, ctx.blockIdx.y, ctx.blockIdx.z); }
+  __device__ dim3 dim_threads() const { return dim3(ctx.blockDim.x, ctx.blockDim.y, ctx.blockDim.z); }
+  __device__ dim3 group_dim() const { return dim_threads(); }
+};
+template <class Group>
+__device__ __forceinline__ void hfuse_group_sync(const Group& group) { group.sync(); }
+"""
+
+
+def preamble(barrier_form: BarrierForm = "barrier", thread_block: bool = False) -> str:
+    text = _CONTEXT + "\n" + _BARRIERS.replace("{OP}", barrier_form)
+    if thread_block:
+        text += "\n" + _THREAD_BLOCK
+    return text

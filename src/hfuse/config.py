@@ -1,0 +1,152 @@
+"""Fusion requests from a config file (YAML or TOML) or from command-line kernel specs.
+
+A config file describes several kernels and files::
+
+    output: fused.cu
+    strategy: horizontal          # or vertical
+    register_cap: {min_blocks: 2} # optional; or {max_registers: 64}
+    kernels:
+      - {file: maxpool.cu, name: maxpool2d_forward, block: 256, tunable: true}
+      - {file: hist.cu, name: histogram, block: 512}
+      - {file: axpy.cu, name: axpy, block: 128, template_args: [float, 4]}
+
+Paths are relative to the config file.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import HFuseError, Location
+from .spec import Dim3, KernelSpec
+from .tune.regcap import RegisterCap
+
+_KERNEL_KEYS = {"file", "name", "block", "template_args", "tunable"}
+_TOP_KEYS = {"output", "strategy", "register_cap", "name", "barrier", "kernels", "tune", "pair", "workloads"}
+
+
+@dataclass
+class FuseRequest:
+    kernels: list[KernelSpec]
+    strategy: str = "horizontal"
+    register_cap: RegisterCap | None = None
+    name: str | None = None
+    barrier_form: str = "barrier"
+    output: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Sections other commands read (``tune``)."""
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise HFuseError(f"cannot read the config file: {exc.strerror}", Location(path)) from exc
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise HFuseError(f"the config file is not valid {path.suffix.lstrip('.').upper() or 'YAML'}: {exc}",
+                         Location(path, line + 1 if line is not None else None)) from exc
+    if not isinstance(data, dict):
+        raise HFuseError("the config file must be a mapping with a 'kernels' list", Location(path))
+    return data
+
+
+def load_config(path: str | Path) -> FuseRequest:
+    path = Path(path)
+    data = read_config_file(path)
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise HFuseError(f"unknown config keys: {', '.join(sorted(unknown))} (known: {', '.join(sorted(_TOP_KEYS))})", Location(path))
+    entries = data.get("kernels")
+    if not isinstance(entries, list) or not entries:
+        raise HFuseError("the config file needs a non-empty 'kernels' list", Location(path))
+    kernels = [_kernel(entry, i, path) for i, entry in enumerate(entries, start=1)]
+    cap = data.get("register_cap")
+    try:
+        register_cap = RegisterCap.from_dict(cap) if cap else None
+    except (ValueError, TypeError) as exc:
+        raise HFuseError(f"register_cap: {exc}", Location(path)) from exc
+    output = data.get("output")
+    return FuseRequest(
+        kernels=kernels,
+        strategy=data.get("strategy", "horizontal"),
+        register_cap=register_cap,
+        name=data.get("name"),
+        barrier_form=data.get("barrier", "barrier"),
+        output=Path(os.path.normpath(path.parent / output)) if output else None,
+        extra={k: v for k, v in data.items() if k in ("tune", "pair", "workloads")},
+    )
+
+
+def _kernel(entry: Any, index: int, path: Path) -> KernelSpec:
+    where = Location(path, None, f"#{index}")
+    if not isinstance(entry, dict) or not {"file", "name", "block"} <= set(entry):
+        raise HFuseError(f"kernel #{index} needs 'file', 'name' and 'block'", where)
+    unknown = set(entry) - _KERNEL_KEYS
+    if unknown:
+        raise HFuseError(f"kernel #{index} has unknown keys: {', '.join(sorted(unknown))}", where)
+    try:
+        block = Dim3.of(entry["block"])
+    except ValueError as exc:
+        raise HFuseError(f"kernel #{index} ({entry['name']}): {exc}", where) from exc
+    targs = entry.get("template_args", ())
+    if isinstance(targs, (str, int)):
+        targs = [targs]
+    return KernelSpec(path.parent / entry["file"], str(entry["name"]), block, tuple(str(a) for a in targs), bool(entry.get("tunable", False)))
+
+
+def split_template_args(text: str) -> tuple[str, ...]:
+    """``float, Vec<int, 2>`` -> ("float", "Vec<int, 2>"): commas at nesting depth 0 only."""
+    args, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        args.append(current.strip())
+    return tuple(args)
+
+
+_CLI_KERNEL = re.compile(r"^(?:(?P<file>[^:]+\.\w+):)?(?P<name>[A-Za-z_]\w*)(?:<(?P<targs>.*)>)?:(?P<block>[\dx,]+)$")
+
+
+def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str]) -> KernelSpec:
+    """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``."""
+    match = _CLI_KERNEL.match(text.strip())
+    if not match:
+        raise HFuseError(f"--kernel '{text}' is not NAME:BLOCK, NAME<TEMPLATE ARGS>:BLOCK or FILE:NAME:BLOCK (e.g. hist:512, stencil:16x16)")
+    name = match.group("name")
+    try:
+        block = Dim3.of(match.group("block"))
+    except ValueError as exc:
+        raise HFuseError(f"--kernel '{text}': {exc}") from exc
+    targs = split_template_args(match.group("targs")) if match.group("targs") is not None else ()
+    if match.group("file"):
+        file = Path(match.group("file"))
+        if file not in files:
+            files.append(file)
+        return KernelSpec(file, name, block, targs)
+    holders = [f for f in files if re.search(rf"\b{re.escape(name)}\s*\(", sources[f])]
+    if not holders:
+        if len(files) == 1:
+            return KernelSpec(files[0], name, block, targs)  # fuse() names the file's kernels
+        listed = ", ".join(str(f) for f in files) or "no files given"
+        raise HFuseError(f"no file defines a kernel named '{name}' ({listed})", Location(None, None, name))
+    if len(holders) > 1:
+        raise HFuseError(f"'{name}' appears in {', '.join(map(str, holders))}: say which with --kernel FILE:{name}:{block}")
+    return KernelSpec(holders[0], name, block, targs)

@@ -1,0 +1,42 @@
+"""The one exception type hfuse raises for bad input, with where it happened."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Location:
+    """A place in a user's source: file, 1-based line, and the kernel it belongs to."""
+
+    file: str | Path | None = None
+    line: int | None = None
+    kernel: str | None = None
+
+    def __str__(self) -> str:
+        parts = []
+        if self.file is not None:
+            parts.append(f"{self.file}:{self.line}" if self.line else str(self.file))
+        if self.kernel:
+            parts.append(f"kernel '{self.kernel}'")
+        return ", ".join(parts)
+
+
+class HFuseError(Exception):
+    """Input hfuse cannot handle. The message says where and what to do."""
+
+    def __init__(self, message: str, where: Location | None = None, hint: str | None = None):
+        self.message = message
+        self.where = where or Location()
+        self.hint = hint
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        text = f"{self.where}: {self.message}" if str(self.where) else self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class GPUUnavailableError(HFuseError):
+    """No CUDA GPU (or no CuPy) where a GPU is needed."""

@@ -1,0 +1,1 @@
+"""Front end: preprocess CUDA sources, parse them, build the kernel model."""

@@ -1,0 +1,220 @@
+"""Running a ``KernelLaunch`` on the GPU: prepare, launch, keep and restore outputs, compare.
+
+A kernel that accumulates into its outputs (histograms, atomically appended result
+lists) gives a different answer on every run unless its outputs start from the same
+contents, so each run restores the outputs' initial contents first (``OutputSnapshot``).
+Inputs the kernel only reads are never copied.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import HFuseError, Location
+from ..launch import KernelLaunch, Output
+from ..spec import Dim3
+from .compile import CompiledKernel, Compiler, LaunchError
+from .device import require_gpu
+
+
+class ArgumentError(HFuseError):
+    """Arguments that do not fit the kernel's parameters."""
+
+
+def read_source(launch: KernelLaunch) -> str:
+    """The CUDA text of a launch: ``launch.source`` when given, else the kernel's file."""
+    if launch.source is not None:
+        return launch.source
+    try:
+        return launch.kernel.file.read_text()
+    except OSError as exc:
+        raise HFuseError(f"cannot read the kernel's source ({exc})", Location(launch.kernel.file, None, launch.name))
+
+
+def _is_device_array(value: Any) -> bool:
+    return hasattr(value, "data") and hasattr(getattr(value, "data"), "ptr") and hasattr(value, "dtype")
+
+
+def check_args(name: str, args: Sequence[Any], kernel: CompiledKernel | None = None,
+               param_types: Sequence[str] | None = None) -> None:
+    """Rejects arguments CuPy would pass wrongly and checks them against the parameters.
+
+    Python ints and floats are refused: CuPy passes them as 64-bit values, which a kernel
+    taking ``int`` or ``float`` silently misreads. Against the PTX parameter list we check
+    the count and each parameter's byte size (8 for a device pointer). ``param_types``
+    (C++ types from the front end, when it provides them) are only used in messages.
+    """
+    where = Location(kernel=name)
+    for i, a in enumerate(args):
+        if isinstance(a, (bool, int, float, complex)) and not isinstance(a, np.generic):
+            raise ArgumentError(
+                f"argument {i} is a Python {type(a).__name__} ({a!r}); its C type is ambiguous",
+                where,
+                hint="pass a NumPy scalar of the parameter's type, e.g. np.int32(n) or np.float32(x)",
+            )
+        if not (_is_device_array(a) or isinstance(a, np.generic)):
+            raise ArgumentError(
+                f"argument {i} has type {type(a).__name__}; expected a CuPy array or a NumPy scalar", where
+            )
+    params = kernel.params if kernel is not None else None
+    if params is None:
+        return
+    if len(params) != len(args):
+        raise ArgumentError(f"the kernel takes {len(params)} parameters but {len(args)} arguments were given", where)
+    for i, (p, a) in enumerate(zip(params, args)):
+        size = 8 if _is_device_array(a) else int(a.dtype.itemsize)
+        if size != p.size:
+            what = f" ({param_types[i]})" if param_types and i < len(param_types) else ""
+            got = "a device pointer" if _is_device_array(a) else f"a {a.dtype} scalar"
+            raise ArgumentError(
+                f"parameter {i}{what} is {p.size} bytes wide but the argument is {got} ({size} bytes)", where
+            )
+
+
+@dataclass
+class PreparedLaunch:
+    """A compiled kernel with everything needed to launch it, and what it writes."""
+
+    name: str
+    kernel: CompiledKernel
+    grid: Dim3
+    block: Dim3
+    args: tuple
+    shared_mem: int = 0
+    outputs: tuple[Output, ...] = ()
+    output_arrays: tuple = field(default=(), repr=False)
+    """The device arrays of ``outputs``, in the same order."""
+
+    def __call__(self, stream: Any = None) -> None:
+        self.kernel.launch(self.grid, self.block, self.args, self.shared_mem, stream)
+
+
+def prepare(launch: KernelLaunch, compiler: Compiler, *, param_types: Sequence[str] | None = None) -> PreparedLaunch:
+    """Compiles (cached) and loads ``launch``'s kernel and checks its arguments."""
+    name = launch.kernel.instance
+    kernel = compiler.get(read_source(launch), name)
+    args = tuple(launch.args)
+    check_args(launch.name, args, kernel, param_types)
+    block = launch.kernel.block
+    prepared = PreparedLaunch(
+        name=launch.name,
+        kernel=kernel,
+        grid=launch.grid_for(block),
+        block=block,
+        args=args,
+        shared_mem=launch.smem_for(block),
+        outputs=tuple(launch.outputs),
+        output_arrays=tuple(args[o.index] for o in launch.outputs),
+    )
+    kernel.allow_dynamic_smem(prepared.shared_mem)
+    return prepared
+
+
+def prepare_fused(
+    kernel: CompiledKernel,
+    packed: Any,
+    launches: Sequence[KernelLaunch],
+    name: str = "",
+) -> PreparedLaunch:
+    """A launch of a fused kernel (``packed`` is the fuser's ``FusedLaunch``).
+
+    Its outputs are the originals' outputs in kernel order, so ``compare_outputs`` can
+    hold them against the originals' results concatenated in the same order.
+    """
+    args = tuple(packed.args)
+    check_args(name or kernel.name, args, kernel)
+    outputs = tuple(o for l in launches for o in l.outputs)
+    arrays = tuple(l.args[o.index] for l in launches for o in l.outputs)
+    prepared = PreparedLaunch(
+        name=name or kernel.name,
+        kernel=kernel,
+        grid=Dim3.of(packed.grid),
+        block=Dim3.of(packed.block),
+        args=args,
+        shared_mem=int(packed.shared_mem),
+        outputs=outputs,
+        output_arrays=arrays,
+    )
+    kernel.allow_dynamic_smem(prepared.shared_mem)
+    return prepared
+
+
+class OutputSnapshot:
+    """Device copies of the initial contents of every output of some launches."""
+
+    def __init__(self, arrays: Sequence[Any]):
+        seen: dict[int, Any] = {}
+        for a in arrays:
+            seen.setdefault(id(a), a)  # one copy per distinct array, even if shared
+        self._pairs = [(a, a.copy()) for a in seen.values()]
+
+    def restore(self, stream: Any = None) -> None:
+        """Writes the initial contents back (asynchronously, on ``stream`` or the current one)."""
+        cupy = require_gpu()
+        for dst, src in self._pairs:
+            if stream is None:
+                cupy.copyto(dst, src)
+            else:
+                with stream:
+                    cupy.copyto(dst, src)
+
+
+def snapshot_initial(launches: Sequence[PreparedLaunch]) -> OutputSnapshot:
+    return OutputSnapshot([a for l in launches for a in l.output_arrays])
+
+
+def restore(snapshot: OutputSnapshot, stream: Any = None) -> None:
+    snapshot.restore(stream)
+
+
+def read_outputs(launch: PreparedLaunch) -> list[np.ndarray]:
+    """Host copies of the launch's outputs (synchronises)."""
+    cupy = require_gpu()
+    return [cupy.asnumpy(a) for a in launch.output_arrays]
+
+
+def run_once(launch: PreparedLaunch, snapshot: OutputSnapshot | None = None) -> list[np.ndarray]:
+    """Restore outputs, launch, wait, surface any error, return host copies of outputs."""
+    cupy = require_gpu()
+    (snapshot or snapshot_initial([launch])).restore()
+    launch()
+    try:
+        cupy.cuda.get_current_stream().synchronize()
+    except Exception as exc:
+        # An illegal address or a trap poisons the context; say which kernel did it.
+        raise LaunchError(f"kernel '{launch.name}' failed while running: {type(exc).__name__}: {exc}") from exc
+    return read_outputs(launch)
+
+
+def _describe_mismatch(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> str:
+    bad = np.flatnonzero(mask.reshape(-1))
+    first = int(bad[0])
+    return (f"{bad.size} of {mask.size} elements differ; first at flat index {first}: "
+            f"expected {a.reshape(-1)[first]!r}, got {b.reshape(-1)[first]!r}")
+
+
+def compare_outputs(expected: Sequence[np.ndarray], got: Sequence[np.ndarray], outputs: Sequence[Output]) -> list[str]:
+    """Differences between two runs' outputs, one line each; empty when they agree."""
+    if not (len(expected) == len(got) == len(outputs)):
+        return [f"output count differs: {len(expected)} expected, {len(got)} got, {len(outputs)} declared"]
+    problems = []
+    for exp, out, spec in zip(expected, got, outputs):
+        what = f"output (argument {spec.index}, {spec.compare})"
+        exp, out = np.asarray(exp), np.asarray(out)
+        if exp.shape != out.shape or exp.dtype != out.dtype:
+            problems.append(f"{what}: shape/dtype {out.shape} {out.dtype} instead of {exp.shape} {exp.dtype}")
+            continue
+        if spec.compare == "close":
+            mask = ~np.isclose(out, exp, rtol=spec.rtol, atol=spec.atol, equal_nan=True)
+        else:
+            a, b = (np.sort(exp, axis=None), np.sort(out, axis=None)) if spec.compare == "unordered" else (exp, out)
+            # Bit equality via a byte view: -0.0 vs 0.0 differ, equal NaN payloads agree.
+            a8 = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape(a.size, a.dtype.itemsize)
+            b8 = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape(b.size, b.dtype.itemsize)
+            mask = (a8 != b8).any(axis=1).reshape(a.shape)
+            exp, out = a, b
+        if mask.any():
+            problems.append(f"{what}: {_describe_mismatch(np.asarray(exp), np.asarray(out), mask)}")
+    return problems

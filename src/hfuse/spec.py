@@ -1,0 +1,77 @@
+"""What the user asks for: which kernels to fuse, with which block shapes."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Dim3:
+    """A CUDA dim3: x fastest."""
+
+    x: int
+    y: int = 1
+    z: int = 1
+
+    @property
+    def size(self) -> int:
+        return self.x * self.y * self.z
+
+    @property
+    def rank(self) -> int:
+        """How many dimensions are not 1 (at least 1)."""
+        return 3 if self.z > 1 else 2 if self.y > 1 else 1
+
+    def as_tuple(self) -> tuple[int, int, int]:
+        return (self.x, self.y, self.z)
+
+    def __str__(self) -> str:
+        return "x".join(str(v) for v in self.as_tuple()[: self.rank])
+
+    @classmethod
+    def of(cls, value: "Dim3 | int | str | tuple[int, ...] | list[int]") -> "Dim3":
+        """Accepts 256, (32, 16), [32, 16, 1], '32x16' or a Dim3."""
+        if isinstance(value, Dim3):
+            return value
+        if isinstance(value, int):
+            return cls(value)
+        if isinstance(value, str):
+            if not re.fullmatch(r"\s*\d+(\s*[x,]\s*\d+){0,2}\s*", value):
+                raise ValueError(f"block/grid dims '{value}' are not like 256, 32x16 or 8x8x4")
+            value = [int(v) for v in re.split(r"[x,]", value)]
+        values = [int(v) for v in value]
+        if not 1 <= len(values) <= 3 or any(v < 1 for v in values):
+            raise ValueError(f"dims {value!r} need one to three positive integers")
+        return cls(*values)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel to fuse: where it is, its name, its block shape.
+
+    ``template_args`` instantiate a template kernel (C++ text of each argument, e.g.
+    ``("float", "4")``). ``tunable`` says whether the tuner may change the block size
+    (the paper's deep-learning kernels) or must keep it (its crypto kernels).
+    """
+
+    file: Path
+    name: str
+    block: Dim3
+    template_args: tuple[str, ...] = ()
+    tunable: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "file", Path(self.file))
+        object.__setattr__(self, "block", Dim3.of(self.block))
+        object.__setattr__(self, "template_args", tuple(str(a) for a in self.template_args))
+
+    def with_block(self, block: "Dim3 | int | str | tuple[int, ...]") -> "KernelSpec":
+        return replace(self, block=Dim3.of(block))
+
+    @property
+    def instance(self) -> str:
+        """The C++ name of the instantiated kernel, e.g. ``hist<float, 4>``."""
+        if not self.template_args:
+            return self.name
+        return f"{self.name}<{', '.join(self.template_args)}>"

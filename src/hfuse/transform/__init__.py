@@ -1,0 +1,1 @@
+"""Transformations: pure functions from the kernel model (or function text) to text."""

@@ -1,0 +1,17 @@
+"""BuiltinRewrite: ``threadIdx``/``blockDim``/``blockIdx``/``gridDim`` read the part's own.
+
+Inside a fused kernel the hardware built-ins describe the fused block; each part reads
+the values its original kernel would have seen from the hidden context instead.
+"""
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from ..frontend.parse import walk
+from .analysis import is_builtin_reference
+from .context import CTX, PartContext
+from .edits import TextEdit
+
+
+def builtin_edits(root: ts.Node, ctx: PartContext) -> list[TextEdit]:
+    return [TextEdit.replace(n, f"{CTX}.{n.text.decode()}") for n in walk(root) if is_builtin_reference(n)]

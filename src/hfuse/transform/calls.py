@@ -1,0 +1,52 @@
+"""HelperCallRewrite: calls to specialised helpers go to the part's own copy.
+
+A ``__device__`` helper that reads built-ins or synchronises is copied once per part;
+the copy takes the part's context as a last parameter, and every call in that part's
+code is renamed and passes the context along.
+"""
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from ..frontend.parse import walk
+from .analysis import called_name
+from .context import CTX, PartContext
+from .edits import TextEdit
+
+
+def _name_node(call: ts.Node) -> ts.Node:
+    fn = call.child_by_field_name("function")
+    while fn.type in ("template_function", "qualified_identifier"):
+        fn = fn.child_by_field_name("name")
+    return fn
+
+
+def call_edits(root: ts.Node, ctx: PartContext) -> list[TextEdit]:
+    edits: list[TextEdit] = []
+    for node in walk(root):
+        if node.type != "call_expression" or called_name(node) not in ctx.specialised:
+            continue
+        edits.append(TextEdit.replace(_name_node(node), ctx.clone_name(called_name(node))))
+        args = node.child_by_field_name("arguments")
+        if args.named_children:
+            edits.append(TextEdit(args.end_byte - 1, args.end_byte - 1, f", {CTX}"))
+        else:
+            edits.append(TextEdit(args.start_byte + 1, args.end_byte - 1, CTX))
+    return edits
+
+
+def signature_edits(definition: ts.Node, ctx: PartContext) -> list[TextEdit]:
+    """Rename a helper's definition to its per-part copy and add the context parameter."""
+    declarator = definition.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    name = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters")
+    new_param = f"const hfuse_ctx& {CTX}"
+    edits = [TextEdit.replace(name, ctx.clone_name(name.text.decode()))]
+    real = [p for p in params.named_children if p.type != "comment"]
+    if not real or (len(real) == 1 and real[0].text.decode() == "void"):
+        edits.append(TextEdit(params.start_byte + 1, params.end_byte - 1, new_param))
+    else:
+        edits.append(TextEdit(params.end_byte - 1, params.end_byte - 1, f", {new_param}"))
+    return edits

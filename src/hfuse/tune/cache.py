@@ -1,0 +1,111 @@
+"""A directory of tuned plans, keyed by everything that can change the answer.
+
+The key is a SHA-256 of a canonical JSON of: GPU name, driver version, each source's
+hash, each launch's description (kernel instance, block, grid, dynamic shared memory,
+every argument's dtype and shape or scalar value), and the tuner's settings. Change any
+of them and the key changes, so a stale plan is never served. Location: the ``directory``
+argument, else ``$HFUSE_CACHE_DIR``, else ``~/.cache/hfuse``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..launch import KernelLaunch
+from .plan import Plan, load_plan
+
+ENV_VAR = "HFUSE_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get(ENV_VAR)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "hfuse"
+
+
+def describe_arg(value: Any) -> dict[str, Any]:
+    """An argument as data: arrays by dtype and shape (not contents), scalars by value."""
+    if isinstance(value, np.generic):
+        return {"scalar": str(value.dtype), "value": value.item() if value.dtype.kind != "V" else value.tobytes().hex()}
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return {"array": str(value.dtype), "shape": list(value.shape)}
+    return {"python": type(value).__name__, "value": repr(value)}
+
+
+def describe_launch(launch: KernelLaunch) -> dict[str, Any]:
+    """What of a launch can change the tuning result (sizes, dtypes, grids), as data."""
+    block = launch.kernel.block
+    return {
+        "kernel": launch.kernel.instance,
+        "file": launch.kernel.file.name,
+        "block": list(block.as_tuple()),
+        "tunable": launch.kernel.tunable,
+        "grid": list(launch.grid_for(block).as_tuple()),
+        "grid_free": launch.grid_free,
+        "dynamic_smem": launch.smem_for(block),
+        "args": [describe_arg(a) for a in launch.args],
+        "outputs": [[o.index, o.compare, o.rtol, o.atol] for o in launch.outputs],
+    }
+
+
+def source_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cache_key(
+    *,
+    gpu: str,
+    driver: str,
+    sources: Sequence[str],
+    launches: Sequence[dict[str, Any]],
+    settings: dict[str, Any] | None = None,
+) -> str:
+    """A stable key: sources are given as text (hashed here); launches as ``describe_launch``."""
+    payload = {
+        "gpu": gpu,
+        "driver": driver,
+        "sources": [source_digest(s) for s in sources],
+        "launches": list(launches),
+        "settings": settings or {},
+    }
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class PlanCache:
+    """``get``/``put`` of plans by key, one JSON file per key."""
+
+    def __init__(self, directory: str | Path | None = None):
+        self.directory = Path(directory).expanduser() if directory is not None else default_cache_dir()
+
+    def path_for(self, key: str) -> Path:
+        return self.directory / f"{key}.json"
+
+    def get(self, key: str) -> Plan | None:
+        path = self.path_for(key)
+        if not path.is_file():
+            return None
+        try:
+            return load_plan(path)
+        except (ValueError, KeyError, TypeError):
+            return None  # unreadable or from an incompatible version: tune again
+
+    def put(self, key: str, plan: Plan) -> Path:
+        plan.cache_key = key
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.path_for(key)
+        # Write then rename, so a concurrent reader never sees half a file.
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key[:16]}-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(plan.to_json() + "\n")
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path

@@ -1,0 +1,216 @@
+"""The tuner's answer as data: what to launch, why, and the evidence (JSON round trip).
+
+A ``Plan`` says "fuse with this partition, cap and launch configuration" or "do not
+fuse" with the reason, and keeps every candidate's measurement, the unfused baselines,
+and where it was measured (GPU, driver, date, hfuse version, source hash), so a program
+can load it and a person can check it.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..runtime.timing import Timing
+from ..spec import Dim3
+from .candidates import Candidate
+from .regcap import RegisterCap
+
+Decision = Literal["fuse", "do_not_fuse"]
+PLAN_FORMAT = 1
+
+
+def hfuse_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("hfuse")
+    except Exception:
+        return "unknown"
+
+
+def _dim(value: Dim3 | None) -> list[int] | None:
+    return None if value is None else list(value.as_tuple())
+
+
+def _undim(value: Any) -> Dim3 | None:
+    return None if value is None else Dim3.of(value)
+
+
+@dataclass
+class CandidateResult:
+    """One candidate as measured (or why it was not)."""
+
+    candidate: Candidate
+    time: Timing | None = None
+    registers: int | None = None
+    local_bytes: int | None = None
+    spill_stores: int | None = None
+    spill_loads: int | None = None
+    static_smem: int | None = None
+    occupancy: float | None = None
+    blocks_per_sm: int | None = None
+    verified: bool = False
+    error: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.candidate.label
+
+    @property
+    def time_ms(self) -> float | None:
+        return self.time.median_ms if self.time else None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["candidate"] = self.candidate.to_dict()
+        data["time"] = self.time.to_dict() if self.time else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CandidateResult":
+        data = dict(data)
+        data["candidate"] = Candidate.from_dict(data["candidate"])
+        data["time"] = Timing.from_dict(data.get("time"))
+        return cls(**data)
+
+
+@dataclass
+class Baselines:
+    """The unfused references, each kernel's ``alone`` keyed by its launch name."""
+
+    alone: dict[str, Timing] = field(default_factory=dict)
+    two_streams: Timing | None = None
+    graph: Timing | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "alone": {k: v.to_dict() for k, v in self.alone.items()},
+            "two_streams": self.two_streams.to_dict() if self.two_streams else None,
+            "graph": self.graph.to_dict() if self.graph else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "Baselines":
+        data = data or {}
+        return cls(
+            alone={k: Timing(**v) for k, v in (data.get("alone") or {}).items()},
+            two_streams=Timing.from_dict(data.get("two_streams")),
+            graph=Timing.from_dict(data.get("graph")),
+        )
+
+
+@dataclass
+class Plan:
+    """What to launch for a set of kernels on one GPU, and the evidence for it."""
+
+    kernels: list[str]
+    """The kernels' instance names (e.g. ``hist<float, 4>``), in fusion order."""
+    decision: Decision
+    reason: str
+    strategy: str = "horizontal"
+    blocks: list[Dim3] = field(default_factory=list)
+    """Each kernel's block inside the fused block (the partition)."""
+    register_cap: RegisterCap | None = None
+    fused_block: Dim3 | None = None
+    grid: Dim3 | None = None
+    """The fused launch's grid."""
+    grids: list[Dim3] = field(default_factory=list)
+    """Each kernel's own grid in the fused launch."""
+    shared_mem: int = 0
+    """Dynamic shared memory of the fused launch, bytes."""
+    chosen: str | None = None
+    """Label of the chosen candidate (None when not fusing)."""
+    speedup: float | None = None
+    """Two-stream baseline time over the chosen candidate's time."""
+    candidates: list[CandidateResult] = field(default_factory=list)
+    baselines: Baselines = field(default_factory=Baselines)
+    gpu: str = ""
+    driver: str = ""
+    cuda_runtime: str = ""
+    date: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    hfuse_version: str = field(default_factory=hfuse_version)
+    source_hash: str = ""
+    cache_key: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    format: int = PLAN_FORMAT
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "kernels": list(self.kernels),
+            "decision": self.decision,
+            "reason": self.reason,
+            "strategy": self.strategy,
+            "blocks": [_dim(b) for b in self.blocks],
+            "register_cap": self.register_cap.to_dict() if self.register_cap else None,
+            "fused_block": _dim(self.fused_block),
+            "grid": _dim(self.grid),
+            "grids": [_dim(g) for g in self.grids],
+            "shared_mem": self.shared_mem,
+            "chosen": self.chosen,
+            "speedup": self.speedup,
+            "candidates": [c.to_dict() for c in self.candidates],
+            "baselines": self.baselines.to_dict(),
+            "gpu": self.gpu,
+            "driver": self.driver,
+            "cuda_runtime": self.cuda_runtime,
+            "date": self.date,
+            "hfuse_version": self.hfuse_version,
+            "source_hash": self.source_hash,
+            "cache_key": self.cache_key,
+            "settings": self.settings,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Plan":
+        if data.get("format", PLAN_FORMAT) > PLAN_FORMAT:
+            raise ValueError(f"plan format {data['format']} is newer than this hfuse understands ({PLAN_FORMAT})")
+        return cls(
+            kernels=list(data["kernels"]),
+            decision=data["decision"],
+            reason=data.get("reason", ""),
+            strategy=data.get("strategy", "horizontal"),
+            blocks=[Dim3.of(b) for b in data.get("blocks", [])],
+            register_cap=RegisterCap.from_dict(data.get("register_cap")),
+            fused_block=_undim(data.get("fused_block")),
+            grid=_undim(data.get("grid")),
+            grids=[Dim3.of(g) for g in data.get("grids", [])],
+            shared_mem=int(data.get("shared_mem", 0)),
+            chosen=data.get("chosen"),
+            speedup=data.get("speedup"),
+            candidates=[CandidateResult.from_dict(c) for c in data.get("candidates", [])],
+            baselines=Baselines.from_dict(data.get("baselines")),
+            gpu=data.get("gpu", ""),
+            driver=data.get("driver", ""),
+            cuda_runtime=data.get("cuda_runtime", ""),
+            date=data.get("date", ""),
+            hfuse_version=data.get("hfuse_version", ""),
+            source_hash=data.get("source_hash", ""),
+            cache_key=data.get("cache_key"),
+            settings=dict(data.get("settings") or {}),
+            format=int(data.get("format", PLAN_FORMAT)),
+        )
+
+    def to_json(self, indent: int = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Plan":
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_json() + "\n")
+        return path
+
+    @property
+    def should_fuse(self) -> bool:
+        return self.decision == "fuse"
+
+
+def load_plan(path: str | Path) -> Plan:
+    return Plan.from_json(Path(path).read_text())

@@ -1,0 +1,54 @@
+from pathlib import Path
+
+import pytest
+
+from hfuse.errors import HFuseError
+from hfuse.frontend.extract import model_source
+from hfuse.transform.analysis import check_kernel, close_over_calls
+
+
+def _facts(text: str):
+    source = model_source(Path("k.cu"), text)
+    functions: dict = {}
+    for f in source.functions:
+        functions.setdefault(f.name, []).append(f)
+    return source, close_over_calls(functions, set())
+
+
+def test_context_and_barriers_propagate_through_calls():
+    source, facts = _facts(
+        "__device__ int lane() { return threadIdx.x & 31; }\n"
+        "__device__ int wrap() { return lane() + 1; }\n"
+        "__device__ void wait() { __syncthreads(); }\n"
+        "__device__ int pure(int x) { return x + 1; }\n"
+        "__global__ void k(int* p) { p[wrap()] = pure(1); wait(); }\n"
+    )
+    assert {"lane", "wrap", "wait", "k"} <= facts.needs_context
+    assert "pure" not in facts.needs_context
+    assert facts.has_barrier == {"wait", "k"}
+
+
+def test_cooperative_group_block_sync_counts_as_a_barrier():
+    _, facts = _facts(
+        "__global__ void k(int* p) { auto b = cg::this_thread_block(); b.sync(); }\n"
+        "__global__ void j(int* p) { cooperative_groups::this_thread_block().sync(); }\n"
+        "__global__ void t(int* p) { auto w = cg::tiled_partition<32>(cg::this_thread_block()); w.sync(); }\n"
+    )
+    assert {"k", "j"} <= facts.has_barrier
+    assert "t" not in facts.has_barrier  # a warp tile's sync is not a block barrier
+
+
+def test_recursion_is_refused_with_the_cycle():
+    source, facts = _facts(
+        "__device__ int f(int n);\n__device__ int g(int n) { return n ? f(n - 1) : 0; }\n"
+        "__device__ int f(int n) { return g(n); }\n__global__ void k(int* p) { p[0] = f(3); }\n"
+    )
+    with pytest.raises(HFuseError, match=r"recursion is not supported \((f -> g -> f|g -> f -> g)\)"):
+        check_kernel(source.kernels["k"], facts)
+
+
+def test_grid_sync_is_refused_at_its_line():
+    source, facts = _facts("__global__ void k(int* p) {\n  p[0] = 1;\n  cg::this_grid().sync();\n}\n")
+    with pytest.raises(HFuseError) as err:
+        check_kernel(source.kernels["k"], facts)
+    assert err.value.where.line == 3 and "grid-wide" in str(err.value)

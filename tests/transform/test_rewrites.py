@@ -1,0 +1,54 @@
+"""Each rewrite on a small function, as a reader would check it by eye."""
+from hfuse.frontend.parse import parse
+from hfuse.transform.barriers import barrier_edits
+from hfuse.transform.builtins import builtin_edits
+from hfuse.transform.calls import call_edits, signature_edits
+from hfuse.transform.context import PartContext
+from hfuse.transform.cooperative_groups import cooperative_groups_edits
+from hfuse.transform.edits import apply_edits
+from hfuse.transform.shared_memory import shared_memory_edits
+
+CTX = PartContext(index=2, kernel="k", barrier_id=3, threads=128, specialised=frozenset({"helper"}),
+                  extern_shared=(("file_scope", "int"),))
+
+
+def _apply(text: str, rewrite) -> str:
+    data = text.encode()
+    return apply_edits(data, rewrite(parse(data).root_node, CTX))
+
+
+def test_builtins_read_the_context_but_fields_and_locals_do_not_change():
+    out = _apply("__device__ int f(S s) { dim3 b = blockDim; return threadIdx.x + s.threadIdx + gridDim.y; }", builtin_edits)
+    assert "dim3 b = hf_ctx.blockDim;" in out
+    assert "hf_ctx.threadIdx.x + s.threadIdx + hf_ctx.gridDim.y" in out
+
+
+def test_barriers_become_named_barriers_of_the_part():
+    out = _apply("__device__ void f(int p) { __syncthreads(); int c = __syncthreads_count(p); __syncthreads_or(p); cg::sync(b); }", barrier_edits)
+    assert "hfuse_sync<3, 128>();" in out
+    assert "hfuse_sync_count<3, 128>(p)" in out and "hfuse_sync_or<3, 128>(p)" in out
+    assert "hfuse_group_sync(b)" in out and "__syncthreads" not in out
+
+
+def test_cooperative_group_block_becomes_the_parts_block():
+    out = _apply(
+        "__device__ void f() { cg::thread_block b = cg::this_thread_block(); auto w = cg::tiled_partition<32>(b); }",
+        lambda root, ctx: cooperative_groups_edits(root, ctx, "k.cu", 0),
+    )
+    assert "hfuse_thread_block<3, 128> b = hfuse_thread_block<3, 128>(hf_ctx);" in out
+    assert "cg::tiled_partition<32>(cooperative_groups::this_thread_block())" in out
+
+
+def test_dynamic_shared_memory_points_at_the_parts_slice():
+    out = _apply("__device__ void f() { extern __shared__ float s[]; s[0] = file_scope[1]; }", shared_memory_edits)
+    assert "float* const s = reinterpret_cast<float*>(hf_ctx.dyn_smem);" in out
+    assert "reinterpret_cast<int*>(hf_ctx.dyn_smem)[1]" in out
+
+
+def test_calls_to_specialised_helpers_go_to_the_parts_copy():
+    out = _apply("__device__ void f() { helper(); helper<int>(1, 2); other(3); }", call_edits)
+    assert "helper__hf2(hf_ctx);" in out and "helper__hf2<int>(1, 2, hf_ctx);" in out and "other(3);" in out
+    text = "__device__ int helper(int a) { return a; }"
+    data = text.encode()
+    definition = parse(data).root_node.named_children[0]
+    assert apply_edits(data, signature_edits(definition, CTX)) == "__device__ int helper__hf2(int a, const hfuse_ctx& hf_ctx) { return a; }"
