@@ -8,5 +8,13 @@ from .spec import Dim3, KernelSpec  # noqa: E402
 from .launch import KernelLaunch, Output  # noqa: E402
 from .tune.regcap import RegisterCap  # noqa: E402
 from .api import FusedKernel, FusedLaunch, fuse  # noqa: E402
+from .tune.plan import Plan, load_plan  # noqa: E402
 
-__all__ = ["Dim3", "FusedKernel", "FusedLaunch", "HFuseError", "KernelLaunch", "KernelSpec", "Output", "RegisterCap", "fuse", "__version__"]
+
+def tune(launches, settings=None, **kwargs):
+    """Tune the fusion of ``launches`` on this GPU; see ``hfuse.tune.tuner.tune``."""
+    from .tune.tuner import TuneSettings, tune as _tune
+
+    return _tune(launches, settings or TuneSettings(), **kwargs)
+
+__all__ = ["Plan", "load_plan", "tune", "Dim3", "FusedKernel", "FusedLaunch", "HFuseError", "KernelLaunch", "KernelSpec", "Output", "RegisterCap", "fuse", "__version__"]

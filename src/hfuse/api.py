@@ -5,12 +5,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
 from . import __version__
 from .codegen.emit import assemble, header_comment
 from .codegen.kernel import horizontal_kernel, vertical_kernel
-from .codegen.launcher import SMEM_ALIGN, launcher
+from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
@@ -24,16 +22,6 @@ from .transform.context import PartContext
 from .transform.partition import Part, Partition, Strategy, make_partition
 from .transform.specialize import specialise_part
 from .tune.regcap import RegisterCap
-
-
-@dataclass(frozen=True)
-class FusedLaunch:
-    """Everything a runtime needs to launch the fused kernel once."""
-
-    grid: Dim3
-    block: Dim3
-    args: tuple[Any, ...]
-    shared_mem: int
 
 
 @dataclass(frozen=True)
@@ -65,14 +53,6 @@ class FusedKernel:
         path.write_text(self.source)
         return path
 
-    def smem_offsets(self, smems: Sequence[int]) -> tuple[list[int], int]:
-        """Each part's offset into dynamic shared memory, and the total (as the C++ helper)."""
-        offsets, total = [], 0
-        for size in smems:
-            offsets.append(total)
-            total = (total + int(size) + SMEM_ALIGN - 1) // SMEM_ALIGN * SMEM_ALIGN
-        return offsets, total
-
     def pack(self, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3], smems: Sequence[int]) -> FusedLaunch:
         """The fused launch for the given per-kernel arguments, grids and dynamic shared memory."""
         if not len(args_per_kernel) == len(grids) == len(smems) == len(self.parts):
@@ -83,13 +63,7 @@ class FusedKernel:
                     f"{len(args)} arguments given, the kernel takes {len(sig.names)} ({', '.join(sig.part.kernel.params[i].text for i in range(len(sig.names)))})",
                     Location(sig.part.kernel.file, sig.part.kernel.line, sig.part.spec.name),
                 )
-        grids = [Dim3.of(g) for g in grids]
-        offsets, total = self.smem_offsets(smems)
-        hidden = []
-        for grid, offset in zip(grids, offsets):
-            hidden += [np.uint32(grid.x), np.uint32(grid.y), np.uint32(grid.z), np.uint32(offset)]
-        flat = tuple(a for args in args_per_kernel for a in args) + tuple(hidden)
-        return FusedLaunch(Dim3(max(g.size for g in grids)), self.block, flat, total)
+        return pack_launch(self.block.size, args_per_kernel, grids, smems)
 
 
 def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None) -> list[SourceFile]:
@@ -135,7 +109,14 @@ def fuse(
     if strategy not in ("horizontal", "vertical"):
         raise HFuseError(f"unknown strategy '{strategy}' (use 'horizontal' or 'vertical')")
     files = _sources(specs, sources)
-    program = Program.merge(files)
+    try:
+        program = Program.merge(files)
+    except HFuseError as err:
+        owner = next((s for s in specs if s.file == err.where.file), None)
+        if owner is not None and err.where.kernel is None:
+            err.where.kernel = owner.name
+            err.args = (str(err),)
+        raise
     found = [program.kernel(s.name, s.file) for s in specs]
     analyses = []
     for spec, kernel in zip(specs, found):

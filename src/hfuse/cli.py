@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from .errors import HFuseError, Location
 
@@ -80,6 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     fuse.add_argument("--name", help="name of the fused kernel (default: <k1>_<k2>__hfused)")
     fuse.add_argument("--barrier", choices=["barrier", "bar"], help="PTX barrier form: barrier.sync (default, non-aligned) or bar.sync")
     fuse.set_defaults(run=_fuse)
+    from .tune.command import add_tune_parser
+
+    add_tune_parser(sub)
+    try:
+        from .bench.command import add_bench_parser
+    except ImportError:  # the benchmark suite is optional at import time
+        pass
+    else:
+        add_bench_parser(sub)
     return parser
 
 
@@ -90,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args, console)
     except HFuseError as exc:
-        console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
     except KeyboardInterrupt:
         return 130

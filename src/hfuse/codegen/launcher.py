@@ -7,9 +7,46 @@ Python callers.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..spec import Dim3
 from .signature import PartSignature
 
 SMEM_ALIGN = 16
+
+
+@dataclass(frozen=True)
+class FusedLaunch:
+    """Everything a runtime needs to launch the fused kernel once."""
+
+    grid: Dim3
+    block: Dim3
+    args: tuple[Any, ...]
+    shared_mem: int
+
+
+def smem_offsets(smems: Sequence[int]) -> tuple[list[int], int]:
+    """Each part's offset into dynamic shared memory, and the total (16-byte slices)."""
+    offsets, total = [], 0
+    for size in smems:
+        offsets.append(total)
+        total = (total + int(size) + SMEM_ALIGN - 1) // SMEM_ALIGN * SMEM_ALIGN
+    return offsets, total
+
+
+def pack_launch(block_threads: int, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3],
+                smems: Sequence[int]) -> FusedLaunch:
+    """The Python twin of the C++ launch helper: original launches in, fused launch out."""
+    grids = [Dim3.of(g) for g in grids]
+    offsets, total = smem_offsets(smems)
+    hidden: list[Any] = []
+    for grid, offset in zip(grids, offsets):
+        hidden += [np.uint32(grid.x), np.uint32(grid.y), np.uint32(grid.z), np.uint32(offset)]
+    flat = tuple(a for args in args_per_kernel for a in args) + tuple(hidden)
+    return FusedLaunch(Dim3(max(g.size for g in grids)), Dim3(block_threads), flat, total)
 
 
 def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature]) -> str:
@@ -53,5 +90,5 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature]) ->
     joined = ",\n    ".join(params)
     return (
         "#ifndef __CUDACC_RTC__\n"
-        f"{head}static inline cudaError_t {kernel_name}_launch(\n    {joined}) {{\n" + "\n".join(body) + "\n}\n#endif\n"
+        f"{head}inline cudaError_t {kernel_name}_launch(\n    {joined}) {{\n" + "\n".join(body) + "\n}\n#endif\n"
     )

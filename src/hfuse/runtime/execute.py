@@ -178,6 +178,13 @@ def read_outputs(launch: PreparedLaunch) -> list[np.ndarray]:
 def run_once(launch: PreparedLaunch, snapshot: OutputSnapshot | None = None) -> list[np.ndarray]:
     """Restore outputs, launch, wait, surface any error, return host copies of outputs."""
     cupy = require_gpu()
+    return [cupy.asnumpy(a) for a in run_once_on_device(launch, snapshot)]
+
+
+def run_once_on_device(launch: PreparedLaunch, snapshot: OutputSnapshot | None = None) -> list[Any]:
+    """As ``run_once`` but the outputs stay on the GPU (copies): verifying gigabytes of
+    output on the host would cost seconds per candidate."""
+    cupy = require_gpu()
     (snapshot or snapshot_initial([launch])).restore()
     launch()
     try:
@@ -185,7 +192,31 @@ def run_once(launch: PreparedLaunch, snapshot: OutputSnapshot | None = None) -> 
     except Exception as exc:
         # An illegal address or a trap poisons the context; say which kernel did it.
         raise LaunchError(f"kernel '{launch.name}' failed while running: {type(exc).__name__}: {exc}") from exc
-    return read_outputs(launch)
+    return [a.copy() for a in launch.output_arrays]
+
+
+def _compare_on_device(exp: Any, out: Any, spec: Output) -> str | None:
+    cupy = require_gpu()
+    if exp.shape != out.shape or exp.dtype != out.dtype:
+        return f"shape/dtype {out.shape} {out.dtype} instead of {exp.shape} {exp.dtype}"
+    if spec.compare == "close":
+        mask = ~cupy.isclose(out, exp, rtol=spec.rtol, atol=spec.atol, equal_nan=True)
+    else:
+        if spec.compare == "unordered":
+            exp, out = cupy.sort(exp.reshape(-1)), cupy.sort(out.reshape(-1))
+        # Bit equality through same-width unsigned views (-0.0 != 0.0, equal NaN payloads agree).
+        unsigned = {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(exp.dtype.itemsize)
+        a = cupy.ascontiguousarray(exp).reshape(-1)
+        b = cupy.ascontiguousarray(out).reshape(-1)
+        if unsigned is None:
+            a, b, unsigned = a.view(cupy.uint8), b.view(cupy.uint8), cupy.uint8
+        mask = a.view(unsigned) != b.view(unsigned)
+    count = int(mask.sum())
+    if count == 0:
+        return None
+    first = int(cupy.flatnonzero(mask.reshape(-1))[0])
+    return (f"{count} of {mask.size} elements differ; first at flat index {first}: "
+            f"expected {exp.reshape(-1)[first].item()!r}, got {out.reshape(-1)[first].item()!r}")
 
 
 def _describe_mismatch(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> str:
@@ -202,6 +233,11 @@ def compare_outputs(expected: Sequence[np.ndarray], got: Sequence[np.ndarray], o
     problems = []
     for exp, out, spec in zip(expected, got, outputs):
         what = f"output (argument {spec.index}, {spec.compare})"
+        if not isinstance(exp, np.ndarray) and hasattr(exp, "device"):  # CuPy: compare where the data is
+            problem = _compare_on_device(exp, out, spec)
+            if problem:
+                problems.append(f"{what}: {problem}")
+            continue
         exp, out = np.asarray(exp), np.asarray(out)
         if exp.shape != out.shape or exp.dtype != out.dtype:
             problems.append(f"{what}: shape/dtype {out.shape} {out.dtype} instead of {exp.shape} {exp.dtype}")

@@ -65,7 +65,9 @@ def specialise_part(kernel: Function, ctx: PartContext, program: ProgramFacts, f
     for name in order:
         if name in ctx.specialised and name != kernel.name:
             for fn in functions[name]:
-                helpers.append(_rewrite(fn.text, ctx, fn, rename_signature=True))
+                # a helper's early return skips its own later barriers just like a kernel's
+                text = make_early_exits_safe(fn.text, program.has_barrier, str(fn.file), fn.line - 1, ctx.kernel)
+                helpers.append(_rewrite(text, ctx, fn, rename_signature=True))
     return PartCode(tuple(helpers), _body_function(kernel, ctx, program), ctx.clone_name(kernel.name))
 
 

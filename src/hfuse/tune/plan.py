@@ -121,10 +121,16 @@ class Plan:
     """Each kernel's own grid in the fused launch."""
     shared_mem: int = 0
     """Dynamic shared memory of the fused launch, bytes."""
+    smems: list[int] = field(default_factory=list)
+    """Each kernel's own dynamic shared memory, bytes (the fused launch's slices)."""
     chosen: str | None = None
     """Label of the chosen candidate (None when not fusing)."""
     speedup: float | None = None
     """Two-stream baseline time over the chosen candidate's time."""
+    fused_name: str = ""
+    """The fused kernel's name expression in ``fused_source`` (empty when not fusing)."""
+    fused_source: str = ""
+    """The chosen fused kernel's complete CUDA source (as ``hfuse fuse`` writes it)."""
     candidates: list[CandidateResult] = field(default_factory=list)
     baselines: Baselines = field(default_factory=Baselines)
     gpu: str = ""
@@ -150,8 +156,10 @@ class Plan:
             "grid": _dim(self.grid),
             "grids": [_dim(g) for g in self.grids],
             "shared_mem": self.shared_mem,
+            "smems": list(self.smems),
             "chosen": self.chosen,
             "speedup": self.speedup,
+            "fused_name": self.fused_name,
             "candidates": [c.to_dict() for c in self.candidates],
             "baselines": self.baselines.to_dict(),
             "gpu": self.gpu,
@@ -162,6 +170,7 @@ class Plan:
             "source_hash": self.source_hash,
             "cache_key": self.cache_key,
             "settings": self.settings,
+            "fused_source": self.fused_source,
         }
 
     @classmethod
@@ -179,8 +188,11 @@ class Plan:
             grid=_undim(data.get("grid")),
             grids=[Dim3.of(g) for g in data.get("grids", [])],
             shared_mem=int(data.get("shared_mem", 0)),
+            smems=[int(v) for v in data.get("smems", [])],
             chosen=data.get("chosen"),
             speedup=data.get("speedup"),
+            fused_name=data.get("fused_name", ""),
+            fused_source=data.get("fused_source", ""),
             candidates=[CandidateResult.from_dict(c) for c in data.get("candidates", [])],
             baselines=Baselines.from_dict(data.get("baselines")),
             gpu=data.get("gpu", ""),
@@ -210,6 +222,18 @@ class Plan:
     @property
     def should_fuse(self) -> bool:
         return self.decision == "fuse"
+
+    def launcher(self, compiler: Any = None) -> "PlanLauncher":
+        """A callable that launches what the plan decided (fused kernel, or the originals)."""
+        from .launcher import PlanLauncher
+
+        return PlanLauncher(self, compiler)
+
+    def table(self) -> str:
+        """The candidates as a plain-text table, fastest first (for terminals and logs)."""
+        from .report import plan_table
+
+        return plan_table(self)
 
 
 def load_plan(path: str | Path) -> Plan:

@@ -46,7 +46,7 @@ class RegisterCap:
         """The CUDA attribute text that applies this cap to a kernel of ``block_threads``."""
         if self.min_blocks is not None:
             return f"__launch_bounds__({block_threads}, {self.min_blocks})"
-        return f"__launch_bounds__({block_threads}) __maxnreg__({self.max_registers})"
+        return f"__maxnreg__({self.max_registers})"  # nvcc refuses it together with __launch_bounds__
 
     def to_dict(self) -> dict[str, Any]:
         return {"min_blocks": self.min_blocks, "max_registers": self.max_registers}

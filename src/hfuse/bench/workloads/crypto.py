@@ -43,11 +43,12 @@ BLOCKS_PER_SM = 16
 """Default grid: this many 128-thread blocks per SM (2112 blocks on a 132-SM H100)."""
 
 DEFAULT_SIZES: dict[str, int] = {
-    # Estimates for ~2 ms alone on an H100 (to be calibrated on the GPU):
-    "sha256": 1 << 23,    # ~2 compressions (midstate) per nonce, ~5 Gnonce/s
-    "blake256": 1 << 24,  # 1 compression of 14 rounds per nonce, ~8 Gnonce/s
-    "blake2b": 1 << 22,   # 1 compression of 12 rounds, 64-bit arithmetic, ~2-3 Gnonce/s
-    "ethash": 1 << 18,    # 8 KiB of random 128-byte DAG reads per hash, ~130 Mhash/s
+    # Calibrated on the lent GPU (an H200, 2026-11-22) for about 2 ms alone; see
+    # bench/results/*/kernels.json for the measured times.
+    "sha256": 13_000_000,    # ~6.5 Gnonce/s (midstate: 2 compressions per nonce)
+    "blake256": 27_500_000,  # ~14 Gnonce/s
+    "blake2b": 19_000_000,   # ~9.5 Gnonce/s
+    "ethash": 409_600,       # ~200 Mhash/s: 8 KiB of random 128-byte DAG reads per hash
 }
 """Nonces per launch at the representative size (easy to change after calibration)."""
 

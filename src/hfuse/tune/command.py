@@ -1,0 +1,116 @@
+"""``hfuse tune CONFIG``: tune a fusion on this GPU and write the plan and the winner.
+
+The config names the kernels and how to make their inputs, either benchmark workloads::
+
+    name: maxpool_hist
+    workloads:
+      - {kernel: maxpool, size: 320}    # size defaults to the workload's default
+      - {kernel: hist}
+    tune: {granularity: 128, refine: true}
+    output: bench/results/h100
+
+or a Python function of the user's that returns ``[KernelLaunch, ...]``::
+
+    launches: my_inputs.py:make_launches
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ..config import read_config_file
+from ..errors import HFuseError, Location
+from ..launch import KernelLaunch
+from ..runtime.device import require_gpu
+from .tuner import TuneSettings, tune
+
+_KEYS = {"name", "workloads", "launches", "tune", "output", "seed"}
+
+
+def settings_from(data: dict[str, Any] | None, where: Location) -> TuneSettings:
+    known = {f.name for f in fields(TuneSettings)}
+    data = dict(data or {})
+    unknown = set(data) - known
+    if unknown:
+        raise HFuseError(f"unknown tune settings: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})", where)
+    return TuneSettings(**data)
+
+
+def _user_launches(spec: str, base: Path, where: Location) -> list[KernelLaunch]:
+    path_text, _, func = spec.rpartition(":")
+    path = base / path_text
+    if not path_text or not func or not path.is_file():
+        raise HFuseError(f"'launches: {spec}' must be FILE.py:FUNCTION of an existing file", where)
+    module_spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)  # type: ignore[union-attr]
+    launches = getattr(module, func, None)
+    if launches is None:
+        raise HFuseError(f"{path} has no function '{func}'", where)
+    result = list(launches())
+    if not all(isinstance(l, KernelLaunch) for l in result):
+        raise HFuseError(f"{path}:{func} must return a list of hfuse.KernelLaunch", where)
+    return result
+
+
+def _workload_launches(entries: list[Any], seed: int, where: Location) -> list[KernelLaunch]:
+    from ..bench.workloads import registry
+
+    known = registry()
+    out = []
+    for entry in entries:
+        entry = {"kernel": entry} if isinstance(entry, str) else dict(entry)
+        name = entry.get("kernel")
+        if name not in known:
+            raise HFuseError(f"unknown benchmark workload '{name}' (known: {', '.join(known)})", where)
+        workload = known[name]
+        out.append(workload.make(int(entry.get("size", workload.default_size)), block=entry.get("block"), seed=seed))
+    return out
+
+
+def run_tune(config: Path, output: Path | None, use_cache: bool, console: Console) -> int:
+    where = Location(config)
+    data = read_config_file(config)
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise HFuseError(f"unknown keys in a tune config: {', '.join(sorted(unknown))} (known: {', '.join(sorted(_KEYS))})", where)
+    settings = settings_from(data.get("tune"), where)
+    require_gpu()  # before making inputs: a clear "no GPU" rather than an import error
+    if "workloads" in data:
+        launches = _workload_launches(data["workloads"], int(data.get("seed", 0)), where)
+    elif "launches" in data:
+        launches = _user_launches(str(data["launches"]), config.parent, where)
+    else:
+        raise HFuseError("a tune config needs 'workloads' (benchmark kernels) or 'launches: FILE.py:FUNCTION'", where)
+    name = data.get("name") or "_".join(l.name for l in launches)
+    out_dir = output or Path(data.get("output", "."))
+    start = time.perf_counter()
+    plan = tune(launches, settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache)
+    elapsed = time.perf_counter() - start
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plan_path = plan.save(out_dir / f"{name}-plan.json")
+    console.print(plan.table(), markup=False)
+    if plan.should_fuse:
+        (out_dir / f"{name}.cu").write_text(plan.fused_source)
+        console.print(f"wrote {out_dir / (name + '.cu')}")
+    console.print(f"wrote {plan_path} ({len(plan.candidates)} candidates, {elapsed:.1f} s)")
+    return 0
+
+
+def add_tune_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("tune", help="profile partitions and register caps on the GPU, keep the fastest (or decline)",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config", type=Path, help="YAML or TOML tune config")
+    parser.add_argument("-o", "--output", type=Path, help="directory for the plan JSON and the fused .cu")
+    parser.add_argument("--no-cache", action="store_true", help="measure again even if an identical run is cached")
+
+    def run(args: argparse.Namespace, console: Console) -> int:
+        return run_tune(args.config, args.output, not args.no_cache, console)
+
+    parser.set_defaults(run=run)

@@ -1,0 +1,303 @@
+"""The search (paper Algorithm 2, extended): measure, build, verify, time, choose.
+
+1. Baselines on the tuning inputs: each kernel alone, the kernels on concurrent streams
+   (the paper's native baseline) and as a CUDA graph with parallel branches.
+2. Candidates: partitions x register caps, the even split ("naive"), vertical fusion;
+   then warp-granular partitions around the best, and balanced grids for grid-free kernels.
+3. Each candidate is generated and compiled on worker threads while the GPU measures
+   earlier ones; then it is run once on the tuning inputs and its outputs are compared
+   with the unfused kernels' outputs at the same block shapes. A candidate that does not
+   compile, fails to launch or computes something else is recorded with its error and
+   never timed.
+4. The fastest verified horizontal candidate is chosen if it beats the native baseline by
+   more than ``min_gain``; otherwise the plan says "do not fuse", with the numbers.
+"""
+from __future__ import annotations
+
+import concurrent.futures as futures
+import hashlib
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..api import FusedKernel, fuse
+from ..errors import HFuseError
+from ..launch import KernelLaunch
+from ..runtime.compile import CompiledBinary, Compiler, CompileError, LaunchError
+from ..runtime.device import DeviceLimits, require_gpu
+from ..runtime.execute import (
+    OutputSnapshot,
+    PreparedLaunch,
+    compare_outputs,
+    prepare,
+    prepare_fused,
+    read_source,
+    run_once_on_device,
+)
+from ..runtime.occupancy import occupancy
+from ..runtime.timing import ConcurrentLaunches, LaunchGraph, Timer, Timing
+from ..spec import Dim3
+from .cache import PlanCache, cache_key, describe_launch
+from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
+from .plan import Baselines, CandidateResult, Plan
+from .progress import Progress
+
+
+@dataclass(frozen=True)
+class TuneSettings:
+    granularity: int = 128
+    """Partition step for tunable kernels (the paper's 128)."""
+    fused_threads: int | None = None
+    """Fused block size d0 (default: the sum of the original block sizes, at most 1024)."""
+    caps: bool = True
+    neighbour_caps: bool = True
+    refine: bool = True
+    """Also try warp-granular partitions next to the best one."""
+    balance_grids: bool = True
+    """For grid-free kernels, also try grids sized so the parts finish together."""
+    warmup_ms: float = 25.0
+    rep_ms: float = 100.0
+    flush_l2: bool = True
+    workers: int = 8
+    min_gain: float = 0.01
+    """Fuse only when the best candidate beats native by more than this fraction (noise)."""
+    barrier_form: str = "barrier"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Built:
+    fused: FusedKernel
+    binary: CompiledBinary
+
+
+class _Session:
+    """The state of one tuning run on one GPU (no globals: made and dropped by ``tune``)."""
+
+    def __init__(self, launches: Sequence[KernelLaunch], settings: TuneSettings, progress: Progress):
+        self.cupy = require_gpu()
+        self.launches = list(launches)
+        self.settings = settings
+        self.progress = progress
+        self.limits = DeviceLimits.current()
+        self.compiler = Compiler(limits=self.limits)
+        self.timer = Timer(self.limits, flush_l2=settings.flush_l2)
+        self.sources = {l.kernel.file: read_source(l) for l in self.launches}
+        self.specs = [l.kernel for l in self.launches]
+        self._references: dict[tuple[int, Dim3], list] = {}
+        self._prepared: dict[tuple[int, Dim3], PreparedLaunch] = {}
+        self.originals = [self.original(i, l.kernel.block) for i, l in enumerate(self.launches)]
+        arrays = [a for l in self.launches for a in (l.args[o.index] for o in l.outputs)]
+        self.snapshot = OutputSnapshot(arrays)
+
+    # -- originals -------------------------------------------------------------------
+    def original(self, index: int, block: Dim3) -> PreparedLaunch:
+        key = (index, block)
+        if key not in self._prepared:
+            self._prepared[key] = prepare(self.launches[index].with_block(block), self.compiler)
+        return self._prepared[key]
+
+    def reference(self, index: int, block: Dim3) -> list:
+        """Outputs of the unfused kernel at this block shape, from the initial outputs."""
+        key = (index, block)
+        if key not in self._references:
+            self._references[key] = run_once_on_device(self.original(index, block), self.snapshot)
+        return self._references[key]
+
+    def time(self, fn: Callable[[], None]) -> Timing:
+        s = self.settings
+        return self.timer.time(fn, warmup_ms=s.warmup_ms, rep_ms=s.rep_ms, setup=None)
+
+    def baselines(self) -> Baselines:
+        self.progress.note("measuring the unfused kernels")
+        alone = {}
+        for launch, prepared in zip(self.launches, self.originals):
+            name = launch.name
+            while name in alone:
+                name += "'"
+            alone[name] = self.time(lambda p=prepared: p())
+        concurrent = ConcurrentLaunches(self.originals)
+        two = self.time(lambda: concurrent())
+        graph = LaunchGraph(self.originals)
+        return Baselines(alone=alone, two_streams=two, graph=self.time(lambda: graph()))
+
+    # -- candidates ------------------------------------------------------------------
+    def _launches_for(self, candidate: Candidate) -> list[KernelLaunch]:
+        out = []
+        for i, (launch, block) in enumerate(zip(self.launches, candidate.blocks)):
+            moved = launch.with_block(block)
+            grid = candidate.grids[i] if candidate.grids and candidate.grids[i] is not None else None
+            if grid is not None:
+                moved = moved.with_grid(grid)
+            out.append(moved)
+        return out
+
+    def build(self, candidate: Candidate) -> _Built:
+        """Generate and compile (runs on a worker thread: no CUDA calls here)."""
+        specs = [s.with_block(b) for s, b in zip(self.specs, candidate.blocks)]
+        fused = fuse(
+            specs,
+            strategy=candidate.strategy,
+            register_cap=candidate.register_cap,
+            barrier_form=self.settings.barrier_form,  # type: ignore[arg-type]
+            sources={str(k): v for k, v in self.sources.items()},
+        )
+        return _Built(fused, self.compiler.compile(fused.source, [fused.name_expression]))
+
+    def measure(self, candidate: Candidate, built: futures.Future) -> CandidateResult:
+        result = CandidateResult(candidate)
+        try:
+            made: _Built = built.result()
+            kernel = self.compiler.load(made.binary, made.fused.name_expression)
+            res = kernel.resources
+            result.registers, result.local_bytes, result.static_smem = res.registers, res.local_bytes, res.static_smem
+            result.spill_stores, result.spill_loads = res.spill_stores, res.spill_loads
+            launches = self._launches_for(candidate)
+            packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
+            occ = occupancy(self.limits, res.registers, packed.block.size, res.static_smem, packed.shared_mem)
+            result.occupancy, result.blocks_per_sm = occ.occupancy, occ.blocks_per_sm
+            prepared = prepare_fused(kernel, packed, launches, name=candidate.label)
+            expected = [o for i, b in enumerate(candidate.blocks) for o in self.reference(i, b)]
+            problems = compare_outputs(expected, run_once_on_device(prepared, self.snapshot), prepared.outputs)
+            if problems:
+                result.error = "outputs differ from the unfused kernels: " + "; ".join(problems[:3])
+                return result
+            result.verified = True
+            result.time = self.time(lambda: prepared())
+        except CompileError as err:
+            result.error = f"compile failed: {err.message}\n{err.log.strip()[:2000]}"
+        except (LaunchError, HFuseError) as err:
+            result.error = str(err)
+        return result
+
+    def run(self, candidates: Sequence[Candidate], pool: futures.Executor) -> list[CandidateResult]:
+        jobs = [(c, pool.submit(self.build, c)) for c in candidates]
+        results = []
+        for candidate, job in jobs:
+            self.progress.step(candidate.label)
+            result = self.measure(candidate, job)
+            self.progress.result(result)
+            results.append(result)
+        return results
+
+
+def _best(results: Sequence[CandidateResult]) -> CandidateResult | None:
+    timed = [r for r in results if r.verified and r.time is not None and r.candidate.strategy == "horizontal"]
+    return min(timed, key=lambda r: r.time.median_ms) if timed else None
+
+
+def _key(launches: Sequence[KernelLaunch], settings: TuneSettings, limits: DeviceLimits) -> tuple[str, list[str]]:
+    sources = [read_source(l) for l in launches]
+    return cache_key(
+        gpu=limits.name, driver=limits.driver_version, sources=sources,
+        launches=[describe_launch(l) for l in launches], settings=settings.to_dict(),
+    ), sources
+
+
+def tune(
+    launches: Sequence[KernelLaunch],
+    settings: TuneSettings = TuneSettings(),
+    *,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    progress: bool = True,
+) -> Plan:
+    """Find the fastest verified fusion of ``launches`` on this GPU, or decide not to fuse."""
+    if len(launches) < 2:
+        raise HFuseError("tuning needs at least two kernel launches")
+    require_gpu()
+    limits = DeviceLimits.current()
+    key, sources = _key(launches, settings, limits)
+    cache = PlanCache(cache_dir) if use_cache else None
+    if cache is not None and (cached := cache.get(key)) is not None:
+        return cached
+    with Progress(enabled=progress) as bar:
+        session = _Session(launches, settings, bar)
+        baselines = session.baselines()
+        originals = [p.kernel.resources for p in session.originals]
+        first = enumerate_candidates(
+            session.specs,
+            limits=limits,
+            kernel_registers=[r.registers for r in originals],
+            fused_smem=sum(r.static_smem for r in originals) + sum(l.smem_for() for l in launches),
+            fused_threads=settings.fused_threads,
+            granularity=settings.granularity,
+            caps=settings.caps,
+            neighbours=settings.neighbour_caps,
+        )
+        with futures.ThreadPoolExecutor(max_workers=settings.workers) as pool:
+            bar.start(len(first))
+            results = session.run(first, pool)
+            best = _best(results)
+            extra: list[Candidate] = []
+            if best is not None and settings.refine:
+                extra += refine_around(best.candidate, session.specs)
+            if best is not None and settings.balance_grids and any(l.grid_free for l in launches):
+                alone = [t.median_ms for t in baselines.alone.values()]
+                grids = balance_grids(alone, [l.grid_for(b) for l, b in zip(launches, best.candidate.blocks)],
+                                      best.candidate.blocks, [l.grid_free for l in launches])
+                if any(g is not None for g in grids):
+                    extra.append(with_grids(best.candidate, grids))
+                    extra += [with_grids(replace(best.candidate, register_cap=c.candidate.register_cap, label=""), grids)
+                              for c in results if c.verified and c.candidate.blocks == best.candidate.blocks
+                              and c.candidate.register_cap != best.candidate.register_cap and c.candidate.strategy == "horizontal"]
+            seen = {r.candidate.key for r in results}
+            extra = [c for c in dict((c.key, c) for c in extra).values() if c.key not in seen]
+            if extra:
+                bar.start(len(extra))
+                results += session.run(extra, pool)
+        plan = _decide(session, results, baselines, settings, key, sources)
+    if cache is not None:
+        cache.put(key, plan)
+    return plan
+
+
+def _decide(session: _Session, results: list[CandidateResult], baselines: Baselines, settings: TuneSettings,
+            key: str, sources: list[str]) -> Plan:
+    limits = session.limits
+    native = baselines.two_streams.median_ms
+    best = _best(results)
+    common = dict(
+        kernels=[s.instance for s in session.specs],
+        candidates=results,
+        baselines=baselines,
+        gpu=limits.name,
+        driver=limits.driver_version,
+        cuda_runtime=limits.runtime_version,
+        source_hash=hashlib.sha256("\0".join(sources).encode()).hexdigest(),
+        settings=settings.to_dict(),
+        cache_key=key,
+    )
+    if best is None:
+        return Plan(decision="do_not_fuse", reason="no candidate compiled, ran and matched the unfused outputs", **common)
+    speedup = native / best.time.median_ms
+    if best.time.median_ms >= native * (1.0 - settings.min_gain):
+        return Plan(
+            decision="do_not_fuse",
+            reason=(f"the fastest verified fusion ({best.label}, {best.time.median_ms:.3f} ms) does not beat the two "
+                    f"kernels on two streams ({native:.3f} ms) by more than {settings.min_gain:.0%}"),
+            speedup=speedup,
+            **common,
+        )
+    made = session.build(best.candidate)  # deterministic: same text as the measured one
+    launches = session._launches_for(best.candidate)
+    packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
+    return Plan(
+        decision="fuse",
+        reason=f"{best.label} runs in {best.time.median_ms:.3f} ms vs {native:.3f} ms on two streams ({speedup:.2f}x)",
+        strategy=best.candidate.strategy,
+        blocks=list(best.candidate.blocks),
+        register_cap=best.candidate.register_cap,
+        fused_block=packed.block,
+        grid=packed.grid,
+        grids=[l.grid_for() for l in launches],
+        shared_mem=packed.shared_mem,
+        smems=[l.smem_for() for l in launches],
+        chosen=best.label,
+        speedup=speedup,
+        fused_name=made.fused.name_expression,
+        fused_source=made.fused.source,
+        **common,
+    )

@@ -1,0 +1,12 @@
+// An early return inside a loop, before a barrier: cannot be made safe.
+
+extern "C" __global__ void loop_return(const int* in, int* out, int n) {
+  __shared__ int lr_buf[256];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int k = 0; k < 4; ++k) {
+    if (i + k >= n) return;  // ERROR-LINE
+    lr_buf[threadIdx.x] = in[i + k];
+  }
+  __syncthreads();
+  out[i] = lr_buf[(threadIdx.x + 1) % blockDim.x];
+}
