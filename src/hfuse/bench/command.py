@@ -6,7 +6,7 @@
     hfuse bench --metrics-only --pairs dl     # Nsight Compute metrics (Figure 8) only
     hfuse bench --plots-only                  # redraw figure7.png / figure8.md / report
 
-Output (``--out``, default ``bench/results/h100``; quick mode: its ``quick/`` subfolder):
+Output (``--out``, default ``bench/results/<gpu>``, e.g. ``h100``; quick mode: its ``quick/`` subfolder):
 results.json/.csv, plans/, cache/, metrics.json/.csv, figure7.png, figure8.md,
 report_numbers.md. ``python -m hfuse.bench.command ...`` runs the same without the CLI.
 """
@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-DEFAULT_OUT = Path("bench/results/h100")
 
 
 def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -32,7 +31,7 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--pairs", default=None,
                    help="comma-separated pair names (e.g. Hist+Maxpool), 'dl', 'crypto' or 'all' (default)")
     p.add_argument("--out", type=Path, default=None,
-                   help=f"results folder (default {DEFAULT_OUT}; quick mode {DEFAULT_OUT}/quick)")
+                   help="results folder (default bench/results/<gpu>, e.g. h100; quick mode: its quick/ subfolder)")
     p.add_argument("--points", type=int, default=None, help="full mode: at most this many sizes per pair")
     p.add_argument("--coarse", action="store_true", help="full mode with the quick mode's tuner settings")
     m = p.add_mutually_exclusive_group()
@@ -58,7 +57,13 @@ def run_bench(args: argparse.Namespace, console: Any) -> int:
     from .report import write_report
 
     quick = bool(args.quick)
-    out = args.out or (DEFAULT_OUT / "quick" if quick else DEFAULT_OUT)
+    if args.out is None:
+        from .paths import default_results_dir
+
+        base = default_results_dir()
+        out = base / "quick" if quick else base
+    else:
+        out = args.out
     mode = None
     try:
         pairs = select_pairs(args.pairs)

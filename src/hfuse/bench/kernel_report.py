@@ -1,6 +1,6 @@
 """Each benchmark kernel alone on this GPU: time, registers, shared memory (kernels.json).
 
-    python -m hfuse.bench.kernel_report --out bench/results/h100/kernels.json
+    python -m hfuse.bench.kernel_report          # writes bench/results/<gpu>/kernels.json
     python -m hfuse.bench.kernel_report --calibrate      # also suggest sizes for ~2 ms
 
 Calibration times each kernel at two sizes of its sweep, fits time = a + b * size and
@@ -52,7 +52,7 @@ def measure(name: str, size: int, compiler: Compiler, timer: Timer) -> dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="bench/results/h100/kernels.json")
+    parser.add_argument("--out", default=None, help="default: bench/results/<gpu>/kernels.json")
     parser.add_argument("--kernels", default=",".join(registry()))
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument("--target-ms", type=float, default=2.0)
@@ -86,7 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     }
     if suggestions:
         out["calibration"] = {"target_ms": args.target_ms, "kernels": suggestions}
-    path = Path(args.out)
+    if args.out is None:
+        from .paths import RESULTS_ROOT, gpu_slug
+
+        path = RESULTS_ROOT / gpu_slug(limits.name) / "kernels.json"
+    else:
+        path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {path}")
