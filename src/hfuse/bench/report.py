@@ -179,7 +179,7 @@ def report_markdown(rows: Sequence[dict[str, Any]], *, meta: dict[str, Any] | No
             f"{_paper(s['paper_v100'])} | {_paper(s['paper_1080ti'])} |")
     lines.append("")
     if metric_pairs:
-        lines.append("Register cap at the representative size (our H100, from the metrics run) beside the paper:")
+        lines.append(f"Register cap at the representative size (ours on {meta.get('gpu', 'this GPU')}, from the metrics run) beside the paper:")
         lines.append("")
         lines.append("| Pair | ours N-RegCap | ours RegCap | paper V100 | paper 1080Ti |")
         lines.append("| --- | --- | --- | --- | --- |")

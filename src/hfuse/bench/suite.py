@@ -446,6 +446,7 @@ def measure_point(
         row = row_from_plan(pair, sizes, plan, mode=mode, names=[l.name for l in launches])
         row["plan_file"] = str(ppath.relative_to(out_dir))
         if torch_baseline and pair.category == "dl":
+            _free_gpu_memory()  # the tuner's cached blocks would leave PyTorch too little
             try:
                 from .torch_baseline import time_torch_pair
 

@@ -137,12 +137,45 @@ class DeviceLimits:
             reserved_smem_per_block=attr("reserved_smem_per_block"),
             warp_size=attr("warp_size"),
             l2_bytes=attr("l2_bytes"),
-            driver_version=_version_text(runtime.driverGetVersion()),
+            driver_version=_driver_release(index) or f"CUDA {_version_text(runtime.driverGetVersion())}",
             runtime_version=_version_text(runtime.runtimeGetVersion()),
             clock_khz=optional("clock_khz"),
             memory_clock_khz=optional("memory_clock_khz"),
             device_index=index,
         )
+
+
+def _driver_release(index: int) -> str | None:
+    """The driver's own release ('580.159.04', what nvidia-smi shows), with its CUDA level.
+
+    NVML (nvidia-ml-py) when installed, else nvidia-smi; None when neither answers.
+    """
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            release = pynvml.nvmlSystemGetDriverVersion()
+        finally:
+            pynvml.nvmlShutdown()
+        release = release.decode() if isinstance(release, bytes) else str(release)
+    except Exception:
+        import subprocess
+
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", f"--id={index}"],
+                                 capture_output=True, text=True, timeout=10)
+            release = out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else ""
+        except (OSError, subprocess.SubprocessError):
+            release = ""
+    if not release:
+        return None
+    try:
+        import cupy
+
+        return f"{release} (CUDA {_version_text(cupy.cuda.runtime.driverGetVersion())})"
+    except Exception:
+        return release
 
 
 def _version_text(code: int) -> str:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import concurrent.futures as futures
+from collections import OrderedDict
 import hashlib
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -86,7 +87,10 @@ class _Session:
         self.timer = Timer(self.limits, flush_l2=settings.flush_l2)
         self.sources = {l.kernel.file: read_source(l) for l in self.launches}
         self.specs = [l.kernel for l in self.launches]
-        self._references: dict[tuple[int, Dim3], list] = {}
+        self._references: OrderedDict[tuple[int, Dim3], list] = OrderedDict()
+        # Reference outputs stay on the GPU (host comparison of gigabytes is too slow), but
+        # only up to a quarter of its memory: least recently used ones are recomputed.
+        self._reference_budget = self.cupy.cuda.Device().mem_info[1] // 4
         self._prepared: dict[tuple[int, Dim3], PreparedLaunch] = {}
         self.originals = [self.original(i, l.kernel.block) for i, l in enumerate(self.launches)]
         arrays = [a for l in self.launches for a in (l.args[o.index] for o in l.outputs)]
@@ -102,9 +106,14 @@ class _Session:
     def reference(self, index: int, block: Dim3) -> list:
         """Outputs of the unfused kernel at this block shape, from the initial outputs."""
         key = (index, block)
-        if key not in self._references:
-            self._references[key] = run_once_on_device(self.original(index, block), self.snapshot)
-        return self._references[key]
+        if key in self._references:
+            self._references.move_to_end(key)
+            return self._references[key]
+        outputs = run_once_on_device(self.original(index, block), self.snapshot)
+        self._references[key] = outputs
+        while len(self._references) > 1 and sum(a.nbytes for v in self._references.values() for a in v) > self._reference_budget:
+            self._references.popitem(last=False)
+        return outputs
 
     def time(self, fn: Callable[[], None]) -> Timing:
         s = self.settings
