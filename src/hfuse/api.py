@@ -13,11 +13,11 @@ from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
 from .frontend.extract import load_source
-from .frontend.model import SourceFile
+from .frontend.model import Function, SourceFile
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program
 from .spec import Dim3, KernelSpec
-from .transform.analysis import check_kernel, close_over_calls
+from .transform.analysis import ProgramFacts, check_kernel, close_over_calls
 from .transform.context import PartContext
 from .transform.partition import Part, Partition, Strategy, make_partition
 from .transform.specialize import specialise_part
@@ -76,17 +76,41 @@ def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | No
     return files
 
 
-def _check_parses(part_kernel, spec: KernelSpec) -> None:
-    tree = parse(part_kernel.text.encode())
+def _check_parses(function: Function, spec: KernelSpec) -> None:
+    tree = parse(function.text.encode())
     bad = first_error(tree.root_node)
     if bad is not None:
-        line = part_kernel.line + line_of(bad) - 1
+        line = function.line + line_of(bad) - 1
         snippet = bad.text.decode(errors="replace").splitlines()[0][:60] if bad.text else ""
         raise HFuseError(
             f"the kernel does not parse near '{snippet}'",
             Location(spec.file, line, spec.name),
             hint="hfuse parses CUDA C++ with tree-sitter; check this line compiles with nvcc",
         )
+
+
+def _merge(files: list[SourceFile], specs: list[KernelSpec]) -> Program:
+    try:
+        return Program.merge(files)
+    except HFuseError as err:  # name a kernel of the file the conflict is in
+        owner = next((s for s in specs if s.file == err.where.file), None)
+        if owner is not None and err.where.kernel is None:
+            err.where.kernel = owner.name
+        raise
+
+
+def _analyse(program: Program, spec: KernelSpec, kernel: Function) -> ProgramFacts:
+    """What the kernel and every helper it reaches do; refuses what cannot be fused."""
+    facts = close_over_calls({**program.functions, kernel.name: [kernel]}, set(program.extern_shared))
+    for name in facts.reachable(kernel.name):
+        for fn in facts.facts[name]:
+            _check_parses(fn.function, spec)
+    check_kernel(kernel, facts)
+    return facts
+
+
+def _uses(facts: ProgramFacts, kernel: Function, what: str) -> bool:
+    return any(getattr(f, what) for name in facts.reachable(kernel.name) for f in facts.facts[name])
 
 
 def fuse(
@@ -108,57 +132,41 @@ def fuse(
         raise HFuseError("fusion needs at least two kernels")
     if strategy not in ("horizontal", "vertical"):
         raise HFuseError(f"unknown strategy '{strategy}' (use 'horizontal' or 'vertical')")
-    files = _sources(specs, sources)
-    try:
-        program = Program.merge(files)
-    except HFuseError as err:
-        owner = next((s for s in specs if s.file == err.where.file), None)
-        if owner is not None and err.where.kernel is None:
-            err.where.kernel = owner.name
-            err.args = (str(err),)
-        raise
+    program = _merge(_sources(specs, sources), specs)
     found = [program.kernel(s.name, s.file) for s in specs]
-    analyses = []
-    for spec, kernel in zip(specs, found):
-        _check_parses(kernel, spec)
-        facts = close_over_calls({**program.functions, kernel.name: [kernel]}, set(program.extern_shared))
-        for helper_name in facts.reachable(kernel.name):
-            for fn in facts.facts[helper_name]:
-                if fn.function is not kernel:
-                    _check_parses(fn.function, spec)
-        check_kernel(kernel, facts)
-        analyses.append(facts)
+    analyses = [_analyse(program, s, k) for s, k in zip(specs, found)]
+    # a part needs a barrier id if it synchronises, or holds a thread block that could
     needs_barrier = [
-        kernel.name in facts.has_barrier or any(facts.facts[n][0].cg_block for n in facts.reachable(kernel.name))
-        for kernel, facts in zip(found, analyses)
+        k.name in facts.has_barrier or _uses(facts, k, "cg_block") for k, facts in zip(found, analyses)
     ]
     partition = make_partition(specs, found, needs_barrier, strategy)
-    fused_name = name or "_".join(dict.fromkeys(s.name for s in specs)) + ("__hfused" if strategy == "horizontal" else "__vfused")
-    codes, sigs = [], []
-    uses_thread_block = False
+    suffix = "__hfused" if strategy == "horizontal" else "__vfused"
+    fused_name = name or "_".join(dict.fromkeys(s.name for s in specs)) + suffix
+
+    codes = []
     for part, facts in zip(partition.parts, analyses):
-        reach = facts.reachable(part.kernel.name)
-        uses_thread_block |= any(f.cg_block for n in reach for f in facts.facts[n])
         ctx = PartContext(
             index=part.index,
             kernel=part.spec.name,
             barrier_id=part.barrier_id,
             threads=part.size,
-            specialised=frozenset(facts.needs_context & set(reach)),
+            specialised=frozenset(facts.needs_context & set(facts.reachable(part.kernel.name))),
             extern_shared=tuple(program.extern_shared.items()),
         )
         codes.append(specialise_part(part.kernel, ctx, facts, {**program.functions, part.kernel.name: [part.kernel]}))
-        sigs.append(part_signature(part))
+    sigs = [part_signature(part) for part in partition.parts]
+
     bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
     emit_kernel = horizontal_kernel if strategy == "horizontal" else vertical_kernel
     kernel_text = emit_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds)
-    cap_text = f"register cap {bounds}" if register_cap else "no register cap"
-    header = header_comment(fused_name, partition, sigs, cap_text, __version__)
+    header = header_comment(fused_name, partition, sigs, f"register cap {bounds}" if register_cap else "no register cap",
+                            __version__)
     # Helpers that read built-ins or synchronise only make sense inside a kernel; every
     # kernel's copy is specialised, so the originals would be dead (and misleading) code.
     dead = close_over_calls(program.functions, set(program.extern_shared)).needs_context
+    thread_block = any(_uses(facts, k, "cg_block") for k, facts in zip(found, analyses))
     source = assemble(
-        program, dead, header, barrier_form, uses_thread_block, codes, partition, [kernel_text],
+        program, dead, header, barrier_form, thread_block, codes, partition, [kernel_text],
         [launcher(fused_name, partition.block_threads, sigs)],
     )
     templated = [a for s in sigs if s.template_header for a in s.template_args]

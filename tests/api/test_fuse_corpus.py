@@ -29,19 +29,8 @@ from hfuse.spec import Dim3, KernelSpec
 from hfuse.tune.regcap import RegisterCap
 
 
-def _load_cases():
-    name = "hfuse_corpus_cases"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[1] / "corpus" / "cases.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+from corpus import cases as C  # tests/corpus/cases.py (tests/ is on sys.path via its conftest)
 
-
-C = _load_cases()
 CAP = RegisterCap(min_blocks=2)
 BUILTIN_RE = re.compile(r"(?<![\w.])(threadIdx|blockIdx|blockDim|gridDim)\b")
 SYNC_RE = re.compile(r"hfuse_(sync|sync_count|sync_and|sync_or|thread_block)<\s*(\d+)u?\s*,\s*(\d+)u?\s*>")

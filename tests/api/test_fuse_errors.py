@@ -18,19 +18,8 @@ from hfuse.errors import HFuseError
 from hfuse.spec import KernelSpec
 
 
-def _load_cases():
-    name = "hfuse_corpus_cases"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[1] / "corpus" / "cases.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+from corpus import cases as C  # tests/corpus/cases.py (tests/ is on sys.path via its conftest)
 
-
-C = _load_cases()
 E = C.ERRORS
 MARK = "// ERROR-LINE"
 

@@ -14,9 +14,7 @@ Originals and fused kernels are compiled alike, with NVRTC through CuPy. Run wit
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,19 +29,8 @@ from hfuse.tune.regcap import RegisterCap
 pytestmark = pytest.mark.gpu
 
 
-def _load_cases():
-    name = "hfuse_corpus_cases"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[1] / "corpus" / "cases.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+from corpus import cases as C  # tests/corpus/cases.py (tests/ is on sys.path via its conftest)
 
-
-C = _load_cases()
 CAP = RegisterCap(min_blocks=2)
 HANG_SECONDS = 30.0
 

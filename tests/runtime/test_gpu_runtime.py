@@ -86,7 +86,9 @@ def test_current_limits_are_plausible(limits):
     assert limits.regs_per_sm >= 32768 and limits.regs_per_block >= 32768
     assert 1024 <= limits.max_threads_per_sm <= 4096 and limits.max_blocks_per_sm >= 16
     assert limits.smem_per_block_optin <= limits.smem_per_sm and limits.l2_bytes > 0
-    assert re.fullmatch(r"\d+\.\d+", limits.driver_version) and re.fullmatch(r"\d+\.\d+", limits.runtime_version)
+    # the driver's release as nvidia-smi shows it, with its CUDA level, e.g. '580.159.04 (CUDA 13.0)'
+    assert re.fullmatch(r"(\d+(\.\d+)+ \()?CUDA \d+\.\d+\)?", limits.driver_version), limits.driver_version
+    assert re.fullmatch(r"\d+\.\d+", limits.runtime_version)
     if "H100" in limits.name:
         assert limits.compute_capability == (9, 0) and limits.regs_per_sm == 65536
         assert limits.smem_per_sm == 233472 and limits.reserved_smem_per_block == 1024

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import hfuse
 from hfuse.launch import KernelLaunch, Output
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.tune import tuner as tuner_module

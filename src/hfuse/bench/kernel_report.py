@@ -45,8 +45,6 @@ def measure(name: str, size: int, compiler: Compiler, timer: Timer) -> dict[str,
         "static_smem": res.static_smem,
         "dynamic_smem": prepared.shared_mem,
     }
-    del prepared, launch
-    require_gpu().get_default_memory_pool().free_all_blocks()
     return row
 
 
@@ -65,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.kernels.split(","):
         workload = registry()[name]
         row = measure(name, workload.default_size, compiler, timer)
+        require_gpu().get_default_memory_pool().free_all_blocks()  # inputs of several GB each
         rows.append(row)
         print(f"{name:<10} size {row['size']:>12}  {row['median_ms']:8.3f} ms  {row['registers']:>3} regs  "
               f"smem {row['static_smem']}+{row['dynamic_smem']} B", flush=True)

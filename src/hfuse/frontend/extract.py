@@ -8,7 +8,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from .model import Function, FunctionKind, Param, SourceFile, TopLevelItem
-from .parse import line_of, parse, walk
+from .parse import line_of, parse
 from .preprocess import preprocess
 
 _TYPE_DEFINING = {"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"}
@@ -159,12 +159,7 @@ def _function(outer: ts.Node, definition: ts.Node, data: bytes, path: Path, exte
 
 
 def _template_param_name(node: ts.Node) -> str:
-    for sub in walk(node):
-        if sub.type in ("type_identifier", "identifier") and sub.parent is not None and sub.parent.type not in (
-            "template_type",
-        ):
-            # the declared name is the last identifier before any default value
-            pass
+    """The name a template parameter declares (``T`` of ``typename T = float``)."""
     declared = node.child_by_field_name("declarator") or node.child_by_field_name("name")
     if declared is None:
         idents = [c for c in node.named_children if c.type in ("type_identifier", "identifier")]

@@ -11,12 +11,15 @@ import datetime as _dt
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..runtime.timing import Timing
 from ..spec import Dim3
 from .candidates import Candidate
 from .regcap import RegisterCap
+
+if TYPE_CHECKING:
+    from .launcher import PlanLauncher
 
 Decision = Literal["fuse", "do_not_fuse"]
 PLAN_FORMAT = 1
