@@ -43,8 +43,8 @@ BLOCKS_PER_SM = 16
 """Default grid: this many 128-thread blocks per SM (2112 blocks on a 132-SM H100)."""
 
 DEFAULT_SIZES: dict[str, int] = {
-    # Calibrated on the lent GPU (an H200, 2026-11-22) for about 2 ms alone; see
-    # bench/results/*/kernels.json for the measured times.
+    # Calibrated for about 2 ms alone (H200, 2026-11-22); on an H100 they run 1.95-2.02 ms
+    # (bench/results/h100/kernels.json).
     "sha256": 13_000_000,    # ~6.5 Gnonce/s (midstate: 2 compressions per nonce)
     "blake256": 27_500_000,  # ~14 Gnonce/s
     "blake2b": 19_000_000,   # ~9.5 Gnonce/s

@@ -29,8 +29,8 @@ from ...spec import Dim3, KernelSpec
 from ..reference.dl import conv_output_size
 from . import Workload
 
-# Default sizes were calibrated on the lent GPU (an H200, 2026-11-22: see
-# bench/results/*/kernels.json) so that each kernel alone runs about 2 ms.
+# Default sizes were calibrated (H200, 2026-11-22) so that each kernel alone runs about
+# 2 ms; on an H100 they run 1.9-2.2 ms (bench/results/h100/kernels.json).
 # Grid of the grid-stride kernels: this many blocks per SM (the artifact used a fixed
 # 10000 blocks; a multiple of the SM count keeps the waves even).
 GRID_BLOCKS_PER_SM = 16
