@@ -39,17 +39,7 @@ SPILL_RE = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
 # --------------------------------------------------------------------------- configurations
-@dataclass(frozen=True)
-class Config:
-    group: tuple[str, ...]
-    blocks: tuple[Dim3, ...]
-    strategy: str
-    cap: RegisterCap | None
-
-    @property
-    def id(self) -> str:
-        blocks = ",".join(str(b) for b in self.blocks)
-        return f"{C.group_id(self.group)}[{blocks}]-{self.strategy[0]}-{self.cap.label if self.cap else 'nocap'}"
+Config = C.FusionConfig
 
 
 def _configs() -> list[Config]:

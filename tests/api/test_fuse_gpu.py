@@ -16,14 +16,12 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hfuse.api import fuse
-from hfuse.spec import Dim3
 from hfuse.tune.regcap import RegisterCap
 
 pytestmark = pytest.mark.gpu
@@ -35,18 +33,7 @@ CAP = RegisterCap(min_blocks=2)
 HANG_SECONDS = 30.0
 
 
-@dataclass(frozen=True)
-class GpuConfig:
-    number: int
-    group: tuple[str, ...]
-    blocks: tuple[Dim3, ...]
-    strategy: str
-    cap: RegisterCap | None
-
-    @property
-    def id(self) -> str:
-        blocks = ",".join(str(b) for b in self.blocks)
-        return f"{C.group_id(self.group)}[{blocks}]-{self.strategy[0]}-{self.cap.label if self.cap else 'nocap'}"
+GpuConfig = C.FusionConfig
 
 
 def _configs() -> list[GpuConfig]:
@@ -55,9 +42,9 @@ def _configs() -> list[GpuConfig]:
         parts = C.partitions(group, limit=3)
         for blocks in parts:
             for cap in (None, CAP):
-                out.append(GpuConfig(len(out), group, blocks, "horizontal", cap))
+                out.append(GpuConfig(group, blocks, "horizontal", cap, number=len(out)))
         for cap in (None, CAP):
-            out.append(GpuConfig(len(out), group, parts[0], "vertical", cap))
+            out.append(GpuConfig(group, parts[0], "vertical", cap, number=len(out)))
     return out
 
 

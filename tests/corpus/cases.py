@@ -230,6 +230,22 @@ def group_id(group: Sequence[str]) -> str:
     return "+".join(group)
 
 
+@dataclass(frozen=True)
+class FusionConfig:
+    """One way to fuse a group: the parts' blocks, the strategy and the register cap."""
+
+    group: tuple[str, ...]
+    blocks: tuple[Dim3, ...]
+    strategy: str
+    cap: Any
+    number: int = 0
+
+    @property
+    def id(self) -> str:
+        blocks = ",".join(str(b) for b in self.blocks)
+        return f"{group_id(self.group)}[{blocks}]-{self.strategy[0]}-{self.cap.label if self.cap else 'nocap'}"
+
+
 def partitions(group: Sequence[str], limit: int = 3) -> list[tuple[Dim3, ...]]:
     """Up to ``limit`` distinct block assignments for ``group`` (defaults first) that fit
     in one fused block: the tunable kernels take their alternative blocks."""
