@@ -14,14 +14,13 @@ Originals and fused kernels are compiled alike, with NVRTC through CuPy. Run wit
 from __future__ import annotations
 
 import hashlib
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hfuse.api import fuse
+from hfuse.runtime.compile import cuda_include_dirs
 from hfuse.tune.regcap import RegisterCap
 
 pytestmark = pytest.mark.gpu
@@ -72,33 +71,6 @@ def _print_summary() -> None:
     print("\n" + line)
 
 
-def _cuda_include_dirs(cupy) -> list[str]:
-    """Directories holding cooperative_groups.h (NVRTC does not look in the CUDA toolkit by itself)."""
-    candidates = []
-    try:
-        root = cupy.cuda.get_cuda_path()
-        if root:
-            candidates.append(Path(root) / "include")
-    except Exception:
-        pass
-    for var in ("CUDA_PATH", "CUDA_HOME"):
-        if os.environ.get(var):
-            candidates.append(Path(os.environ[var]) / "include")
-    candidates += [Path("/usr/local/cuda/include")]
-    try:  # pip-installed CUDA headers (nvidia-cuda-runtime wheels)
-        import nvidia  # type: ignore
-
-        for base in getattr(nvidia, "__path__", []):
-            candidates += [p.parent for p in Path(base).glob("*/include/cooperative_groups.h")]
-    except Exception:
-        pass
-    found = []
-    for c in candidates:
-        if (c / "cooperative_groups.h").is_file() and str(c) not in found:
-            found.append(str(c))
-    return found[:1]
-
-
 _MODULES: dict[tuple[str, str], object] = {}
 
 
@@ -106,7 +78,7 @@ def _function(cupy, source: str, expression: str):
     """The kernel ``expression`` of ``source``, compiled with NVRTC (cached)."""
     key = (hashlib.sha256(source.encode()).hexdigest(), expression)
     if key not in _MODULES:
-        options = ("-std=c++17", *(f"-I{d}" for d in _cuda_include_dirs(cupy)))
+        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()))
         if "<" in expression:
             module = cupy.RawModule(code=source, options=options, name_expressions=(expression,))
         else:  # extern "C" kernels: looked up by their plain name
