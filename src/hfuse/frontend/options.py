@@ -1,0 +1,158 @@
+"""How the user's sources are compiled: nvcc's preprocessing flags as one value.
+
+``-I``, ``-D``, ``-U``, ``-include`` and ``-std`` mean what they mean to nvcc. The same
+``CompileOptions`` drives preprocessing (which conditionals hold, which headers are read),
+the NVRTC and nvcc compiles of the fused file, and the tuning cache key, so a kernel is
+never fused under one set of macros and compiled or cached under another.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..errors import HFuseError
+
+DEFAULT_STD = "c++17"
+DEFAULT_ARCH = "sm_90"
+KNOWN_STDS = ("c++11", "c++14", "c++17", "c++20")
+
+
+@dataclass(frozen=True)
+class Define:
+    """``-D NAME`` (value ``1``, as nvcc gives it) or ``-D NAME=VALUE``."""
+
+    name: str
+    value: str = "1"
+
+    @classmethod
+    def parse(cls, text: str) -> "Define":
+        name, sep, value = text.partition("=")
+        name = name.strip()
+        if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name.split("(")[0]):
+            raise HFuseError(f"-D '{text}' does not define a macro: use -D NAME or -D NAME=VALUE")
+        return cls(name, value if sep else "1")
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value}"
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """nvcc-style preprocessing and language options for the user's sources."""
+
+    include_dirs: tuple[Path, ...] = ()
+    """``-I DIR``: searched, in order, for ``#include "..."`` (after the including file's
+    folder) and ``#include <...>``. Headers found here are the user's and are read."""
+    defines: tuple[Define, ...] = ()
+    """``-D NAME[=VALUE]``, in command-line order."""
+    undefines: tuple[str, ...] = ()
+    """``-U NAME``: applied after every ``-D`` (and after the CUDA predefined macros)."""
+    pre_includes: tuple[Path, ...] = ()
+    """``-include FILE``: read before each source, as if its first line included it."""
+    std: str = DEFAULT_STD
+    """``-std``: the language dialect for NVRTC and nvcc (and ``__cplusplus``)."""
+    arch: str = DEFAULT_ARCH
+    """The device pass that preprocessing models (``__CUDA_ARCH__``): sm_90 is 900."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "include_dirs", tuple(Path(d) for d in self.include_dirs))
+        object.__setattr__(self, "pre_includes", tuple(Path(f) for f in self.pre_includes))
+        object.__setattr__(
+            self, "defines", tuple(d if isinstance(d, Define) else Define.parse(str(d)) for d in self.defines)
+        )
+        object.__setattr__(self, "undefines", tuple(str(u) for u in self.undefines))
+        if self.std not in KNOWN_STDS:
+            raise HFuseError(f"-std={self.std} is not one of {', '.join(KNOWN_STDS)}")
+        if not self.arch.startswith(("sm_", "compute_")) or not self.arch.split("_", 1)[1].rstrip("af").isdigit():
+            raise HFuseError(f"arch '{self.arch}' is not like sm_90 or sm_90a")
+
+    @property
+    def cuda_arch(self) -> int:
+        """``__CUDA_ARCH__`` of the modelled device pass (sm_90a -> 900)."""
+        return int(self.arch.split("_", 1)[1].rstrip("af")) * 10
+
+    def with_arch(self, arch: str) -> "CompileOptions":
+        return replace(self, arch=arch)
+
+    def resolved(self, base: Path) -> "CompileOptions":
+        """Relative ``-I``/``-include`` paths taken relative to ``base`` (a config file's folder)."""
+        return replace(
+            self,
+            include_dirs=tuple(d if d.is_absolute() else base / d for d in self.include_dirs),
+            pre_includes=tuple(f if f.is_absolute() else base / f for f in self.pre_includes),
+        )
+
+    def compiler_flags(self) -> list[str]:
+        """The flags both NVRTC and nvcc take (no ``-arch``: each compile picks its own)."""
+        flags = [f"-std={self.std}"]
+        flags += [f"-I{d}" for d in self.include_dirs]
+        flags += [f"-D{d}" for d in self.defines]
+        flags += [f"-U{u}" for u in self.undefines]
+        for f in self.pre_includes:
+            flags += ["-include", str(f)]
+        return flags
+
+    def to_dict(self) -> dict[str, Any]:
+        """As data, for plans and cache keys (paths as given, defines in order)."""
+        return {
+            "include_dirs": [str(d) for d in self.include_dirs],
+            "defines": [str(d) for d in self.defines],
+            "undefines": list(self.undefines),
+            "pre_includes": [str(f) for f in self.pre_includes],
+            "std": self.std,
+            "arch": self.arch,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "CompileOptions":
+        data = dict(data or {})
+        unknown = set(data) - {"include_dirs", "defines", "undefines", "pre_includes", "std", "arch"}
+        if unknown:
+            raise HFuseError(
+                f"unknown compile options: {', '.join(sorted(unknown))} "
+                "(known: include_dirs, defines, undefines, pre_includes, std, arch)"
+            )
+        return cls(
+            include_dirs=tuple(_strings(data.get("include_dirs"), "include_dirs")),
+            defines=tuple(_strings(data.get("defines"), "defines")),
+            undefines=tuple(_strings(data.get("undefines"), "undefines")),
+            pre_includes=tuple(_strings(data.get("pre_includes"), "pre_includes")),
+            std=str(data.get("std", DEFAULT_STD)),
+            arch=str(data.get("arch", DEFAULT_ARCH)),
+        )
+
+    @classmethod
+    def from_flags(
+        cls,
+        include_dirs: Sequence[str] = (),
+        defines: Sequence[str] = (),
+        undefines: Sequence[str] = (),
+        pre_includes: Sequence[str] = (),
+        std: str | None = None,
+        arch: str | None = None,
+    ) -> "CompileOptions":
+        return cls(
+            include_dirs=tuple(Path(d) for d in include_dirs),
+            defines=tuple(Define.parse(d) for d in defines),
+            undefines=tuple(undefines),
+            pre_includes=tuple(Path(f) for f in pre_includes),
+            std=std or DEFAULT_STD,
+            arch=arch or DEFAULT_ARCH,
+        )
+
+
+def _strings(value: Any, key: str) -> Iterable[str]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, int)):
+        return (str(value),)
+    if isinstance(value, list) and all(isinstance(v, (str, int)) for v in value):
+        return tuple(str(v) for v in value)
+    raise HFuseError(f"'{key}' must be a string or a list of strings, not {type(value).__name__}")
+
+
+NO_OPTIONS = CompileOptions()
+"""The options of a plain ``nvcc -arch=sm_90 file.cu``."""
+
+__all__ = ["CompileOptions", "Define", "NO_OPTIONS", "DEFAULT_STD", "DEFAULT_ARCH"]
