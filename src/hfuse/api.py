@@ -6,14 +6,26 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import __version__
-from .codegen.emit import assemble, header_comment
+from .codegen.emit import assemble, dropped_comment, header_comment
+try:  # TEMPORARY until codegen/includes.py lands
+    from .codegen.includes import IncludePlan, plan_includes
+except ImportError:
+    @dataclass(frozen=True)
+    class IncludePlan:  # type: ignore[no-redef]
+        lines: tuple[str, ...]
+        dropped: tuple[str, ...]
+
+    def plan_includes(lines):  # type: ignore[no-redef]
+        return IncludePlan(tuple(lines), ())
 from .codegen.kernel import horizontal_kernel, vertical_kernel
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
 from .frontend.extract import load_source
-from .frontend.model import Function, SourceFile
+from .frontend.closure import DeviceClosure, device_closure
+from .frontend.model import Function, SourceFile, namespace_wrap
+from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program
 from .spec import Dim3, KernelSpec
@@ -21,6 +33,9 @@ from .transform.analysis import ProgramFacts, check_kernel, close_over_calls
 from .transform.context import PartContext
 from .transform.partition import Part, Partition, Strategy, make_partition
 from .transform.specialize import specialise_part
+
+FUSED_NAMESPACE = "hfuse_fused"
+"""Where the fused kernel is emitted when some part lives in a namespace."""
 from .tune.regcap import RegisterCap
 
 
@@ -66,13 +81,13 @@ class FusedKernel:
         return pack_launch(self.block.size, args_per_kernel, grids, smems)
 
 
-def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None) -> list[SourceFile]:
+def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> list[SourceFile]:
     given = {Path(k): v for k, v in (sources or {}).items()}
     files: list[SourceFile] = []
     for spec in specs:
         if any(f.path == spec.file for f in files):
             continue
-        files.append(load_source(spec.file, given.get(spec.file)))
+        files.append(load_source(spec.file, given.get(spec.file), options))
     return files
 
 
@@ -81,11 +96,13 @@ def _check_parses(function: Function, spec: KernelSpec) -> None:
     bad = first_error(tree.root_node)
     if bad is not None:
         line = function.line + line_of(bad) - 1
-        snippet = bad.text.decode(errors="replace").splitlines()[0][:60] if bad.text else ""
+        snippet = bad.text.decode(errors="replace").strip().splitlines()[0][:60] if bad.text and bad.text.strip() else ""
+        near = f"near '{snippet}'" if snippet else f"at line {line} (something is missing there)"
         raise HFuseError(
-            f"the kernel does not parse near '{snippet}'",
-            Location(spec.file, line, spec.name),
-            hint="hfuse parses CUDA C++ with tree-sitter; check this line compiles with nvcc",
+            f"'{function.name}' does not parse {near}",
+            Location(function.file, line, spec.name),
+            hint="hfuse parses CUDA C++ with tree-sitter after expanding macros; check this line compiles with nvcc "
+            "with the same -I/-D options, and that every macro it uses is defined",
         )
 
 
@@ -99,18 +116,96 @@ def _merge(files: list[SourceFile], specs: list[KernelSpec]) -> Program:
         raise
 
 
-def _analyse(program: Program, spec: KernelSpec, kernel: Function) -> ProgramFacts:
-    """What the kernel and every helper it reaches do; refuses what cannot be fused."""
-    facts = close_over_calls({**program.functions, kernel.name: [kernel]}, set(program.extern_shared))
-    for name in facts.reachable(kernel.name):
-        for fn in facts.facts[name]:
-            _check_parses(fn.function, spec)
-    check_kernel(kernel, facts)
-    return facts
-
-
 def _uses(facts: ProgramFacts, kernel: Function, what: str) -> bool:
-    return any(getattr(f, what) for name in facts.reachable(kernel.name) for f in facts.facts[name])
+    return any(getattr(f, what) for name in facts.reachable(kernel.key) for f in facts.facts[name])
+
+
+@dataclass(frozen=True)
+class PreparedKernel:
+    """One kernel of a fusion request, analysed once: what every candidate is built from."""
+
+    spec: KernelSpec
+    function: Function
+    facts: ProgramFacts
+    needs_barrier: bool
+    """It synchronises, or holds a thread block that could: its part needs a barrier id."""
+    uses_thread_block: bool
+
+
+@dataclass(frozen=True)
+class PreparedUnit:
+    """The front end's work for one fusion request: sources preprocessed with the user's
+    options, parsed, merged, resolved and analysed, and the device-side closure of the
+    kernels. ``fuse(..., prepared=unit)`` generates any candidate (partition, register
+    cap, strategy, block shapes) from it without reading or parsing anything again."""
+
+    program: Program
+    kernels: tuple[PreparedKernel, ...]
+    options: CompileOptions
+    closure: DeviceClosure
+    include_plan: IncludePlan
+    context_helpers: frozenset[str]
+    """Helpers every part gets its own copy of: the originals are dead code in the fused file."""
+
+    @property
+    def headers(self) -> tuple[Path, ...]:
+        return tuple(dict.fromkeys(h for f in self.program.files for h in f.headers))
+
+    def matches(self, specs: Sequence[KernelSpec]) -> bool:
+        return [(s.file, s.name) for s in specs] == [(k.spec.file, k.spec.name) for k in self.kernels]
+
+
+def _context_types(unit_program: Program, closure: DeviceClosure, facts: ProgramFacts, kernel: Function) -> None:
+    """Refuse a struct whose member functions read the block or its dynamic shared memory
+    (``SharedMemory<T>``-style wrappers): a member function cannot be given the part's
+    context, so it would see the fused block and overlap another part's shared memory."""
+    for item in closure.items:
+        for member in item.members:
+            member_facts = facts.facts.get(member.key, [])
+            if member.key in facts.needs_context and member_facts:
+                what = ("declares 'extern __shared__'" if any(f.dyn_smem for f in member_facts)
+                        else "reads threadIdx/blockDim or synchronises")
+                raise HFuseError(
+                    f"'{item.names[0] if item.names else member.owner}' is used by this kernel and its member "
+                    f"'{member.name}' {what}; hfuse cannot yet give a member function the part's own view of the block",
+                    Location(member.file, member.line, kernel.name),
+                    hint="use 'extern __shared__' (or threadIdx) in the kernel or in a free __device__ helper instead "
+                    "of a struct member, or keep this kernel unfused",
+                )
+
+
+def prepare(
+    kernels: Sequence[KernelSpec],
+    *,
+    sources: Mapping[str | Path, str] | None = None,
+    options: CompileOptions | None = None,
+) -> PreparedUnit:
+    """Run the front end once: preprocess, parse, resolve, analyse and check ``kernels``.
+
+    Raises ``HFuseError`` (file, kernel, line) for input hfuse cannot fuse. The block
+    shapes of ``kernels`` do not matter here.
+    """
+    specs = list(kernels)
+    options = options or NO_OPTIONS
+    program = _merge(_sources(specs, sources, options), specs)
+    found = [program.kernel(s.name, s.file) for s in specs]
+    closure = device_closure(program, found)
+    everything = close_over_calls(
+        {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver
+    )
+    prepared = []
+    for spec, kernel in zip(specs, found):
+        for key in everything.reachable(kernel.key):
+            for fn in everything.facts[key]:
+                _check_parses(fn.function, spec)
+        check_kernel(kernel, everything)
+        _context_types(program, closure, everything, kernel)
+        needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
+        prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block")))
+    kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
+    context_helpers = frozenset(everything.needs_context - {k.key for k in found})
+    return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept))),
+                        context_helpers)
 
 
 def fuse(
@@ -121,54 +216,75 @@ def fuse(
     name: str | None = None,
     barrier_form: BarrierForm = "barrier",
     sources: Mapping[str | Path, str] | None = None,
+    options: CompileOptions | None = None,
+    prepared: PreparedUnit | None = None,
 ) -> FusedKernel:
     """Fuse ``kernels`` (two or more) into one kernel.
 
-    ``sources`` maps a file path to its text for sources not on disk. Raises
-    ``HFuseError`` (naming file, kernel and line) for input hfuse cannot fuse.
+    ``sources`` maps a file path to its text for sources not on disk. ``options`` are
+    nvcc's ``-I/-D/-U/-include/-std`` for preprocessing (and for compiling the result).
+    ``prepared`` (from ``prepare``, for the same files and kernel names) skips the front
+    end: the tuner prepares once and fuses every candidate from it. Raises ``HFuseError``
+    (naming file, kernel and line) for input hfuse cannot fuse.
     """
     specs = list(kernels)
     if len(specs) < 2:
         raise HFuseError("fusion needs at least two kernels")
     if strategy not in ("horizontal", "vertical"):
         raise HFuseError(f"unknown strategy '{strategy}' (use 'horizontal' or 'vertical')")
-    program = _merge(_sources(specs, sources), specs)
-    found = [program.kernel(s.name, s.file) for s in specs]
-    analyses = [_analyse(program, s, k) for s, k in zip(specs, found)]
-    # a part needs a barrier id if it synchronises, or holds a thread block that could
-    needs_barrier = [
-        k.name in facts.has_barrier or _uses(facts, k, "cg_block") for k, facts in zip(found, analyses)
-    ]
-    partition = make_partition(specs, found, needs_barrier, strategy)
+    if prepared is None:
+        prepared = prepare(specs, sources=sources, options=options)
+    elif not prepared.matches(specs):
+        raise ValueError("the prepared unit was made for other kernels")
+    program = prepared.program
+    found = [k.function for k in prepared.kernels]
+    partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], strategy)
     suffix = "__hfused" if strategy == "horizontal" else "__vfused"
-    fused_name = name or "_".join(dict.fromkeys(s.name for s in specs)) + suffix
+    fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + suffix
 
+    known = frozenset(program.functions) | {k.key for k in found}
     codes = []
-    for part, facts in zip(partition.parts, analyses):
+    for part, unit_kernel in zip(partition.parts, prepared.kernels):
+        facts = unit_kernel.facts
         ctx = PartContext(
             index=part.index,
             kernel=part.spec.name,
             barrier_id=part.barrier_id,
             threads=part.size,
-            specialised=frozenset(facts.needs_context & set(facts.reachable(part.kernel.name))),
+            specialised=frozenset(facts.needs_context & set(facts.reachable(part.kernel.key))),
             extern_shared=tuple(program.extern_shared.items()),
+            resolver=program.resolver,
+            known=known,
         )
-        codes.append(specialise_part(part.kernel, ctx, facts, {**program.functions, part.kernel.name: [part.kernel]}))
+        codes.append(specialise_part(part.kernel, ctx, facts, {**program.functions, part.kernel.key: [part.kernel]}))
     sigs = [part_signature(part) for part in partition.parts]
 
     bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
     emit_kernel = horizontal_kernel if strategy == "horizontal" else vertical_kernel
     kernel_text = emit_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds)
+    launch_text = launcher(fused_name, partition.block_threads, sigs)
+    namespaces = [k.scope for k in found if any(k.scope)]
+    expression_prefix = ""
+    if namespaces:
+        # Parameter types may be written as the kernel's namespace sees them (``Params``
+        # for ``mylib::Params``): the fused kernel sees every part's namespace.
+        usings = "\n".join(dict.fromkeys(f"using namespace ::{'::'.join(n for n in s if n)};" for s in namespaces))
+        kernel_text = namespace_wrap((FUSED_NAMESPACE,), usings + "\n\n" + kernel_text)
+        launch_text = launch_text.replace("#ifndef __CUDACC_RTC__\n", f"#ifndef __CUDACC_RTC__\nnamespace {FUSED_NAMESPACE} {{\n", 1)
+        launch_text = launch_text.replace("\n#endif", f"\n}}  // namespace {FUSED_NAMESPACE}\n#endif")
+        expression_prefix = f"{FUSED_NAMESPACE}::"
     header = header_comment(fused_name, partition, sigs, f"register cap {bounds}" if register_cap else "no register cap",
                             __version__)
-    # Helpers that read built-ins or synchronise only make sense inside a kernel; every
-    # kernel's copy is specialised, so the originals would be dead (and misleading) code.
-    dead = close_over_calls(program.functions, set(program.extern_shared)).needs_context
-    thread_block = any(_uses(facts, k, "cg_block") for k, facts in zip(found, analyses))
+    header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
+    shared_items = [
+        item for item in prepared.closure.items
+        if not (item.function is not None and item.function.key in prepared.context_helpers)
+    ]
+    thread_block = any(k.uses_thread_block for k in prepared.kernels)
     source = assemble(
-        program, dead, header, barrier_form, thread_block, codes, partition, [kernel_text],
-        [launcher(fused_name, partition.block_threads, sigs)],
+        shared_items, prepared.include_plan.lines, header, barrier_form, thread_block, codes, partition,
+        [kernel_text], [launch_text],
     )
     templated = [a for s in sigs if s.template_header for a in s.template_args]
-    expression = f"{fused_name}<{', '.join(templated)}>" if templated else fused_name
+    expression = f"{expression_prefix}{fused_name}<{', '.join(templated)}>" if templated else f"{expression_prefix}{fused_name}"
     return FusedKernel(source, fused_name, expression, partition, register_cap, tuple(sigs))

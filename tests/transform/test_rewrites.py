@@ -47,8 +47,8 @@ def test_dynamic_shared_memory_points_at_the_parts_slice():
 
 def test_calls_to_specialised_helpers_go_to_the_parts_copy():
     out = _apply("__device__ void f() { helper(); helper<int>(1, 2); other(3); }", call_edits)
-    assert "helper__hf2(hf_ctx);" in out and "helper__hf2<int>(1, 2, hf_ctx);" in out and "other(3);" in out
+    assert "helper__hf2(hf_ctx);" in out and "helper__hf2<int>(hf_ctx, 1, 2);" in out and "other(3);" in out
     text = "__device__ int helper(int a) { return a; }"
     data = text.encode()
     definition = parse(data).root_node.named_children[0]
-    assert apply_edits(data, signature_edits(definition, CTX)) == "__device__ int helper__hf2(int a, const hfuse_ctx& hf_ctx) { return a; }"
+    assert apply_edits(data, signature_edits(definition, CTX)) == "__device__ int helper__hf2(const hfuse_ctx& hf_ctx, int a) { return a; }"

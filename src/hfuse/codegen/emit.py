@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
-from ..frontend.program import Program
+from ..frontend.model import Scope, TopLevelItem, namespace_wrap
 from ..transform.partition import Partition
 from ..transform.specialize import PartCode
 from .preamble import BarrierForm, preamble
@@ -35,9 +36,38 @@ def header_comment(name: str, partition: Partition, sigs: list[PartSignature], c
     return "\n".join(lines) + "\n"
 
 
+def dropped_comment(dropped_host: Sequence[str], dropped_includes: Sequence[str], unused: int) -> str:
+    """Header lines saying what of the inputs the fused file leaves out, and why."""
+    lines = []
+    if dropped_host:
+        shown = ", ".join(dropped_host[:8]) + (f" and {len(dropped_host) - 8} more" if len(dropped_host) > 8 else "")
+        lines.append(f"// Left out (host code, never part of a kernel): {shown}.")
+    if dropped_includes:
+        lines.append(f"// Left out (host headers): {', '.join(dropped_includes)}.")
+    if unused:
+        lines.append(f"// Left out: {unused} device definition(s) that the fused kernels do not use.")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _scoped(blocks: Sequence[tuple[Scope, str]]) -> list[str]:
+    """Consecutive definitions of one namespace share one ``namespace ... { }`` block."""
+    out: list[str] = []
+    group: list[str] = []
+    current: Scope | None = None
+    for scope, text in blocks:
+        if scope != current and group:
+            out.append(namespace_wrap(current or (), "\n\n".join(group)))
+            group = []
+        current = scope
+        group.append(text.rstrip("\n"))
+    if group:
+        out.append(namespace_wrap(current or (), "\n\n".join(group)))
+    return out
+
+
 def assemble(
-    program: Program,
-    dropped_helpers: set[str],
+    items: Sequence[TopLevelItem],
+    include_lines: Sequence[str],
     header: str,
     barrier_form: BarrierForm,
     thread_block: bool,
@@ -46,30 +76,24 @@ def assemble(
     kernels: list[str],
     launchers: list[str],
 ) -> str:
+    """The fused file: header, includes, hfuse's support code, the shared definitions
+    (each in its namespace), each part's code, the fused kernel and its launch helper."""
     out = [header]
-    includes = []
-    for item in program.items:
-        if item.kind == "include" and item.text not in includes:
-            includes.append(item.text)
-    if includes:
-        out.append("\n".join(includes) + "\n")
+    if include_lines:
+        out.append("\n".join(include_lines) + "\n")
     out.append("// ---- hfuse support " + "-" * 60 + "\n" + preamble(barrier_form, thread_block))
+    blocks: list[tuple[Scope, str]] = []
     current: Path | None = None
-    for item in program.items:
-        fn = item.function
-        if item.kind == "include" or (fn is not None and (fn.kind == "global" or fn.name in dropped_helpers)):
-            continue
+    for item in items:
         if item.file != current:
             current = item.file
-            out.append(f"// ---- from {item.file.name} " + "-" * 50)
-        out.append(item.text)
+            blocks.append((item.scope, f"// ---- from {item.file.name} " + "-" * 50))
+        blocks.append((item.scope, item.text))
+    out.extend(_scoped(blocks))
     for part, code in zip(partition.parts, parts):
-        out.append(
-            f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) "
-            + "-" * 30
-        )
-        out.extend(code.helpers)
-        out.append(code.body)
+        title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30
+        out.append(title)
+        out.extend(_scoped([(h.scope, h.text) for h in code.helpers] + [(code.body.scope, code.body.text)]))
     out.append("// ---- fused kernel " + "-" * 60)
     out.extend(kernels)
     out.extend(launchers)

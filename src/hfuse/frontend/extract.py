@@ -2,36 +2,60 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from .model import Function, FunctionKind, Param, SourceFile, TopLevelItem
-from .parse import line_of, parse
+from .model import Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem
+from .parse import line_of, parse, walk
+from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
 
 _TYPE_DEFINING = {"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"}
 
 
-def load_source(path: str | Path, text: str | None = None) -> SourceFile:
-    """Read (unless ``text`` is given), expand macros, parse and model one file."""
+Origin = Callable[[int], tuple[Path, int]]
+"""Line of the expanded text (1-based) -> (file, line) it came from."""
+
+
+def load_source(path: str | Path, text: str | None = None, options: CompileOptions = NO_OPTIONS) -> SourceFile:
+    """Read (unless ``text`` is given), preprocess as nvcc would, parse and model one file."""
     path = Path(path)
     if text is None:
         try:
             text = path.read_text()
         except OSError as exc:
             raise HFuseError(f"cannot read the source file: {exc.strerror}", Location(path)) from exc
-    expanded = preprocess(text, path)
-    return model_source(path, expanded)
+        except UnicodeDecodeError as exc:
+            raise HFuseError("the source file is not UTF-8 text", Location(path)) from exc
+    try:
+        pre = preprocess(text, path, options)
+    except TypeError:  # TEMPORARY
+        pre = preprocess(text, path)
+    if isinstance(pre, str):  # TEMPORARY: the old preprocessor
+        return model_source(path, pre)
+    source = model_source(path, pre.text, pre.origin)
+    source.headers = tuple(pre.headers)
+    source.kept_includes = tuple(pre.kept_includes)
+    return source
 
 
-def model_source(path: Path, text: str) -> SourceFile:
+def model_source(path: Path, text: str, origin: Origin | None = None) -> SourceFile:
     data = text.encode()
     tree = parse(data)
     source = SourceFile(path=path, text=text)
+    where = origin or (lambda line: (path, line))
     for node in tree.root_node.children:
-        source.items.extend(_items(node, data, path))
+        if node.type == ";" and source.items:
+            # ``struct X { ... };`` parses as the struct and a lone ';': keep them together,
+            # or merging files would drop the second file's ';' as a duplicate.
+            last = source.items[-1]
+            source.items[-1] = replace(last, text=last.text + ";")
+            continue
+        source.items.extend(_items(node, data, where, ()))
     return source
 
 
@@ -39,33 +63,138 @@ def _text(node: ts.Node, data: bytes) -> str:
     return data[node.start_byte : node.end_byte].decode()
 
 
-def _items(node: ts.Node, data: bytes, path: Path) -> list[TopLevelItem]:
+def _namespace_names(node: ts.Node) -> tuple[str, ...]:
+    """``namespace a::b {`` -> ("a", "b"); ``namespace {`` -> ("",)."""
+    name = node.child_by_field_name("name")
+    if name is None:
+        named = [c for c in node.named_children if c.type in ("namespace_identifier", "nested_namespace_specifier", "identifier")]
+        name = named[0] if named else None
+    if name is None:
+        return ("",)
+    return tuple(p.strip() for p in name.text.decode().split("::") if p.strip() and p.strip() != "inline")
+
+
+def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopLevelItem]:
     text = _text(node, data)
-    line = line_of(node)
+    path, line = where(line_of(node))
     if node.type == "comment":
         return []
     if node.type == "preproc_include":
-        return [TopLevelItem("include", text.strip(), (), path, line)]
+        return [TopLevelItem("include", text.strip(), (), path, line, scope=scope)]
+    if node.type == "namespace_definition":
+        body = node.child_by_field_name("body")
+        inner = scope + _namespace_names(node)
+        return [i for child in (body.named_children if body is not None else []) for i in _items(child, data, where, inner)]
     if node.type == "linkage_specification":
         body = node.child_by_field_name("body")
         if body is not None and body.type == "function_definition":
-            fn = _function(node, body, data, path, extern_c=True)
-            return [TopLevelItem("function", text, (fn.name,), path, line, fn)]
+            fn = _function(node, body, data, where, scope, extern_c=True)
+            return [_function_item(node, fn, data, path, line, scope)]
         if body is not None and body.type == "declaration_list":
-            return [i for child in body.named_children for i in _items(child, data, path)]
+            return [i for child in body.named_children for i in _items(child, data, where, scope)]
+    if node.type == "using_declaration" and any(c.type == "namespace" for c in node.children):
+        target = node.named_children[-1].text.decode().replace(" ", "") if node.named_children else ""
+        return [TopLevelItem("using", text, (), path, line, scope=scope, nominates=target)]
+    if node.type == "namespace_alias_definition":
+        alias, target = node.named_children[0].text.decode(), node.named_children[-1].text.decode().replace(" ", "")
+        return [TopLevelItem("using", text, (alias,), path, line, scope=scope, nominates=target)]
     definition = node
     if node.type == "template_declaration":
         inner = [c for c in node.named_children if c.type != "template_parameter_list"]
         if inner and inner[0].type == "function_definition":
             definition = inner[0]
     if definition.type == "function_definition":
-        fn = _function(node, definition, data, path)
-        return [TopLevelItem("function", text, (fn.name,), path, line, fn)]
-    if node.type in ("declaration", "type_definition", "alias_declaration", "namespace_alias_definition") or (
+        fn = _function(node, definition, data, where, scope)
+        return [_function_item(node, fn, data, path, line, scope)]
+    if node.type in ("declaration", "type_definition", "alias_declaration", "using_declaration") or (
         node.type in _TYPE_DEFINING
     ) or node.type == "template_declaration":
-        return [TopLevelItem("declaration", text, _declared_names(node), path, line)]
-    return [TopLevelItem("other", text, (), path, line)]
+        return [
+            TopLevelItem(
+                "declaration", text, _declared_names(node), path, line, scope=scope, device=_device_declaration(node),
+                references=_references(node), members=_members(node, data, where, scope),
+            )
+        ]
+    return [TopLevelItem("other", text, (), path, line, scope=scope, references=_references(node))]
+
+
+def _function_item(node: ts.Node, fn: Function, data: bytes, path: Path, line: int, scope: Scope) -> TopLevelItem:
+    return TopLevelItem(
+        "function", _text(node, data), (fn.name,), path, line, fn, scope=scope, device=fn.kind != "host",
+        references=_references(node),
+    )
+
+
+_DEVICE_WORDS = {"__device__", "__global__", "__constant__", "__shared__", "__managed__", "constexpr", "const"}
+
+
+def _device_declaration(node: ts.Node) -> bool:
+    """Whether device code may use what ``node`` declares.
+
+    Types, templates and constants are usable on both sides; a function prototype is a
+    device one only with ``__device__``/``__global__``; a mutable variable without a
+    device storage class is host memory, out of device code's reach.
+    """
+    if node.type != "declaration":
+        return True
+    words = {c.text.decode() for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+    words |= {c.type for c in node.children if not c.is_named}
+    prototype = any(
+        d.type == "function_declarator" or d.child_by_field_name("declarator") is not None
+        and d.child_by_field_name("declarator").type == "function_declarator"
+        for d in node.children_by_field_name("declarator")
+    )
+    if prototype:
+        return bool(words & {"__device__", "__global__"})
+    return bool(words & _DEVICE_WORDS) or not node.children_by_field_name("declarator")
+
+
+_REFERENCE_TYPES = ("identifier", "type_identifier", "namespace_identifier")
+
+
+def _references(node: ts.Node) -> frozenset[str]:
+    """Every name ``node`` mentions: plain ones, and qualified ones as written (no spaces)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "qualified_identifier":
+            found.add(current.text.decode().replace(" ", "").replace("template", ""))
+            head = current.child_by_field_name("scope")
+            if head is not None:
+                stack.append(head)
+            name = current.child_by_field_name("name")
+            if name is not None and name.type != "identifier" and name.type != "qualified_identifier":
+                stack.append(name)  # template arguments of the last component
+            continue
+        if current.type in _REFERENCE_TYPES:
+            found.add(current.text.decode())
+        stack.extend(current.children)
+    return frozenset(found)
+
+
+def _members(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> tuple[Function, ...]:
+    """Member functions defined inside the struct/class bodies that ``node`` holds."""
+    members: list[Function] = []
+    for spec in walk(node):
+        if spec.type not in ("struct_specifier", "class_specifier", "union_specifier"):
+            continue
+        body = spec.child_by_field_name("body")
+        name = spec.child_by_field_name("name")
+        if body is None or name is None:
+            continue
+        owner = name.text.decode().split("<")[0].strip()
+        for member in body.named_children:
+            definition = member
+            if member.type == "template_declaration":
+                inner = [c for c in member.named_children if c.type == "function_definition"]
+                definition = inner[0] if inner else member
+            if definition.type == "function_definition":
+                try:
+                    members.append(_function(member, definition, data, where, scope, owner=owner))
+                except HFuseError:
+                    continue  # a member we cannot model (operator forms the grammar splits oddly)
+    return tuple(members)
 
 
 def _declared_names(node: ts.Node) -> tuple[str, ...]:
@@ -126,12 +255,16 @@ def _function_kind(definition: ts.Node) -> FunctionKind:
     return "host"
 
 
-def _function(outer: ts.Node, definition: ts.Node, data: bytes, path: Path, extern_c: bool = False) -> Function:
+def _function(
+    outer: ts.Node, definition: ts.Node, data: bytes, where: Origin, scope: Scope, extern_c: bool = False,
+    owner: str | None = None,
+) -> Function:
+    path, line = where(line_of(outer))
     declarator = definition.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
     if declarator is None:
-        raise HFuseError("cannot find the function's declarator", Location(path, line_of(definition)))
+        raise HFuseError("cannot find the function's declarator", Location(path, line))
     name_node = declarator.child_by_field_name("declarator")
     name = _text(name_node, data)
     params = tuple(_param(p, data) for p in declarator.child_by_field_name("parameters").named_children if p.type != "comment")
@@ -148,13 +281,15 @@ def _function(outer: ts.Node, definition: ts.Node, data: bytes, path: Path, exte
         name=name,
         kind=_function_kind(definition),
         file=path,
-        line=line_of(outer),
+        line=line,
         text=_text(outer, data),
         params=params,
         template_header=template_header,
         template_params=template_params,
         launch_bounds=bounds,
         extern_c=extern_c,
+        scope=scope,
+        owner=owner,
     )
 
 

@@ -11,6 +11,20 @@ from pathlib import Path
 from typing import Literal
 
 FunctionKind = Literal["global", "device", "host"]
+Scope = tuple[str, ...]
+"""Enclosing namespaces, outermost first; ``""`` stands for an anonymous namespace."""
+
+
+def qualify(scope: Scope, name: str) -> str:
+    """The name as it is looked up from file scope (anonymous namespaces are transparent)."""
+    return "::".join([s for s in scope if s] + [name])
+
+
+def namespace_wrap(scope: Scope, text: str) -> str:
+    """``text`` inside its namespaces again (``namespace a { namespace b { ... } }``)."""
+    for name in reversed(scope):
+        text = f"namespace {name} {{\n{text.rstrip()}\n}}  // namespace {name or '(anonymous)'}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -45,22 +59,43 @@ class Function:
     template_params: tuple[str, ...] = ()
     launch_bounds: tuple[int, ...] | None = None
     extern_c: bool = False
+    scope: Scope = ()
+    owner: str | None = None
+    """The struct or class a member function is defined in (None at namespace scope)."""
 
     @property
     def is_template(self) -> bool:
         return bool(self.template_header)
+
+    @property
+    def key(self) -> str:
+        """Its qualified name: how calls resolve to it (overloads share a key)."""
+        return qualify(self.scope, f"{self.owner}::{self.name}" if self.owner else self.name)
 
 
 @dataclass(frozen=True)
 class TopLevelItem:
     """One file-scope construct, kept as text."""
 
-    kind: Literal["include", "function", "declaration", "other"]
+    kind: Literal["include", "function", "declaration", "using", "other"]
     text: str
     names: tuple[str, ...]
     file: Path
     line: int
     function: Function | None = None
+    scope: Scope = ()
+    device: bool = True
+    """Whether device code can use it: False for host functions and host variables."""
+    references: frozenset[str] = frozenset()
+    """Names it mentions (identifiers, types, qualified names as written)."""
+    members: tuple[Function, ...] = ()
+    """Member functions defined in a struct or class body (for analysis)."""
+    nominates: str | None = None
+    """``using namespace X;`` names X; ``namespace A = X;`` names X (kind ``using``)."""
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(qualify(self.scope, n) for n in self.names)
 
 
 @dataclass(frozen=True)
@@ -75,8 +110,12 @@ class ExternSharedArray:
 class SourceFile:
     path: Path
     text: str
-    """The macro-expanded text."""
+    """The macro-expanded text (user headers inlined)."""
     items: list[TopLevelItem] = field(default_factory=list)
+    headers: tuple[Path, ...] = ()
+    """User headers read while preprocessing (their text is part of ``text``)."""
+    kept_includes: tuple[str, ...] = ()
+    """``#include`` lines of toolkit and system headers, left for the compiler."""
 
     @property
     def functions(self) -> list[Function]:
@@ -84,4 +123,5 @@ class SourceFile:
 
     @property
     def kernels(self) -> dict[str, Function]:
-        return {f.name: f for f in self.functions if f.kind == "global"}
+        """Kernels by qualified name (``mylib::scale``; plain name at file scope)."""
+        return {f.key: f for f in self.functions if f.kind == "global"}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import HFuseError, Location
 from .model import Function, SourceFile, TopLevelItem
+from .resolve import Resolver
 
 _EXTERN_SHARED = re.compile(r"^\s*extern\s+(?:__shared__\s+)(?P<type>[^;\[]*?)\s*(?P<name>\w+)\s*\[\s*\]\s*;\s*$", re.S)
 
@@ -23,33 +24,37 @@ class Program:
     files: list[SourceFile]
     items: list[TopLevelItem] = field(default_factory=list)
     functions: dict[str, list[Function]] = field(default_factory=dict)
-    """Device-side functions (helpers) by name; overloads share a name."""
+    """Device-side functions (helpers and member functions) by qualified name; overloads share one."""
     extern_shared: dict[str, str] = field(default_factory=dict)
     """File-scope ``extern __shared__`` arrays: name -> element type."""
+    resolver: Resolver = field(default_factory=Resolver)
 
     @classmethod
     def merge(cls, files: list[SourceFile]) -> "Program":
         program = cls(files=files)
-        seen_text: set[str] = set()
+        seen_text: set[tuple] = set()
         owner: dict[str, TopLevelItem] = {}
         for source in files:
             for item in source.items:
                 fn = item.function
-                if fn is not None and fn.kind == "host":
-                    continue  # host code never reaches the fused file
-                key = _normalised(item.text)
+                key = (item.scope, _normalised(item.text))
                 if key in seen_text:
-                    continue  # the same definition in two files appears once
+                    continue  # the same definition in two files (or a header read twice) appears once
                 seen_text.add(key)
-                if fn is None or fn.kind != "global":  # kernels are regenerated, never emitted as is
-                    for name in item.names:
+                if item.device and (fn is None or fn.kind != "global"):  # kernels are regenerated, never emitted as is
+                    for name in item.keys:
                         program._claim(owner, name, item)
                 program.items.append(item)
                 if fn is not None and fn.kind == "device":
-                    program.functions.setdefault(fn.name, []).append(fn)
+                    program.functions.setdefault(fn.key, []).append(fn)
+                for member in item.members:
+                    if member.kind != "host":
+                        program.functions.setdefault(member.key, []).append(member)
                 match = _EXTERN_SHARED.match(item.text) if item.kind == "declaration" else None
                 if match:
                     program.extern_shared[match.group("name")] = match.group("type").strip()
+        kernels = [f.key for s in files for f in s.functions if f.kind == "global"]
+        program.resolver = Resolver.of(program.items, [*program.functions, *kernels])
         return program
 
     @staticmethod
@@ -57,6 +62,8 @@ class Program:
         previous = owner.setdefault(name, item)
         if previous is item or previous.file == item.file:
             return  # overloads and redeclarations within one file are the compiler's business
+        if _is_prototype(previous) or _is_prototype(item):
+            return  # a declaration beside its definition
         raise HFuseError(
             f"'{name}' is defined differently here and in {previous.file}:{previous.line}",
             Location(item.file, item.line),
@@ -64,21 +71,35 @@ class Program:
         )
 
     def kernel(self, name: str, file: Path) -> Function:
-        """The ``__global__`` function ``name`` of ``file``, or a clear error."""
+        """The ``__global__`` function ``name`` (plain or qualified) of ``file``, or a clear error."""
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
         kernels = source.kernels
-        if name in kernels:
-            return kernels[name]
-        helpers = [f for f in source.functions if f.name == name]
+        wanted = name.lstrip(":").replace(" ", "")
+        if wanted in kernels:
+            return kernels[wanted]
+        by_plain = [f for key, f in kernels.items() if key.split("::")[-1] == wanted]
+        if len(by_plain) == 1:
+            return by_plain[0]
+        if len(by_plain) > 1:
+            raise HFuseError(
+                f"'{name}' names {len(by_plain)} kernels: {', '.join(sorted(f.key for f in by_plain))}",
+                Location(file, None, name),
+                hint="select one by its qualified name, e.g. -k " + by_plain[0].key + ":256",
+            )
+        helpers = [f for f in source.functions if f.key == wanted or f.name == wanted]
         if helpers:
             raise HFuseError(
                 f"'{name}' is a {helpers[0].kind} function, not a __global__ kernel",
-                Location(file, helpers[0].line, name),
+                Location(helpers[0].file, helpers[0].line, name),
             )
-        close = difflib.get_close_matches(name, list(kernels), n=3)
+        close = difflib.get_close_matches(wanted, list(kernels), n=3)
         known = ", ".join(sorted(kernels)) or "none"
         hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else None
-        if re.search(rf"\bnamespace\b[\s\S]*\b{re.escape(name)}\s*\(", source.text):
-            hint = "kernels inside a namespace are not supported yet: move it to file scope"
+        if not kernels and "__global__" in source.text:
+            hint = "the file's kernels are all behind conditional compilation: pass the -D that enables them"
         raise HFuseError(f"no __global__ kernel named '{name}' (kernels in this file: {known})", Location(file, None, name), hint=hint)
+
+
+def _is_prototype(item: TopLevelItem) -> bool:
+    return item.kind == "declaration" and item.function is None and "(" in item.text and "{" not in item.text

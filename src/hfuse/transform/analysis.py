@@ -7,6 +7,7 @@ graph (a helper that calls a helper that reads ``threadIdx`` reads it too).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -15,10 +16,12 @@ from ..errors import HFuseError, Location
 from ..frontend.extract import declarator_name
 from ..frontend.model import Function
 from ..frontend.parse import line_of, parse, walk
+from ..frontend.resolve import LocalNames, Resolver
 
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 SYNC_BUILTINS = ("__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
-CG_NAMESPACES = ("cg", "cooperative_groups")
+CG_NAMESPACES = frozenset({"cg", "cooperative_groups", "::cooperative_groups"})
+"""Spellings of cooperative groups when nothing better is known (see ``cg_spellings``)."""
 GRID_GROUP_NAMES = ("this_grid", "grid_group", "this_multi_grid", "multi_grid_group", "this_cluster", "cluster_group")
 
 
@@ -30,6 +33,30 @@ def called_name(call: ts.Node) -> str | None:
     if fn is not None and fn.type == "identifier":
         return fn.text.decode()
     return None
+
+
+def call_reference(call: ts.Node) -> str | None:
+    """What a call names as written, template arguments dropped (``ns::f``, ``f``), or None
+    for calls that name no function (``obj.f()``, ``(*p)(x)``, ``fs[i](x)``)."""
+    fn = call.child_by_field_name("function")
+    if fn is not None and fn.type == "template_function":
+        fn = fn.child_by_field_name("name")
+    if fn is not None and fn.type in ("identifier", "qualified_identifier"):
+        return fn.text.decode().replace(" ", "")
+    return None
+
+
+def cg_spellings(resolver: Resolver | None, scope: tuple[str, ...], local: LocalNames) -> frozenset[str]:
+    """Every qualifier that names cooperative groups in a function: the namespace itself
+    and any alias in force (``namespace g = cooperative_groups;``, file-scope or local)."""
+    if resolver is None:
+        return CG_NAMESPACES
+    names = {"cooperative_groups", "::cooperative_groups"}
+    for (level, alias), target in resolver.aliases.items():
+        if resolver.is_cooperative_groups(scope, alias, local):
+            names.add(alias)
+    names |= {alias for alias, target in local.aliases if target.lstrip(":").split("::")[0] == "cooperative_groups"}
+    return frozenset(names)
 
 
 def qualified_tail(node: ts.Node) -> tuple[str, str]:
@@ -51,25 +78,25 @@ def is_cg_block_call(node: ts.Node) -> bool:
     return fn is not None and fn.type in ("identifier", "qualified_identifier") and qualified_tail(fn)[1] == "this_thread_block"
 
 
-def is_cg_block_type(node: ts.Node) -> bool:
+def is_cg_block_type(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
     if node.type == "type_identifier":
         inside_qualified = node.parent is not None and node.parent.type == "qualified_identifier"
         return node.text.decode() == "thread_block" and not inside_qualified
     if node.type == "qualified_identifier" and (node.parent is None or node.parent.type != "qualified_identifier"):
         head, tail = qualified_tail(node)
-        return tail == "thread_block" and head.split("::")[-1] in CG_NAMESPACES
+        return tail == "thread_block" and head in cg
     return False
 
 
-def is_cg_sync_call(node: ts.Node) -> bool:
-    """``cg::sync(g)`` / ``cooperative_groups::sync(g)``."""
+def is_cg_sync_call(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
+    """``cg::sync(g)`` / ``cooperative_groups::sync(g)`` (any alias in ``cg``)."""
     if node.type != "call_expression":
         return False
     fn = node.child_by_field_name("function")
     if fn is None or fn.type != "qualified_identifier":
         return False
     head, tail = qualified_tail(fn)
-    return tail == "sync" and head.split("::")[-1] in CG_NAMESPACES
+    return tail == "sync" and head in cg
 
 
 def is_extern_shared_declaration(node: ts.Node) -> bool:
@@ -89,6 +116,12 @@ class FunctionFacts:
     dyn_smem: list[int] = field(default_factory=list)
     extern_shared_uses: list[tuple[str, int]] = field(default_factory=list)
     calls: set[str] = field(default_factory=set)
+    """Qualified keys of the program's functions it calls."""
+    opaque: list[tuple[str, int]] = field(default_factory=list)
+    """What may touch the block in a way hfuse cannot see (why, line)."""
+    indirect_calls: list[int] = field(default_factory=list)
+    """Lines of calls through a pointer (which function runs is unknown)."""
+    cg: frozenset[str] = CG_NAMESPACES
 
     @property
     def direct_context(self) -> bool:
@@ -96,10 +129,29 @@ class FunctionFacts:
         return bool(self.builtins or self.barriers or self.cg_block or self.dyn_smem or self.extern_shared_uses)
 
 
-def analyze(function: Function, extern_shared: set[str]) -> FunctionFacts:
-    facts = FunctionFacts(function)
+# Inline PTX that reads the hardware's view of the block or synchronises it.
+_PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b|%(tid|ntid|ctaid|nctaid)\b")
+# A call spelled like a macro (``SYNC_ALL()``) that nothing defines: after preprocessing with the
+# user's -D/-I it can only be a macro hfuse never saw, which may hide a barrier or threadIdx.
+_MACRO_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
+# CUB's block-wide primitives read threadIdx and call __syncthreads() inside CUB's own headers.
+_CUB_BLOCK = re.compile(r"^(::)?cub::(Block[A-Z]\w*|CTA_SYNC\w*|RowMajorTid)$")
+_CUB_BLOCK_UNQUALIFIED = re.compile(r"^(Block(Reduce|Scan|Load|Store|RadixSort|Exchange|Histogram|Shuffle|Discontinuity|"
+                                    r"AdjacentDifference|MergeSort|RunLengthDecode)|CTA_SYNC\w*)$")
+
+
+def analyze(
+    function: Function, extern_shared: set[str], resolver: Resolver | None = None, known: set[str] | None = None
+) -> FunctionFacts:
+    """The facts of one function; calls are resolved against ``known`` function keys."""
     tree = parse(function.text.encode())
+    local = LocalNames.of(tree.root_node) if resolver is not None else LocalNames()
+    cg = cg_spellings(resolver, function.scope, local)
+    facts = FunctionFacts(function, cg=cg)
     base = function.line - 1
+    uses_cub = resolver is not None and any(
+        resolver.namespace(function.scope, n, local) == "cub" for n in (*resolver.usings.get("", []), *local.usings)
+    )
     for node in walk(tree.root_node):
         line = base + line_of(node)
         if is_builtin_reference(node):
@@ -110,33 +162,60 @@ def analyze(function: Function, extern_shared: set[str]) -> FunctionFacts:
             name = called_name(node)
             if name in SYNC_BUILTINS:
                 facts.barriers.append((name, line))
-            elif is_cg_sync_call(node):
+            elif is_cg_sync_call(node, cg):
                 facts.barriers.append(("cg::sync", line))
-            elif name is not None:
-                facts.calls.add(name)
+            else:
+                _record_call(node, function, facts, line, resolver, known, local)
             if is_cg_block_call(node):
                 facts.cg_block.append(line)
-        elif is_cg_block_type(node):
+        elif is_cg_block_type(node, cg):
             facts.cg_block.append(line)
         elif is_extern_shared_declaration(node):
             facts.dyn_smem.append(line)
+        elif node.type in ("gnu_asm_expression", "asm_statement") and _PTX_BLOCK.search(node.text.decode()):
+            facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line))
+        if node.type in ("qualified_identifier", "type_identifier"):
+            written = node.text.decode().replace(" ", "")
+            if _CUB_BLOCK.match(written) or (uses_cub and node.type == "type_identifier" and _CUB_BLOCK_UNQUALIFIED.match(written)):
+                facts.opaque.append((f"CUB's block-wide '{written}' (it reads threadIdx and synchronises the whole block "
+                                     "inside CUB's headers, which hfuse does not rewrite)", line))
         if node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in GRID_GROUP_NAMES:
             facts.grid_sync.append((node.text.decode(), line))
-    block_vars = cg_block_variables(tree.root_node)
+    block_vars = cg_block_variables(tree.root_node, cg)
     for node in walk(tree.root_node):
         if is_block_sync_call(node, block_vars):
             facts.barriers.append(("thread_block::sync", base + line_of(node)))
     return facts
 
 
-def cg_block_variables(root: ts.Node) -> set[str]:
+def _record_call(
+    node: ts.Node, function: Function, facts: FunctionFacts, line: int, resolver: Resolver | None,
+    known: set[str] | None, local: LocalNames,
+) -> None:
+    reference = call_reference(node)
+    target = node.child_by_field_name("function")
+    if reference is None:
+        if target is not None and target.type in ("parenthesized_expression", "pointer_expression", "subscript_expression"):
+            facts.indirect_calls.append(line)
+        return
+    if resolver is None:
+        facts.calls.add(reference.split("::")[-1])
+        return
+    key = resolver.resolve(function.scope, reference, local, known)
+    if key is not None:
+        facts.calls.add(key)
+    elif _MACRO_LIKE.match(reference.split("::")[-1]):
+        facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line))
+
+
+def cg_block_variables(root: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> set[str]:
     """Names declared as a cooperative-groups thread block (by type or by ``auto``)."""
     names: set[str] = set()
     for node in walk(root):
         if node.type not in ("declaration", "parameter_declaration"):
             continue
         type_node = node.child_by_field_name("type")
-        by_type = type_node is not None and is_cg_block_type(type_node)
+        by_type = type_node is not None and is_cg_block_type(type_node, cg)
         for declarator in node.children_by_field_name("declarator"):
             value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
             if by_type or (value is not None and is_cg_block_call(value)):
@@ -182,8 +261,11 @@ class ProgramFacts:
         return seen
 
 
-def close_over_calls(functions: dict[str, list[Function]], extern_shared: set[str]) -> ProgramFacts:
-    facts = {name: [analyze(f, extern_shared) for f in fs] for name, fs in functions.items()}
+def close_over_calls(
+    functions: dict[str, list[Function]], extern_shared: set[str], resolver: Resolver | None = None
+) -> ProgramFacts:
+    known = set(functions)
+    facts = {name: [analyze(f, extern_shared, resolver, known) for f in fs] for name, fs in functions.items()}
     needs = {n for n, fs in facts.items() if any(f.direct_context for f in fs)}
     barrier = {n for n, fs in facts.items() if any(f.barriers for f in fs)}
     changed = True
@@ -201,10 +283,28 @@ def close_over_calls(functions: dict[str, list[Function]], extern_shared: set[st
 
 
 def check_kernel(kernel: Function, program: ProgramFacts) -> None:
-    """Refuse what cannot be fused: recursion and grid-wide synchronisation."""
-    _check_recursion(kernel.name, program, [kernel.name], kernel)
-    for name in program.reachable(kernel.name):
+    """Refuse what cannot be fused: recursion, grid-wide synchronisation, and anything that
+    may touch the block where hfuse cannot see it (opaque macros, inline PTX barriers,
+    CUB block primitives, calls through pointers when some helper depends on the block)."""
+    _check_recursion(kernel.key, program, [kernel.key], kernel)
+    helpers_with_context = program.needs_context - {kernel.key}
+    for name in program.reachable(kernel.key):
         for f in program.facts[name]:
+            if f.opaque:
+                what, line = f.opaque[0]
+                raise HFuseError(
+                    f"cannot prove the fused kernel correct: {what}",
+                    Location(f.function.file, line, kernel.name),
+                    hint="hfuse refuses rather than emit code that may hang or compute wrong results; "
+                    "pass the -D/-I that define the macro, or keep this kernel unfused",
+                )
+            if f.indirect_calls and helpers_with_context:
+                raise HFuseError(
+                    "calls a function through a pointer, and some helpers read the block's built-ins or "
+                    f"synchronise ({', '.join(sorted(helpers_with_context)[:3])}): hfuse cannot tell which runs",
+                    Location(f.function.file, f.indirect_calls[0], kernel.name),
+                    hint="call the helper directly, or keep this kernel unfused",
+                )
             if f.grid_sync:
                 what, line = f.grid_sync[0]
                 raise HFuseError(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from ..frontend.parse import walk
-from .analysis import called_name, is_cg_sync_call
+from .analysis import CG_NAMESPACES, called_name, is_cg_sync_call
 from .context import PartContext
 from .edits import TextEdit
 
@@ -21,7 +21,7 @@ _REPLACEMENT = {
 }
 
 
-def barrier_edits(root: ts.Node, ctx: PartContext) -> list[TextEdit]:
+def barrier_edits(root: ts.Node, ctx: PartContext, cg: frozenset[str] = CG_NAMESPACES) -> list[TextEdit]:
     edits: list[TextEdit] = []
     for node in walk(root):
         if node.type != "call_expression":
@@ -31,6 +31,6 @@ def barrier_edits(root: ts.Node, ctx: PartContext) -> list[TextEdit]:
         if name in _REPLACEMENT:
             assert ctx.barrier_id is not None, "a part with barriers has a barrier id"
             edits.append(TextEdit.replace(fn, f"{_REPLACEMENT[name]}<{ctx.barrier_args}>"))
-        elif is_cg_sync_call(node):
+        elif is_cg_sync_call(node, cg):
             edits.append(TextEdit.replace(fn, "hfuse_group_sync"))
     return edits

@@ -1,15 +1,17 @@
 """HelperCallRewrite: calls to specialised helpers go to the part's own copy.
 
 A ``__device__`` helper that reads built-ins or synchronises is copied once per part;
-the copy takes the part's context as a last parameter, and every call in that part's
-code is renamed and passes the context along.
+the copy takes the part's context as its first parameter (default arguments and ``...``
+stay last), and every call in that part's code is renamed and passes the context along.
 """
 from __future__ import annotations
 
 import tree_sitter as ts
 
+from ..frontend.model import Scope
 from ..frontend.parse import walk
-from .analysis import called_name
+from ..frontend.resolve import LocalNames
+from .analysis import call_reference
 from .context import CTX, PartContext
 from .edits import TextEdit
 
@@ -21,15 +23,24 @@ def _name_node(call: ts.Node) -> ts.Node:
     return fn
 
 
-def call_edits(root: ts.Node, ctx: PartContext) -> list[TextEdit]:
+def call_edits(root: ts.Node, ctx: PartContext, scope: Scope = ()) -> list[TextEdit]:
+    """Calls (written in ``scope``) that resolve to a specialised helper go to its copy."""
     edits: list[TextEdit] = []
+    local = LocalNames.of(root)
     for node in walk(root):
-        if node.type != "call_expression" or called_name(node) not in ctx.specialised:
+        if node.type != "call_expression":
             continue
-        edits.append(TextEdit.replace(_name_node(node), ctx.clone_name(called_name(node))))
+        reference = call_reference(node)
+        if reference is None:
+            continue
+        key = ctx.resolver.resolve(scope, reference, local, set(ctx.known)) if ctx.known else reference
+        if key not in ctx.specialised:
+            continue
+        name = _name_node(node)
+        edits.append(TextEdit.replace(name, ctx.clone_name(name.text.decode())))
         args = node.child_by_field_name("arguments")
         if args.named_children:
-            edits.append(TextEdit(args.end_byte - 1, args.end_byte - 1, f", {CTX}"))
+            edits.append(TextEdit(args.start_byte + 1, args.start_byte + 1, f"{CTX}, "))
         else:
             edits.append(TextEdit(args.start_byte + 1, args.end_byte - 1, CTX))
     return edits
@@ -47,6 +58,6 @@ def signature_edits(definition: ts.Node, ctx: PartContext) -> list[TextEdit]:
     real = [p for p in params.named_children if p.type != "comment"]
     if not real or (len(real) == 1 and real[0].text.decode() == "void"):
         edits.append(TextEdit(params.start_byte + 1, params.end_byte - 1, new_param))
-    else:
-        edits.append(TextEdit(params.end_byte - 1, params.end_byte - 1, f", {new_param}"))
+    else:  # first, so default arguments and '...' stay last
+        edits.append(TextEdit(params.start_byte + 1, params.start_byte + 1, f"{new_param}, "))
     return edits

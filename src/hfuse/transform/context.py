@@ -1,7 +1,9 @@
 """What every rewrite of one fused part needs to know."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ..frontend.resolve import Resolver
 
 CTX = "hf_ctx"
 """Name of the hidden per-part context parameter (its type is ``hfuse_ctx``)."""
@@ -17,6 +19,10 @@ class PartContext:
     """Helpers that get a per-part copy (they read built-ins, sync, ...)."""
     extern_shared: tuple[tuple[str, str], ...] = ()
     """File-scope ``extern __shared__`` arrays: (name, element type)."""
+    resolver: Resolver = field(default_factory=Resolver, compare=False)
+    """Resolves calls in the part's code to the program's functions."""
+    known: frozenset[str] = frozenset()
+    """Keys of every function of the program (calls resolve among these)."""
 
     def clone_name(self, helper: str) -> str:
         return f"{helper}__hf{self.index}"

@@ -12,21 +12,25 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.parse import line_of, walk
-from .analysis import called_name, cg_block_variables, is_cg_block_call, is_cg_block_type
+from .analysis import CG_NAMESPACES, called_name, cg_block_variables, is_cg_block_call, is_cg_block_type
 from .context import CTX, PartContext
 from .edits import TextEdit
 
 _REAL_BLOCK = "cooperative_groups::this_thread_block()"
 
 
-def cooperative_groups_edits(root: ts.Node, ctx: PartContext, file: str, line_base: int) -> list[TextEdit]:
+def cooperative_groups_edits(
+    root: ts.Node, ctx: PartContext, file: str, line_base: int, cg: frozenset[str] = CG_NAMESPACES
+) -> list[TextEdit]:
     edits: list[TextEdit] = []
     block_type = f"hfuse_thread_block<{ctx.barrier_args}>"
-    block_vars = cg_block_variables(root)
+    block_vars = cg_block_variables(root, cg)
     for node in walk(root):
         if is_cg_block_call(node):
-            edits.append(TextEdit.replace(node, f"{block_type}({CTX})"))
-        elif is_cg_block_type(node):
+            # a block passed straight to tiled_partition stays the real block (see _tile_edits)
+            if not _is_tile_parent(node):
+                edits.append(TextEdit.replace(node, f"{block_type}({CTX})"))
+        elif is_cg_block_type(node, cg):
             edits.append(TextEdit.replace(node, block_type))
         elif node.type == "call_expression" and called_name(node) == "tiled_partition":
             edits.extend(_tile_edits(node, block_vars, ctx, file, line_base))
@@ -53,3 +57,14 @@ def _tile_edits(call: ts.Node, block_vars: set[str], ctx: PartContext, file: str
         )
     # the real block's warps are the part's warps: parts start on warp boundaries
     return [TextEdit.replace(parents[0], _REAL_BLOCK)]
+
+
+def _is_tile_parent(node: ts.Node) -> bool:
+    """Whether ``node`` is the first argument of a ``tiled_partition`` call."""
+    parent = node.parent
+    if parent is None or parent.type != "argument_list":
+        return False
+    call = parent.parent
+    first = parent.named_children[0] if parent.named_children else None
+    return (call is not None and call.type == "call_expression" and called_name(call) == "tiled_partition"
+            and first is not None and first.start_byte == node.start_byte)

@@ -17,13 +17,25 @@ class TextEdit:
         return cls(node.start_byte, node.end_byte, text)
 
 
+class OverlappingEdits(ValueError):
+    """Two rewrites claimed overlapping source ranges; ``start`` is the byte where they meet."""
+
+    def __init__(self, start: int):
+        self.start = start
+        super().__init__(f"overlapping edits at byte {start}")
+
+
 def apply_edits(data: bytes, edits: list[TextEdit]) -> str:
-    """Apply non-overlapping edits (byte offsets into ``data``); returns text."""
+    """Apply non-overlapping edits (byte offsets into ``data``); returns text.
+
+    Identical edits (two rewrites asking for the same change) count once; any other
+    overlap raises ``OverlappingEdits``, which callers turn into an error with a location.
+    """
     out: list[bytes] = []
     cursor = 0
-    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+    for edit in sorted(set(edits), key=lambda e: (e.start, e.end, e.text)):
         if edit.start < cursor:
-            raise ValueError(f"overlapping edits at byte {edit.start}")
+            raise OverlappingEdits(edit.start)
         out.append(data[cursor : edit.start])
         out.append(edit.text.encode())
         cursor = edit.end

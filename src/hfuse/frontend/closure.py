@@ -1,0 +1,87 @@
+"""The device side of a program: what the chosen kernels need, and nothing else.
+
+Sample programs hold ``main``, host helpers, ``cudaMalloc`` calls and host headers beside
+their kernels. None of it belongs in the fused file (NVRTC cannot even read the host
+headers), so the fused file holds the closure of what the kernels use: starting from the
+kernels, every name they mention is resolved (``resolve.py``) to the program's
+declarations, whose own names are followed in turn. Host functions and host variables
+are never taken; types, templates, constants, ``__device__``/``__constant__`` globals and
+device functions are. Free ``operator`` functions are taken whenever device code is,
+since operators are called without being named.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .model import Function, TopLevelItem
+from .program import Program
+
+# Namespaces of the CUDA toolkit that device code may name: their using-directives and
+# aliases stay in the fused file. Any other namespace must be declared in the program.
+DEVICE_NAMESPACES = ("cooperative_groups", "cub", "nvcuda", "cuda", "wmma")
+
+
+@dataclass(frozen=True)
+class DeviceClosure:
+    items: tuple[TopLevelItem, ...]
+    """What the fused file needs, in program order (kernels themselves excluded)."""
+    dropped_host: tuple[str, ...]
+    """Host functions left out, by name (for the output's header comment)."""
+    dropped_unused: int
+    """Device definitions no chosen kernel uses."""
+
+
+def device_closure(program: Program, kernels: Sequence[Function]) -> DeviceClosure:
+    resolver = program.resolver
+    by_key: dict[str, list[int]] = {}
+    for index, item in enumerate(program.items):
+        if not item.device or item.kind in ("include", "using"):
+            continue
+        keys = (item.function.key,) if item.function is not None else item.keys
+        for key in (*keys, *(m.key for m in item.members)):
+            by_key.setdefault(key, []).append(index)
+    taken: set[int] = set()
+    kernel_keys = {k.key for k in kernels}
+    pending = [(k.scope, k.text, _item_references(program, k)) for k in kernels]
+    operators = [i for i, item in enumerate(program.items)
+                 if item.device and item.function is not None and item.function.name.startswith("operator")]
+    for index in operators:
+        item = program.items[index]
+        taken.add(index)
+        pending.append((item.scope, item.text, item.references))
+    while pending:
+        scope, _, references = pending.pop()
+        for written in references:
+            key = resolver.resolve(scope, written)
+            for index in by_key.get(key, []) if key is not None else []:
+                item = program.items[index]
+                if index in taken or (item.function is not None and item.function.key in kernel_keys):
+                    continue
+                taken.add(index)
+                pending.append((item.scope, item.text, item.references))
+    for index, item in enumerate(program.items):
+        if item.kind == "using" and _device_namespace(program, item):
+            taken.add(index)
+        elif item.kind == "other" and item.text.lstrip().startswith(("#pragma", "static_assert")):
+            taken.add(index)
+    items = tuple(item for index, item in enumerate(program.items) if index in taken)
+    host = tuple(dict.fromkeys(
+        item.function.name for item in program.items if item.function is not None and item.function.kind == "host"
+    ))
+    unused = sum(1 for i, item in enumerate(program.items)
+                 if i not in taken and item.device and item.kind in ("function", "declaration")
+                 and not (item.function is not None and item.function.kind == "global"))
+    return DeviceClosure(items, host, unused)
+
+
+def _item_references(program: Program, kernel: Function) -> frozenset[str]:
+    for item in program.items:
+        if item.function is kernel:
+            return item.references
+    return frozenset()
+
+
+def _device_namespace(program: Program, item: TopLevelItem) -> bool:
+    target = program.resolver.namespace(item.scope, item.nominates or "")
+    return target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES

@@ -1,0 +1,168 @@
+"""Name resolution: what a name written in some namespace refers to.
+
+Rewrites must know *which* function a call reaches and *which* namespace a qualifier
+names, not just how they are spelled: ``detail::reduce`` inside ``namespace mylib`` is
+``mylib::detail::reduce``; ``g::this_thread_block()`` is cooperative groups when
+``namespace g = cooperative_groups;`` is in force. This follows C++'s unqualified and
+qualified lookup closely enough for kernels (innermost enclosing namespace first, then
+outwards; using-directives and namespace aliases at each level, file-scope and
+function-local ones), without overload resolution or argument-dependent lookup: a name
+resolves to every overload that shares its qualified name.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import tree_sitter as ts
+
+from .model import Scope, TopLevelItem
+from .parse import parse, walk
+
+COOPERATIVE_GROUPS = "cooperative_groups"
+
+
+def _named(scope: Scope) -> tuple[str, ...]:
+    return tuple(s for s in scope if s)
+
+
+def _levels(scope: Scope) -> list[str]:
+    """Enclosing namespaces of ``scope`` as keys, innermost first, file scope ("") last."""
+    named = _named(scope)
+    return ["::".join(named[:i]) for i in range(len(named), -1, -1)]
+
+
+def _join(*parts: str) -> str:
+    return "::".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class LocalNames:
+    """Using-directives and namespace aliases written inside one function body."""
+
+    usings: tuple[str, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, root: ts.Node) -> "LocalNames":
+        usings, aliases = [], []
+        for node in walk(root):
+            if node.type == "using_declaration" and any(c.type == "namespace" for c in node.children):
+                usings.append(node.named_children[-1].text.decode().replace(" ", ""))
+            elif node.type == "namespace_alias_definition" and len(node.named_children) >= 2:
+                aliases.append((node.named_children[0].text.decode(), node.named_children[-1].text.decode().replace(" ", "")))
+        return cls(tuple(usings), tuple(aliases))
+
+    @classmethod
+    def of_text(cls, text: str) -> "LocalNames":
+        if "using" not in text and "namespace" not in text:
+            return cls()
+        return cls.of(parse(text.encode()).root_node)
+
+
+@dataclass
+class Resolver:
+    """The declared names of a merged program and the using/alias rules in force."""
+
+    declared: set[str] = field(default_factory=set)
+    """Qualified keys of everything declared at namespace scope (and member functions)."""
+    namespaces: set[str] = field(default_factory=set)
+    usings: dict[str, list[str]] = field(default_factory=dict)
+    """Namespace key ("" for file scope) -> namespaces its using-directives nominate, as written."""
+    aliases: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(namespace key, alias) -> the aliased namespace, as written."""
+
+    @classmethod
+    def of(cls, items: Iterable[TopLevelItem], function_keys: Iterable[str] = ()) -> "Resolver":
+        resolver = cls()
+        for item in items:
+            named = _named(item.scope)
+            for i in range(1, len(named) + 1):
+                resolver.namespaces.add("::".join(named[:i]))
+            level = "::".join(named)
+            if item.kind == "using" and item.nominates:
+                if item.names:
+                    resolver.aliases[(level, item.names[0])] = item.nominates
+                else:
+                    resolver.usings.setdefault(level, []).append(item.nominates)
+                continue
+            resolver.declared.update(item.keys)
+            resolver.declared.update(m.key for m in item.members)
+        resolver.declared.update(function_keys)
+        return resolver
+
+    # -- namespaces --------------------------------------------------------------------
+    def namespace(self, scope: Scope, written: str, local: LocalNames = LocalNames()) -> str:
+        """The namespace a qualifier names (aliases followed), as a key without leading '::'."""
+        parts = [p for p in written.replace(" ", "").split("::")]
+        absolute = parts and parts[0] == ""
+        parts = [p for p in parts if p]
+        if not parts:
+            return ""
+        if not absolute:
+            target = self._alias(scope, parts[0], local)
+            if target is not None:
+                return _join(self.namespace((), "::" + target), *parts[1:])
+            for level in _levels(scope):
+                if _join(level, *parts) in self.namespaces:
+                    return _join(level, *parts)
+        return "::".join(parts)
+
+    def _alias(self, scope: Scope, name: str, local: LocalNames) -> str | None:
+        for alias, target in local.aliases:
+            if alias == name:
+                return target.lstrip(":")
+        for level in _levels(scope):
+            if (level, name) in self.aliases:
+                return self.aliases[(level, name)].lstrip(":")
+        return None
+
+    def _nominated(self, scope: Scope, level: str, local: LocalNames, innermost: bool) -> list[str]:
+        written = list(self.usings.get(level, []))
+        if innermost:
+            written += list(local.usings)
+        return [self.namespace(scope, w, local) for w in written]
+
+    # -- names -------------------------------------------------------------------------
+    def resolve(self, scope: Scope, written: str, local: LocalNames = LocalNames(), known: set[str] | None = None) -> str | None:
+        """The qualified key ``written`` names from ``scope``, or None if nothing declared matches.
+
+        ``known`` narrows the search to a set of keys (e.g. only functions).
+        """
+        universe = self.declared if known is None else known
+        text = re.sub(r"<[^<>]*>", "", written.replace(" ", ""))
+        while "<" in text:  # nested template arguments
+            text = re.sub(r"<[^<>]*>", "", text)
+        absolute = text.startswith("::")
+        parts = [p for p in text.split("::") if p]
+        if not parts:
+            return None
+        if absolute:
+            key = "::".join(parts)
+            return key if key in universe else None
+        if len(parts) > 1:
+            target = self._alias(scope, parts[0], local)
+            if target is not None:  # an alias names its namespace from file scope
+                return self.resolve((), "::" + _join(target, *parts[1:]), local, known)
+        for depth, level in enumerate(_levels(scope)):
+            key = _join(level, *parts)
+            if key in universe:
+                return key
+            for nominated in self._nominated(scope, level, local, innermost=depth == 0):
+                key = _join(nominated, *parts)
+                if key in universe:
+                    return key
+        return None
+
+    def is_cooperative_groups(self, scope: Scope, qualifier: str, local: LocalNames = LocalNames()) -> bool:
+        """Whether a qualifier (``cg``, ``g``, ``cooperative_groups``, ``::cooperative_groups``) is CG."""
+        return self.namespace(scope, qualifier, local).split("::")[0] == COOPERATIVE_GROUPS
+
+    def uses_cooperative_groups(self, scope: Scope, local: LocalNames = LocalNames()) -> bool:
+        """Whether ``using namespace cooperative_groups;`` is in force in ``scope``."""
+        return any(
+            n.split("::")[0] == COOPERATIVE_GROUPS
+            for depth, level in enumerate(_levels(scope))
+            for n in self._nominated(scope, level, local, innermost=depth == 0)
+        )
