@@ -24,13 +24,14 @@ from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, device_closure
-from .frontend.model import Function, SourceFile, namespace_wrap
+from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program
 from .spec import Dim3, KernelSpec
-from .transform.analysis import ProgramFacts, check_kernel, close_over_calls
+from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_types
 from .transform.context import PartContext
+from .transform.context_types import check_context_type
 from .transform.partition import Part, Partition, Strategy, make_partition
 from .transform.specialize import specialise_part
 
@@ -130,6 +131,8 @@ class PreparedKernel:
     needs_barrier: bool
     """It synchronises, or holds a thread block that could: its part needs a barrier id."""
     uses_thread_block: bool
+    context_types: tuple[TopLevelItem, ...] = ()
+    """Definitions of the structs with block-reading members that this kernel uses."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,8 @@ class PreparedUnit:
     include_plan: IncludePlan
     context_helpers: frozenset[str]
     """Helpers every part gets its own copy of: the originals are dead code in the fused file."""
+    context_types: frozenset[str] = frozenset()
+    """Structs every part gets its own copy of (see transform/context_types.py)."""
 
     @property
     def headers(self) -> tuple[Path, ...]:
@@ -153,25 +158,6 @@ class PreparedUnit:
 
     def matches(self, specs: Sequence[KernelSpec]) -> bool:
         return [(s.file, s.name) for s in specs] == [(k.spec.file, k.spec.name) for k in self.kernels]
-
-
-def _context_types(unit_program: Program, closure: DeviceClosure, facts: ProgramFacts, kernel: Function) -> None:
-    """Refuse a struct whose member functions read the block or its dynamic shared memory
-    (``SharedMemory<T>``-style wrappers): a member function cannot be given the part's
-    context, so it would see the fused block and overlap another part's shared memory."""
-    for item in closure.items:
-        for member in item.members:
-            member_facts = facts.facts.get(member.key, [])
-            if member.key in facts.needs_context and member_facts:
-                what = ("declares 'extern __shared__'" if any(f.dyn_smem for f in member_facts)
-                        else "reads threadIdx/blockDim or synchronises")
-                raise HFuseError(
-                    f"'{item.names[0] if item.names else member.owner}' is used by this kernel and its member "
-                    f"'{member.name}' {what}; hfuse cannot yet give a member function the part's own view of the block",
-                    Location(member.file, member.line, kernel.name),
-                    hint="use 'extern __shared__' (or threadIdx) in the kernel or in a free __device__ helper instead "
-                    "of a struct member, or keep this kernel unfused",
-                )
 
 
 def prepare(
@@ -193,19 +179,23 @@ def prepare(
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver
     )
+    context_types = close_over_types(everything, program.items, program.resolver)
     prepared = []
     for spec, kernel in zip(specs, found):
         for key in everything.reachable(kernel.key):
             for fn in everything.facts[key]:
                 _check_parses(fn.function, spec)
         check_kernel(kernel, everything)
-        _context_types(program, closure, everything, kernel)
+        own_closure = device_closure(program, [kernel]) if context_types else closure
+        types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
+        for item in types:
+            check_context_type(item, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
-        prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block")))
+        prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"), types))
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept))),
-                        context_helpers)
+                        context_helpers, context_types)
 
 
 def fuse(
@@ -255,8 +245,10 @@ def fuse(
             extern_shared=tuple(program.extern_shared.items()),
             resolver=program.resolver,
             known=known,
+            context_types=prepared.context_types,
         )
-        codes.append(specialise_part(part.kernel, ctx, facts, {**program.functions, part.kernel.key: [part.kernel]}))
+        functions = {**program.functions, part.kernel.key: [part.kernel]}
+        codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types))
     sigs = [part_signature(part) for part in partition.parts]
 
     bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
@@ -279,6 +271,7 @@ def fuse(
     shared_items = [
         item for item in prepared.closure.items
         if not (item.function is not None and item.function.key in prepared.context_helpers)
+        and not set(item.keys) & prepared.context_types
     ]
     thread_block = any(k.uses_thread_block for k in prepared.kernels)
     source = assemble(

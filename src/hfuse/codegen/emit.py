@@ -93,7 +93,8 @@ def assemble(
     for part, code in zip(partition.parts, parts):
         title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30
         out.append(title)
-        out.extend(_scoped([(h.scope, h.text) for h in code.helpers] + [(code.body.scope, code.body.text)]))
+        definitions = [*code.types, *code.helpers, code.body]
+        out.extend(_scoped([(d.scope, d.text) for d in definitions]))
     out.append("// ---- fused kernel " + "-" * 60)
     out.extend(kernels)
     out.extend(launchers)

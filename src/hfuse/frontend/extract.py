@@ -48,19 +48,28 @@ def model_source(path: Path, text: str, origin: Origin | None = None) -> SourceF
     tree = parse(data)
     source = SourceFile(path=path, text=text)
     where = origin or (lambda line: (path, line))
-    for node in tree.root_node.children:
-        if node.type == ";" and source.items:
+    source.items = _scope_items(tree.root_node.children, data, where, ())
+    return source
+
+
+def _scope_items(nodes: list[ts.Node], data: bytes, where: Origin, scope: Scope) -> list[TopLevelItem]:
+    items: list[TopLevelItem] = []
+    for node in nodes:
+        if node.type == ";" and items:
             # ``struct X { ... };`` parses as the struct and a lone ';': keep them together,
             # or merging files would drop the second file's ';' as a duplicate.
-            last = source.items[-1]
-            source.items[-1] = replace(last, text=last.text + ";")
+            items[-1] = replace(items[-1], text=items[-1].text + ";")
             continue
-        source.items.extend(_items(node, data, where, ()))
-    return source
+        items.extend(_items(node, data, where, scope))
+    return items
 
 
 def _text(node: ts.Node, data: bytes) -> str:
     return data[node.start_byte : node.end_byte].decode()
+
+
+def _inside_braces(body: ts.Node | None) -> list[ts.Node]:
+    return [c for c in body.children if c.type not in ("{", "}")] if body is not None else []
 
 
 def _namespace_names(node: ts.Node) -> tuple[str, ...]:
@@ -84,14 +93,14 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
     if node.type == "namespace_definition":
         body = node.child_by_field_name("body")
         inner = scope + _namespace_names(node)
-        return [i for child in (body.named_children if body is not None else []) for i in _items(child, data, where, inner)]
+        return _scope_items(_inside_braces(body), data, where, inner)
     if node.type == "linkage_specification":
         body = node.child_by_field_name("body")
         if body is not None and body.type == "function_definition":
             fn = _function(node, body, data, where, scope, extern_c=True)
             return [_function_item(node, fn, data, path, line, scope)]
         if body is not None and body.type == "declaration_list":
-            return [i for child in body.named_children for i in _items(child, data, where, scope)]
+            return _scope_items(_inside_braces(body), data, where, scope)
     if node.type == "using_declaration" and any(c.type == "namespace" for c in node.children):
         target = node.named_children[-1].text.decode().replace(" ", "") if node.named_children else ""
         return [TopLevelItem("using", text, (), path, line, scope=scope, nominates=target)]
@@ -204,7 +213,7 @@ def _declared_names(node: ts.Node) -> tuple[str, ...]:
             if child.type in _TYPE_DEFINING | {"type_identifier"} and child.type != "template_parameter_list":
                 name = child.child_by_field_name("name") if child.type in _TYPE_DEFINING else child
                 if name is not None:
-                    names.append(name.text.decode())
+                    names.append(name.text.decode().split("<")[0].strip())  # a specialisation names its template
                     break
         if node.type == "template_declaration":
             for child in node.named_children:
@@ -261,13 +270,17 @@ def _function(
 ) -> Function:
     path, line = where(line_of(outer))
     declarator = definition.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
+    while declarator is not None and declarator.type not in ("function_declarator", "operator_cast"):
         declarator = declarator.child_by_field_name("declarator")
     if declarator is None:
         raise HFuseError("cannot find the function's declarator", Location(path, line))
-    name_node = declarator.child_by_field_name("declarator")
-    name = _text(name_node, data)
-    params = tuple(_param(p, data) for p in declarator.child_by_field_name("parameters").named_children if p.type != "comment")
+    if declarator.type == "operator_cast":  # ``operator T *() const``: a conversion, no parameters
+        name = re.sub(r"\s+", " ", _text(declarator, data).split("(")[0]).strip()
+        params: tuple[Param, ...] = ()
+    else:
+        name = _text(declarator.child_by_field_name("declarator"), data)
+        params = tuple(_param(p, data) for p in declarator.child_by_field_name("parameters").named_children
+                       if p.type != "comment")
     template_header, template_params = "", ()
     if outer.type == "template_declaration":
         plist = outer.child_by_field_name("parameters")

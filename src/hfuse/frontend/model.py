@@ -36,11 +36,23 @@ class Param:
     name_start: int = -1
     """Offset of ``name`` in ``text`` (-1 when unnamed)."""
 
+    @property
+    def declaration(self) -> str:
+        """The text without a default argument (``int *p = NULL`` -> ``int *p``): wherever
+        hfuse re-declares a parameter, more parameters follow it."""
+        depth = 0
+        for i, ch in enumerate(self.text):
+            depth += ch in "<([{"
+            depth -= ch in ">)]}"
+            if ch == "=" and depth == 0:
+                return self.text[:i].rstrip()
+        return self.text
+
     def renamed(self, new_name: str) -> str:
         if self.name is None or self.name_start < 0:
-            return f"{self.text} {new_name}"
+            return f"{self.declaration} {new_name}"
         end = self.name_start + len(self.name)
-        return self.text[: self.name_start] + new_name + self.text[end:]
+        return self.text[: self.name_start] + new_name + self.declaration[end:]
 
 
 @dataclass(frozen=True)

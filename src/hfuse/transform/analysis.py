@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.extract import declarator_name
-from ..frontend.model import Function
+from ..frontend.model import Function, TopLevelItem
 from ..frontend.parse import line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
 
@@ -248,6 +249,20 @@ class ProgramFacts:
     has_barrier: set[str]
     """Functions that (transitively) execute a block barrier."""
 
+    def propagate(self) -> None:
+        """Callers of functions that need the context (or synchronise) do too."""
+        changed = True
+        while changed:
+            changed = False
+            for name, fs in self.facts.items():
+                calls = set().union(*(f.calls for f in fs)) & self.facts.keys()
+                if name not in self.needs_context and calls & self.needs_context:
+                    self.needs_context.add(name)
+                    changed = True
+                if name not in self.has_barrier and calls & self.has_barrier:
+                    self.has_barrier.add(name)
+                    changed = True
+
     def reachable(self, root: str) -> list[str]:
         seen: list[str] = []
         stack = [root]
@@ -268,18 +283,36 @@ def close_over_calls(
     facts = {name: [analyze(f, extern_shared, resolver, known) for f in fs] for name, fs in functions.items()}
     needs = {n for n, fs in facts.items() if any(f.direct_context for f in fs)}
     barrier = {n for n, fs in facts.items() if any(f.barriers for f in fs)}
-    changed = True
+    program = ProgramFacts(facts, needs, barrier)
+    program.propagate()
+    return program
+
+
+def close_over_types(program: ProgramFacts, items: Sequence[TopLevelItem], resolver: Resolver) -> frozenset[str]:
+    """Context types: structs with a member function that needs the part's context, and
+    structs that use such a struct. Every function that names one needs the context too
+    (it constructs an object that must carry it); ``program`` is updated accordingly."""
+    types: set[str] = {key for item in items for key in item.keys
+                       if any(m.key in program.needs_context for m in item.members)}
+    changed = bool(types)
     while changed:
         changed = False
-        for name, fs in facts.items():
-            calls = set().union(*(f.calls for f in fs)) & facts.keys()
-            if name not in needs and calls & needs:
-                needs.add(name)
+        for item in items:
+            if item.kind not in ("function", "declaration") or not item.device:
+                continue
+            names = {resolver.resolve(item.scope, r) for r in item.references} - {None}
+            if not names & types:
+                continue
+            if item.function is not None:
+                if item.function.key in program.facts and item.function.key not in program.needs_context:
+                    program.needs_context.add(item.function.key)
+                    changed = True
+            elif not set(item.keys) <= types:
+                types |= set(item.keys)
                 changed = True
-            if name not in barrier and calls & barrier:
-                barrier.add(name)
-                changed = True
-    return ProgramFacts(facts, needs, barrier)
+        if changed:
+            program.propagate()
+    return frozenset(types)
 
 
 def check_kernel(kernel: Function, program: ProgramFacts) -> None:

@@ -23,6 +23,12 @@ class PartContext:
     """Resolves calls in the part's code to the program's functions."""
     known: frozenset[str] = frozenset()
     """Keys of every function of the program (calls resolve among these)."""
+    context_types: frozenset[str] = frozenset()
+    """Keys of structs whose members read the block: the part uses its own copies."""
+
+    @property
+    def context_type_names(self) -> frozenset[str]:
+        return frozenset(key.split("::")[-1] for key in self.context_types)
 
     def clone_name(self, helper: str) -> str:
         return f"{helper}__hf{self.index}"

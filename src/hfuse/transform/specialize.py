@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
 
 from ..errors import HFuseError, Location
-from ..frontend.model import Function, Scope, qualify
+from ..frontend.model import Function, Scope, TopLevelItem, qualify
 from ..frontend.parse import parse, walk
 from ..frontend.resolve import LocalNames
 from .analysis import ProgramFacts, cg_spellings
@@ -19,6 +21,7 @@ from .barriers import barrier_edits
 from .builtins import builtin_edits
 from .calls import call_edits, signature_edits
 from .context import CTX, PartContext
+from .context_types import context_type_edits, type_copy
 from .cooperative_groups import cooperative_groups_edits
 from .early_exit import make_early_exits_safe
 from .edits import OverlappingEdits, TextEdit, apply_edits
@@ -35,34 +38,36 @@ class ScopedCode:
 
 @dataclass(frozen=True)
 class PartCode:
-    """Device code of one fused part: helper copies (callees first) and the body."""
+    """Device code of one fused part: type and helper copies (callees first) and the body."""
 
+    types: tuple[ScopedCode, ...]
     helpers: tuple[ScopedCode, ...]
     body: ScopedCode
     body_name: str
     """How the fused kernel (at file scope) calls the body: fully qualified."""
 
 
-def _rewrite(text: str, ctx: PartContext, fn: Function, rename_signature: bool) -> str:
+def _rewrite(text: str, ctx: PartContext, scope: Scope, file: Path, line: int, rename_signature: bool = False) -> str:
+    """The part's version of one definition (a function, or a context type) starting at ``line``."""
     data = text.encode()
     root = parse(data).root_node
-    cg = cg_spellings(ctx.resolver, fn.scope, LocalNames.of(root))
+    cg = cg_spellings(ctx.resolver, scope, LocalNames.of(root))
     edits: list[TextEdit] = []
     edits += builtin_edits(root, ctx)
     edits += barrier_edits(root, ctx, cg)
-    edits += cooperative_groups_edits(root, ctx, str(fn.file), fn.line - 1, cg)
+    edits += cooperative_groups_edits(root, ctx, str(file), line - 1, cg)
     edits += shared_memory_edits(root, ctx)
-    edits += call_edits(root, ctx, fn.scope)
+    edits += call_edits(root, ctx, scope)
+    edits += context_type_edits(root, ctx, scope, str(file), line - 1)
     if rename_signature:
         definition = next(n for n in walk(root) if n.type == "function_definition")
         edits += signature_edits(definition, ctx)
     try:
         return apply_edits(data, edits)
     except OverlappingEdits as err:
-        line = fn.line + data[: err.start].count(b"\n")
         raise HFuseError(
             "two rewrites of hfuse claim the same code here (an internal limitation, not your error)",
-            Location(fn.file, line, ctx.kernel),
+            Location(file, line + data[: err.start].count(b"\n"), ctx.kernel),
             hint="please report this construct; until then keep this kernel unfused",
         ) from err
 
@@ -74,30 +79,30 @@ def _barrier_names(program: ProgramFacts) -> set[str]:
     return program.has_barrier | {key.split("::")[-1] for key in program.has_barrier}
 
 
-def _without_default(param: str) -> str:
-    """``int *partial = NULL`` -> ``int *partial``: the body takes the context after it."""
-    depth = 0
-    for i, ch in enumerate(param):
-        depth += ch in "<([{"
-        depth -= ch in ">)]}"
-        if ch == "=" and depth == 0:
-            return param[:i].rstrip()
-    return param
-
-
 def _body_function(kernel: Function, ctx: PartContext, program: ProgramFacts) -> str:
     text = make_early_exits_safe(kernel.text, _barrier_names(program), str(kernel.file), kernel.line - 1, kernel.name)
-    rewritten = _rewrite(text, ctx, kernel, rename_signature=False)
+    rewritten = _rewrite(text, ctx, kernel.scope, kernel.file, kernel.line)
     root = parse(rewritten.encode()).root_node
     definition = next(n for n in walk(root) if n.type == "function_definition")
     body = definition.child_by_field_name("body").text.decode()
-    params = [_without_default(re.sub(r"\b__grid_constant__\b\s*", "", p.text)) for p in kernel.params]
+    params = [re.sub(r"\b__grid_constant__\b\s*", "", p.declaration) for p in kernel.params]
     params = [p for p in params if p.strip() != "void"] + [f"const hfuse_ctx& {CTX}"]
     header = f"{kernel.template_header}\n" if kernel.template_header else ""
     return f"{header}__device__ __forceinline__ void {ctx.clone_name(kernel.name)}({', '.join(params)})\n{body}"
 
 
-def specialise_part(kernel: Function, ctx: PartContext, program: ProgramFacts, functions: dict[str, list[Function]]) -> PartCode:
+def specialise_part(
+    kernel: Function,
+    ctx: PartContext,
+    program: ProgramFacts,
+    functions: dict[str, list[Function]],
+    context_types: Sequence[TopLevelItem] = (),
+) -> PartCode:
+    """``context_types``: the definitions of the context types this part uses (see context_types.py)."""
+    types = tuple(
+        ScopedCode(item.scope, type_copy(_rewrite(item.text, ctx, item.scope, item.file, item.line), ctx))
+        for item in context_types
+    )
     order = _callees_first(kernel.key, program)
     helpers = []
     for name in order:
@@ -105,9 +110,9 @@ def specialise_part(kernel: Function, ctx: PartContext, program: ProgramFacts, f
             for fn in functions[name]:
                 # a helper's early return skips its own later barriers just like a kernel's
                 text = make_early_exits_safe(fn.text, _barrier_names(program), str(fn.file), fn.line - 1, ctx.kernel)
-                helpers.append(ScopedCode(fn.scope, _rewrite(text, ctx, fn, rename_signature=True)))
+                helpers.append(ScopedCode(fn.scope, _rewrite(text, ctx, fn.scope, fn.file, fn.line, rename_signature=True)))
     body = ScopedCode(kernel.scope, _body_function(kernel, ctx, program))
-    return PartCode(tuple(helpers), body, "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
+    return PartCode(types, tuple(helpers), body, "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
 
 
 def _callees_first(root: str, program: ProgramFacts) -> list[str]:
