@@ -176,7 +176,7 @@ def analyze(
         elif node.type in ("gnu_asm_expression", "asm_statement") and _PTX_BLOCK.search(node.text.decode()):
             facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line))
         if node.type in ("qualified_identifier", "type_identifier"):
-            written = node.text.decode().replace(" ", "")
+            written = node.text.decode().replace(" ", "").split("<")[0]
             if _CUB_BLOCK.match(written) or (uses_cub and node.type == "type_identifier" and _CUB_BLOCK_UNQUALIFIED.match(written)):
                 facts.opaque.append((f"CUB's block-wide '{written}' (it reads threadIdx and synchronises the whole block "
                                      "inside CUB's headers, which hfuse does not rewrite)", line))

@@ -1,0 +1,191 @@
+"""Constructs of real CUDA files, fused and compiled with nvcc (CPU only).
+
+Each case is a small file written the way public samples and libraries write CUDA:
+kernels in namespaces, ``SharedMemory<T>`` wrappers, cooperative groups under other
+names, host code beside the kernels, structs defined in two files, default arguments.
+Each is fused with a plain partner kernel; the output must compile with nvcc and show the
+rewrite the construct needs.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hfuse.api import fuse
+from hfuse.errors import HFuseError
+from hfuse.spec import KernelSpec
+
+PARTNER = """#include <cstdio>
+struct Point3 { float x, y, z; };
+__global__ void partner(float* out, const Point3* p, int n) {
+  __shared__ float s[128];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? p[i].x : 0.f;
+  __syncthreads();
+  if (i < n) out[i] = s[threadIdx.x ^ 1];
+}
+void print_usage() { printf("usage\\n"); }
+"""
+
+LIBRARY = """#include <cooperative_groups.h>
+#include <iostream>
+namespace g = cooperative_groups;
+struct Point3 { float x, y, z; };
+namespace mylib {
+namespace detail {
+template <typename T>
+__device__ T block_sum(T v, T* s) {
+  s[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+    __syncthreads();
+  }
+  return s[0];
+}
+}  // namespace detail
+struct Params { int n; float scale; };
+__device__ float scale(float v) { return v; }  // a helper named like the kernel below
+__global__ void scale(const float* in, float* out, Params p, int* partial = NULL) {
+  __shared__ float s[256];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = i < p.n ? in[i] * p.scale : 0.f;
+  float t = detail::block_sum(v, s);
+  if (threadIdx.x == 0) out[blockIdx.x] = t;
+}
+}  // namespace mylib
+
+template <class T>
+struct SharedMemory {
+  __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; }
+  __device__ inline operator const T *() const { extern __shared__ int __smem[]; return (T *)__smem; }
+};
+template <>
+struct SharedMemory<double> {
+  __device__ inline operator double *() { extern __shared__ double __smem_d[]; return (double *)__smem_d; }
+};
+
+template <class T>
+__global__ void reduce0(T *g_idata, T *g_odata, unsigned int n) {
+  T *sdata = SharedMemory<T>();
+  unsigned int tid = threadIdx.x;
+  unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  sdata[tid] = (i < n) ? g_idata[i] : 0;
+  __syncthreads();
+  for (unsigned int s = 1; s < blockDim.x; s *= 2) {
+    if ((tid % (2 * s)) == 0) sdata[tid] += sdata[tid + s];
+    __syncthreads();
+  }
+  if (tid == 0) g_odata[blockIdx.x] = sdata[0];
+}
+
+__global__ void tiles(int* out) {
+  g::thread_block block = g::this_thread_block();
+  auto tile = g::tiled_partition<32>(g::this_thread_block());
+  int v = tile.thread_rank();
+  __syncthreads();
+  g::sync(block);
+  cooperative_groups::thread_block same = cooperative_groups::this_thread_block();
+  same.sync();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+
+int main() { std::cout << "host" << std::endl; return 0; }
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    library, partner = tmp_path / "library.cu", tmp_path / "partner.cu"
+    library.write_text(LIBRARY)
+    partner.write_text(PARTNER)
+    return library, partner
+
+
+def _compile(source: str, tmp_path: Path) -> None:
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    path = tmp_path / "fused.cu"
+    path.write_text(source)
+    result = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-o", str(path.with_suffix(".cubin")), str(path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def _part(source: str, index: int) -> str:
+    start = source.index(f"// ---- part {index}:")
+    end = source.find("// ---- ", start + 10)
+    return source[start:end]
+
+
+@pytest.mark.nvcc
+def test_kernel_in_a_namespace_with_a_namespaced_helper(files, tmp_path):
+    library, partner = files
+    fused = fuse([KernelSpec(library, "mylib::scale", 256), KernelSpec(partner, "partner", 128)])
+    part = _part(fused.source, 1)
+    assert "namespace mylib {" in part and "namespace detail {" in part
+    assert "block_sum__hf1(hf_ctx, v, s)" in part  # the call resolved to mylib::detail::block_sum
+    assert "int* partial," in part and "= NULL" not in part.split("scale__hf1(")[1].split(")")[0]
+    assert "::mylib::scale__hf1(" in fused.source and fused.name_expression.startswith("hfuse_fused::")
+    assert "float scale(float v)" not in fused.source  # the unused same-named helper is left out
+    _compile(fused.source, tmp_path)
+
+
+@pytest.mark.nvcc
+def test_host_code_is_left_out(files, tmp_path):
+    library, partner = files
+    fused = fuse([KernelSpec(library, "tiles", 128), KernelSpec(partner, "partner", 128)])
+    header = fused.source.split("#include")[0]
+    assert "main" in header and "print_usage" in header  # named in the header comment
+    assert "int main(" not in fused.source and "print_usage()" not in fused.source.split("\n// ---- hfuse support")[1]
+    assert fused.source.count("struct Point3") == 1
+    _compile(fused.source, tmp_path)
+
+
+@pytest.mark.nvcc
+def test_shared_memory_wrapper_gets_each_parts_slice(files, tmp_path):
+    library, partner = files
+    fused = fuse([KernelSpec(partner, "partner", 128), KernelSpec(library, "reduce0", 256, ("float",))])
+    part = _part(fused.source, 2)
+    assert "struct SharedMemory__hf2 {" in part and "struct SharedMemory__hf2<double>" in part
+    assert "reinterpret_cast<int*>(hf_ctx.dyn_smem)" in part and "extern __shared__" not in part
+    assert "SharedMemory__hf2<T>(hf_ctx)" in part
+    assert "operator T *() { extern __shared__" not in fused.source  # the original wrapper is not emitted
+    _compile(fused.source, tmp_path)
+
+
+@pytest.mark.nvcc
+def test_cooperative_groups_under_an_alias_and_spelled_out(files, tmp_path):
+    library, partner = files
+    fused = fuse([KernelSpec(partner, "partner", 128), KernelSpec(library, "tiles", 128)])
+    part = _part(fused.source, 2)
+    assert "g::tiled_partition<32>(cooperative_groups::this_thread_block())" in part  # tiles cut from the real block
+    assert "hfuse_thread_block<2, 128> block = hfuse_thread_block<2, 128>(hf_ctx)" in part
+    assert "hfuse_thread_block<2, 128> same = hfuse_thread_block<2, 128>(hf_ctx)" in part
+    assert "hfuse_group_sync(block)" in part and "__syncthreads" not in part
+    _compile(fused.source, tmp_path)
+
+
+def test_ambiguous_plain_name_asks_for_the_qualified_one(tmp_path):
+    path = tmp_path / "two.cu"
+    path.write_text("namespace a { __global__ void k(int* p) {} }\nnamespace b { __global__ void k(int* p) {} }\n"
+                    "__global__ void z(int* p) {}\n")
+    with pytest.raises(HFuseError, match=r"names 2 kernels: a::k, b::k"):
+        fuse([KernelSpec(path, "k", 32), KernelSpec(path, "z", 32)])
+
+
+@pytest.mark.parametrize("body, why", [
+    ('asm volatile("bar.sync 0;");', "inline PTX"),
+    ("SYNC_ALL();", "looks like a macro"),
+    ("typedef cub::BlockReduce<int, 128> R;", "CUB's block-wide"),
+])
+def test_what_hfuse_cannot_see_into_is_refused(tmp_path, body, why):
+    path = tmp_path / "opaque.cu"
+    path.write_text(f"__global__ void k(int* p) {{\n  {body}\n  p[threadIdx.x] = 0;\n}}\n__global__ void z(int* p) {{}}\n")
+    with pytest.raises(HFuseError, match=re.escape(why)) as err:
+        fuse([KernelSpec(path, "k", 128), KernelSpec(path, "z", 32)])
+    assert f"{path}:2" in str(err.value)

@@ -1,0 +1,52 @@
+"""The device side of a program: only what the chosen kernels use reaches the fused file."""
+from pathlib import Path
+
+from hfuse.frontend.closure import device_closure
+from hfuse.frontend.extract import model_source
+from hfuse.frontend.program import Program
+
+SAMPLE = """#include <stdio.h>
+#include <cuda_fp16.h>
+#define N 1024
+struct Point3 { float x, y, z; };
+struct HostOnly { int fd; };
+typedef float real;
+__constant__ real c_filter[9];
+__device__ int d_counter;
+static int h_counter = 0;
+const int TILE = 16;
+__device__ __forceinline__ float3 operator+(float3 a, float3 b) { return make_float3(a.x + b.x, a.y + b.y, a.z + b.z); }
+__device__ real weight(int i) { return c_filter[i % 9]; }
+__device__ real unused(real v) { return v; }
+__host__ __device__ float both(float v) { return v * TILE; }
+__global__ void blur(const Point3* in, real* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { out[i] = in[i].x * weight(i) + both(1.f); atomicAdd(&d_counter, 1); }
+}
+__global__ void other_kernel(int* p) { p[0] = 1; }
+void helper_init(HostOnly* h) { h_counter++; }
+int main() { printf("%d\\n", N); return 0; }
+"""
+
+
+def _closure():
+    program = Program.merge([model_source(Path("sample.cu"), SAMPLE)])
+    kernel = program.kernel("blur", Path("sample.cu"))
+    return device_closure(program, [kernel])
+
+
+def test_closure_keeps_what_the_kernel_uses():
+    kept = {n for item in _closure().items for n in item.names}
+    assert {"Point3", "real", "c_filter", "d_counter", "TILE", "weight", "both"} <= kept
+
+
+def test_closure_drops_host_code_and_unused_definitions():
+    closure = _closure()
+    kept = {n for item in closure.items for n in item.names}
+    assert not kept & {"HostOnly", "h_counter", "unused", "helper_init", "main", "other_kernel", "blur"}
+    assert set(closure.dropped_host) == {"helper_init", "main"}
+    assert closure.dropped_unused >= 1  # 'unused'
+
+
+def test_free_operators_are_kept_although_never_named():
+    assert any(item.function is not None and item.function.name == "operator+" for item in _closure().items)

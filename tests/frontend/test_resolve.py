@@ -1,0 +1,69 @@
+"""Name resolution: which declaration a name written in some namespace refers to."""
+from pathlib import Path
+
+from hfuse.frontend.extract import model_source
+from hfuse.frontend.program import Program
+from hfuse.frontend.resolve import LocalNames
+
+LIBRARY = """
+namespace cg = cooperative_groups;
+namespace mylib {
+namespace detail {
+__device__ float reduce(float v) { return v; }
+}  // namespace detail
+struct Params { int n; };
+__device__ float scale(float v) { return 2.f * v; }   // a helper named like another namespace's kernel
+__global__ void run(float* p, Params q) { p[0] = detail::reduce(scale(1.f)); }
+namespace { __device__ int hidden() { return 1; } }
+}  // namespace mylib
+namespace other { __global__ void scale(float* p) { p[0] = 1.f; } }
+namespace ml = mylib;
+using namespace mylib::detail;
+__global__ void top(float* p) { p[0] = reduce(2.f) + ml::scale(1.f); }
+"""
+
+
+def _program() -> Program:
+    return Program.merge([model_source(Path("lib.cu"), LIBRARY)])
+
+
+def test_names_resolve_from_the_innermost_namespace_outwards():
+    r = _program().resolver
+    assert r.resolve(("mylib",), "detail::reduce") == "mylib::detail::reduce"
+    assert r.resolve(("mylib",), "scale") == "mylib::scale"
+    assert r.resolve(("other",), "scale") == "other::scale"
+    assert r.resolve(("mylib", "detail"), "Params") == "mylib::Params"
+    assert r.resolve((), "Params") is None  # not visible at file scope
+
+
+def test_using_directives_aliases_and_anonymous_namespaces():
+    r = _program().resolver
+    assert r.resolve((), "reduce") == "mylib::detail::reduce"  # using namespace mylib::detail;
+    assert r.resolve((), "ml::scale") == "mylib::scale"  # namespace ml = mylib;
+    assert r.resolve(("mylib",), "hidden") == "mylib::hidden"  # anonymous namespaces are transparent
+    assert r.resolve((), "::mylib::Params") == "mylib::Params"
+
+
+def test_function_local_using_and_alias():
+    r = _program().resolver
+    local = LocalNames.of_text("void f() { using namespace mylib; namespace d = mylib::detail; }")
+    assert r.resolve((), "Params", local) == "mylib::Params"
+    assert r.resolve((), "d::reduce", local) == "mylib::detail::reduce"
+
+
+def test_cooperative_groups_under_any_spelling():
+    r = _program().resolver
+    assert r.is_cooperative_groups((), "cg")
+    assert r.is_cooperative_groups((), "cooperative_groups") and r.is_cooperative_groups((), "::cooperative_groups")
+    assert not r.is_cooperative_groups((), "mylib")
+    local = LocalNames.of_text("void f() { namespace g = cooperative_groups; }")
+    assert r.is_cooperative_groups(("mylib",), "g", local)
+    assert r.uses_cooperative_groups((), LocalNames.of_text("void f() { using namespace cooperative_groups; }"))
+
+
+def test_kernels_are_selected_by_qualified_or_unique_plain_name():
+    program = _program()
+    assert program.kernel("mylib::run", Path("lib.cu")).key == "mylib::run"
+    assert program.kernel("run", Path("lib.cu")).key == "mylib::run"
+    assert program.kernel("other::scale", Path("lib.cu")).scope == ("other",)
+    assert program.kernel("scale", Path("lib.cu")).key == "other::scale"  # mylib::scale is a helper, not a kernel
