@@ -24,12 +24,12 @@ from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, device_closure
-from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap
+from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program
 from .spec import Dim3, KernelSpec
-from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_types
+from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
 from .transform.context_types import check_context_type
 from .transform.partition import Part, Partition, Strategy, make_partition
@@ -51,6 +51,9 @@ class FusedKernel:
     partition: Partition
     register_cap: RegisterCap | None
     signatures: tuple[PartSignature, ...] = field(repr=False)
+    symbol_names: tuple[dict[str, str], ...] = ()
+    """Per part: user's ``__constant__``/``__device__`` symbol name -> its name in the fused
+    source, for the symbols hfuse renamed (two inputs defined them); empty: none renamed."""
 
     @property
     def strategy(self) -> Strategy:
@@ -133,6 +136,8 @@ class PreparedKernel:
     uses_thread_block: bool
     context_types: tuple[TopLevelItem, ...] = ()
     """Definitions of the structs with block-reading members that this kernel uses."""
+    symbols: tuple[TopLevelItem, ...] = ()
+    """Its own definitions of the symbols another input defines too (renamed per part)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,8 @@ class PreparedUnit:
     """Helpers every part gets its own copy of: the originals are dead code in the fused file."""
     context_types: frozenset[str] = frozenset()
     """Structs every part gets its own copy of (see transform/context_types.py)."""
+    symbols: frozenset[str] = frozenset()
+    """Symbols defined by several inputs: every part gets its own (see transform/symbols.py)."""
 
     @property
     def headers(self) -> tuple[Path, ...]:
@@ -179,6 +186,8 @@ def prepare(
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver
     )
+    clashes = program.clashing_symbols()
+    close_over_symbols(everything, program.items, program.resolver, set(clashes))
     context_types = close_over_types(everything, program.items, program.resolver)
     prepared = []
     for spec, kernel in zip(specs, found):
@@ -186,16 +195,19 @@ def prepare(
             for fn in everything.facts[key]:
                 _check_parses(fn.function, spec)
         check_kernel(kernel, everything)
-        own_closure = device_closure(program, [kernel]) if context_types else closure
+        own_closure = device_closure(program, [kernel]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
+        used = [key for key in clashes if any(set(i.keys) & {key} for i in own_closure.items)]
+        symbols = tuple(clashes[key].get(spec.file) or next(iter(clashes[key].values())) for key in used)
         for item in types:
             check_context_type(item, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
-        prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"), types))
+        prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
+                                       types, symbols))
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept))),
-                        context_helpers, context_types)
+                        context_helpers, context_types, frozenset(clashes))
 
 
 def fuse(
@@ -246,9 +258,10 @@ def fuse(
             resolver=program.resolver,
             known=known,
             context_types=prepared.context_types,
+            symbols=frozenset(k for i in unit_kernel.symbols for k in i.keys),
         )
         functions = {**program.functions, part.kernel.key: [part.kernel]}
-        codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types))
+        codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
     sigs = [part_signature(part) for part in partition.parts]
 
     bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
@@ -271,7 +284,7 @@ def fuse(
     shared_items = [
         item for item in prepared.closure.items
         if not (item.function is not None and item.function.key in prepared.context_helpers)
-        and not set(item.keys) & prepared.context_types
+        and not set(item.keys) & (prepared.context_types | prepared.symbols)
     ]
     thread_block = any(k.uses_thread_block for k in prepared.kernels)
     source = assemble(
@@ -280,4 +293,9 @@ def fuse(
     )
     templated = [a for s in sigs if s.template_header for a in s.template_args]
     expression = f"{expression_prefix}{fused_name}<{', '.join(templated)}>" if templated else f"{expression_prefix}{fused_name}"
-    return FusedKernel(source, fused_name, expression, partition, register_cap, tuple(sigs))
+    symbol_names = tuple(
+        {key: qualify(item.scope, f"{key.split('::')[-1]}__hf{part.index}") for item in k.symbols for key in item.keys}
+        for part, k in zip(partition.parts, prepared.kernels)
+    )
+    return FusedKernel(source, fused_name, expression, partition, register_cap, tuple(sigs),
+                       symbol_names if any(symbol_names) else ())

@@ -189,3 +189,24 @@ def test_what_hfuse_cannot_see_into_is_refused(tmp_path, body, why):
     with pytest.raises(HFuseError, match=re.escape(why)) as err:
         fuse([KernelSpec(path, "k", 128), KernelSpec(path, "z", 32)])
     assert f"{path}:2" in str(err.value)
+
+
+@pytest.mark.nvcc
+def test_a_constant_table_both_files_define_becomes_one_per_part(tmp_path):
+    table = "__constant__ float coeffs[4];\n__device__ float weigh(float v, int i) { return v * coeffs[i & 3]; }\n"
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    a.write_text(table + "__global__ void ka(float* y) { y[threadIdx.x] = weigh(y[threadIdx.x], threadIdx.x); }\n")
+    b.write_text(table + "__global__ void kb(float* y) { y[threadIdx.x] = coeffs[0] + weigh(1.f, threadIdx.x); }\n")
+    fused = fuse([KernelSpec(a, "ka", 128), KernelSpec(b, "kb", 128)])
+    assert fused.symbol_names == ({"coeffs": "coeffs__hf1"}, {"coeffs": "coeffs__hf2"})
+    part1, part2 = _part(fused.source, 1), _part(fused.source, 2)
+    assert "__constant__ float coeffs__hf1[4];" in part1 and "coeffs__hf2" not in part1
+    assert "coeffs__hf2[0] + weigh__hf2(hf_ctx, 1.f" in part2  # the helper reads its part's copy
+    assert re.search(r"\bcoeffs\[", fused.source) is None
+    _compile(fused.source, tmp_path)
+
+
+def test_a_constant_table_one_file_defines_keeps_its_name(files):
+    library, partner = files
+    fused = fuse([KernelSpec(library, "mylib::scale", 256), KernelSpec(partner, "partner", 128)])
+    assert fused.symbol_names == ()

@@ -28,6 +28,14 @@ class Program:
     extern_shared: dict[str, str] = field(default_factory=dict)
     """File-scope ``extern __shared__`` arrays: name -> element type."""
     resolver: Resolver = field(default_factory=Resolver)
+    symbols: dict[str, dict[Path, TopLevelItem]] = field(default_factory=dict)
+    """``__constant__``/``__device__`` variables by key, then by the source file that defines them.
+
+    Two sources that define one symbol have two symbols when compiled apart (each filled
+    by its own host code), so the fused file gives each part its own copy."""
+
+    def clashing_symbols(self) -> dict[str, dict[Path, TopLevelItem]]:
+        return {key: owners for key, owners in self.symbols.items() if len(owners) > 1}
 
     @classmethod
     def merge(cls, files: list[SourceFile]) -> "Program":
@@ -37,11 +45,15 @@ class Program:
         for source in files:
             for item in source.items:
                 fn = item.function
-                key = (item.scope, _normalised(item.text))
+                symbol = is_device_variable(item)
+                key = (item.scope, _normalised(item.text), source.path if symbol else None)
                 if key in seen_text:
                     continue  # the same definition in two files (or a header read twice) appears once
                 seen_text.add(key)
-                if item.device and (fn is None or fn.kind != "global"):  # kernels are regenerated, never emitted as is
+                if symbol:
+                    for name in item.keys:
+                        program.symbols.setdefault(name, {})[source.path] = item
+                elif item.device and (fn is None or fn.kind != "global"):  # kernels are regenerated, never emitted as is
                     for name in item.keys:
                         program._claim(owner, name, item)
                 program.items.append(item)
@@ -99,6 +111,17 @@ class Program:
         if not kernels and "__global__" in source.text:
             hint = "the file's kernels are all behind conditional compilation: pass the -D that enables them"
         raise HFuseError(f"no __global__ kernel named '{name}' (kernels in this file: {known})", Location(file, None, name), hint=hint)
+
+
+_DEVICE_STORAGE = re.compile(r"(?<!\w)(__constant__|__device__|__managed__)(?!\w)")
+
+
+def is_device_variable(item: TopLevelItem) -> bool:
+    """A ``__constant__``/``__device__``/``__managed__`` variable definition (not ``extern``)."""
+    head = re.sub(r"__align__\s*\([^()]*\)", "", item.text.split("=")[0])
+    if item.kind != "declaration" or item.function is not None or "(" in head:
+        return False
+    return bool(_DEVICE_STORAGE.search(head)) and not re.search(r"(?<!\w)extern(?!\w)", head)
 
 
 def _is_prototype(item: TopLevelItem) -> bool:

@@ -288,6 +288,17 @@ def close_over_calls(
     return program
 
 
+def close_over_symbols(program: ProgramFacts, items: Sequence[TopLevelItem], resolver: Resolver, symbols: set[str]) -> None:
+    """Functions that read one of ``symbols`` (each part's own copy) are copied per part."""
+    if not symbols:
+        return
+    for item in items:
+        if item.function is not None and item.function.key in program.facts and item.device:
+            if {resolver.resolve(item.scope, r) for r in item.references} & symbols:
+                program.needs_context.add(item.function.key)
+    program.propagate()
+
+
 def close_over_types(program: ProgramFacts, items: Sequence[TopLevelItem], resolver: Resolver) -> frozenset[str]:
     """Context types: structs with a member function that needs the part's context, and
     structs that use such a struct. Every function that names one needs the context too

@@ -25,6 +25,8 @@ class PartContext:
     """Keys of every function of the program (calls resolve among these)."""
     context_types: frozenset[str] = frozenset()
     """Keys of structs whose members read the block: the part uses its own copies."""
+    symbols: frozenset[str] = frozenset()
+    """Keys of ``__constant__``/``__device__`` symbols the part has its own copy of."""
 
     @property
     def context_type_names(self) -> frozenset[str]:

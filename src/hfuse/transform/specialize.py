@@ -22,6 +22,7 @@ from .builtins import builtin_edits
 from .calls import call_edits, signature_edits
 from .context import CTX, PartContext
 from .context_types import context_type_edits, type_copy
+from .symbols import symbol_edits
 from .cooperative_groups import cooperative_groups_edits
 from .early_exit import make_early_exits_safe
 from .edits import OverlappingEdits, TextEdit, apply_edits
@@ -59,6 +60,7 @@ def _rewrite(text: str, ctx: PartContext, scope: Scope, file: Path, line: int, r
     edits += shared_memory_edits(root, ctx)
     edits += call_edits(root, ctx, scope)
     edits += context_type_edits(root, ctx, scope, str(file), line - 1)
+    edits += symbol_edits(root, ctx, scope)
     if rename_signature:
         definition = next(n for n in walk(root) if n.type == "function_definition")
         edits += signature_edits(definition, ctx)
@@ -97,9 +99,12 @@ def specialise_part(
     program: ProgramFacts,
     functions: dict[str, list[Function]],
     context_types: Sequence[TopLevelItem] = (),
+    symbols: Sequence[TopLevelItem] = (),
 ) -> PartCode:
-    """``context_types``: the definitions of the context types this part uses (see context_types.py)."""
-    types = tuple(
+    """``context_types``: the definitions of the context types this part uses (see
+    context_types.py); ``symbols``: the definitions of the symbols it has its own copy of."""
+    types = tuple(ScopedCode(item.scope, _rewrite(item.text, ctx, item.scope, item.file, item.line)) for item in symbols)
+    types += tuple(
         ScopedCode(item.scope, type_copy(_rewrite(item.text, ctx, item.scope, item.file, item.line), ctx))
         for item in context_types
     )

@@ -1,0 +1,41 @@
+"""SymbolRewrite: a ``__constant__``/``__device__`` symbol that two inputs both define
+becomes one symbol per part.
+
+Compiled apart, ``a.cu`` and ``b.cu`` that both define ``__constant__ float coeffs[16]``
+have two tables, each filled by its own ``cudaMemcpyToSymbol``. Fused into one file they
+would share one, and one kernel would read the other's data. So part ``i`` gets
+``coeffs__hf<i>`` (its own file's definition, renamed), every reference in its code is
+renamed, and ``FusedKernel.symbol_names`` tells the launcher where each part's data goes.
+Helpers that read such a symbol are copied per part (like helpers that read built-ins),
+so each copy reads its own part's table.
+"""
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from ..frontend.model import Scope
+from ..frontend.parse import walk
+from ..frontend.resolve import LocalNames
+from .context import PartContext
+from .edits import TextEdit
+
+
+def symbol_edits(root: ts.Node, ctx: PartContext, scope: Scope) -> list[TextEdit]:
+    if not ctx.symbols:
+        return []
+    plain = {key.split("::")[-1] for key in ctx.symbols}
+    local = LocalNames.of(root)
+    edits = []
+    for node in walk(root):
+        if node.type != "identifier" or node.text.decode() not in plain:
+            continue
+        parent = node.parent
+        written = node.text.decode()
+        if parent is not None and parent.type == "qualified_identifier":
+            if parent.child_by_field_name("name") != node:
+                continue
+            written = parent.text.decode().replace(" ", "")
+        key = ctx.resolver.resolve(scope, written, local)
+        if key in ctx.symbols:
+            edits.append(TextEdit.replace(node, ctx.clone_name(node.text.decode())))
+    return edits
