@@ -1,6 +1,7 @@
 """The Python API of the fusion compiler: ``fuse(...)`` returns a ``FusedKernel``."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -179,7 +180,41 @@ def prepare(
     shapes of ``kernels`` do not matter here.
     """
     specs = list(kernels)
-    options = options or NO_OPTIONS
+    with _internal_errors_named(specs):
+        return _prepare(specs, sources, options or NO_OPTIONS)
+
+
+@contextmanager
+def _internal_errors_named(specs: Sequence[KernelSpec]):
+    """A bug of hfuse's still reaches the user as an ``HFuseError`` that names the inputs."""
+    try:
+        yield
+    except (HFuseError, ValueError, TypeError) as exc:
+        if isinstance(exc, HFuseError) or not _raised_by_hfuse(exc):
+            raise
+        _reraise_internal(exc, specs)
+    except (KeyError, AttributeError, AssertionError, IndexError, RecursionError, UnicodeError) as exc:
+        _reraise_internal(exc, specs)
+
+
+def _raised_by_hfuse(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and "/hfuse/" in tb.tb_frame.f_code.co_filename.replace("\\", "/")
+
+
+def _reraise_internal(exc: BaseException, specs: Sequence[KernelSpec]) -> None:
+    names = ", ".join(f"{s.name} ({s.file})" for s in specs)
+    raise HFuseError(
+        f"internal error of hfuse while fusing {names}: {type(exc).__name__}: {exc}",
+        Location(specs[0].file if specs else None, None, specs[0].name if specs else None),
+        hint="this is a bug in hfuse, not in your code: please report it with the input files; "
+        "until it is fixed, keep these kernels unfused",
+    ) from exc
+
+
+def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> PreparedUnit:
     program = _merge(_sources(specs, sources, options), specs)
     found = [program.kernel(s.name, s.file) for s in specs]
     closure = device_closure(program, found)
@@ -238,6 +273,18 @@ def fuse(
         prepared = prepare(specs, sources=sources, options=options)
     elif not prepared.matches(specs):
         raise ValueError("the prepared unit was made for other kernels")
+    with _internal_errors_named(specs):
+        return _generate(specs, prepared, strategy, register_cap, name, barrier_form)
+
+
+def _generate(
+    specs: list[KernelSpec],
+    prepared: PreparedUnit,
+    strategy: Strategy,
+    register_cap: RegisterCap | None,
+    name: str | None,
+    barrier_form: BarrierForm,
+) -> FusedKernel:
     program = prepared.program
     found = [k.function for k in prepared.kernels]
     partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], strategy)

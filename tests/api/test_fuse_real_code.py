@@ -210,3 +210,16 @@ def test_a_constant_table_one_file_defines_keeps_its_name(files):
     library, partner = files
     fused = fuse([KernelSpec(library, "mylib::scale", 256), KernelSpec(partner, "partner", 128)])
     assert fused.symbol_names == ()
+
+
+def test_an_internal_error_reaches_the_user_as_an_hfuse_error(files, monkeypatch):
+    import hfuse.api
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(hfuse.api, "specialise_part", broken)
+    library, partner = files
+    with pytest.raises(HFuseError, match=r"internal error of hfuse while fusing tiles .*KeyError") as err:
+        fuse([KernelSpec(library, "tiles", 128), KernelSpec(partner, "partner", 128)])
+    assert "report it" in str(err.value)
