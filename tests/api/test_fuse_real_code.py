@@ -223,3 +223,19 @@ def test_an_internal_error_reaches_the_user_as_an_hfuse_error(files, monkeypatch
     with pytest.raises(HFuseError, match=r"internal error of hfuse while fusing tiles .*KeyError") as err:
         fuse([KernelSpec(library, "tiles", 128), KernelSpec(partner, "partner", 128)])
     assert "report it" in str(err.value)
+
+
+@pytest.mark.nvcc
+def test_device_source_of_a_sample_file_holds_only_the_kernels_side(files, tmp_path):
+    from hfuse.api import device_source
+
+    library, _ = files
+    unfused = device_source(KernelSpec(library, "reduce0", 256, ("float",)))
+    assert unfused.name_expression == "reduce0<float>"
+    assert "int main(" not in unfused.source and "main" in unfused.source.split("\n\n")[0]
+    assert "struct SharedMemory {" in unfused.source and "__global__ void reduce0(" in unfused.source
+    assert "mylib" not in unfused.source and "tiles" not in unfused.source
+    _compile(unfused.source, tmp_path)
+    scale = device_source(KernelSpec(library, "mylib::scale", 256))
+    assert scale.name_expression == "mylib::scale" and "namespace detail {" in scale.source
+    _compile(scale.source, tmp_path)

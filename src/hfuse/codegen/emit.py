@@ -99,3 +99,12 @@ def assemble(
     out.extend(kernels)
     out.extend(launchers)
     return "\n\n".join(s.rstrip("\n") for s in out) + "\n"
+
+
+def assemble_device_file(header: str, include_lines: Sequence[str], items: Sequence[TopLevelItem]) -> str:
+    """A file of original definitions only (an unfused kernel and what it uses), each in its namespace."""
+    out = [header]
+    if include_lines:
+        out.append("\n".join(include_lines) + "\n")
+    out.extend(_scoped([(item.scope, item.text) for item in items]))
+    return "\n\n".join(s.rstrip("\n") for s in out) + "\n"
