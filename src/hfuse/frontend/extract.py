@@ -97,7 +97,12 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
     if node.type == "linkage_specification":
         body = node.child_by_field_name("body")
         if body is not None and body.type == "function_definition":
-            fn = _function(node, body, data, where, scope, extern_c=True)
+            try:
+                fn = _function(node, body, data, where, scope, extern_c=True)
+            except HFuseError:
+                if _function_kind(body) != "host":
+                    raise
+                return [TopLevelItem("other", text, (), path, line, scope=scope, device=False)]
             return [_function_item(node, fn, data, path, line, scope)]
         if body is not None and body.type == "declaration_list":
             return _scope_items(_inside_braces(body), data, where, scope)
@@ -113,7 +118,13 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
         if inner and inner[0].type == "function_definition":
             definition = inner[0]
     if definition.type == "function_definition":
-        fn = _function(node, definition, data, where, scope)
+        try:
+            fn = _function(node, definition, data, where, scope)
+        except HFuseError:
+            if _function_kind(definition) != "host":
+                raise
+            # host code the model cannot read never reaches the fused file anyway
+            return [TopLevelItem("other", text, (), path, line, scope=scope, device=False)]
         return [_function_item(node, fn, data, path, line, scope)]
     if node.type in ("declaration", "type_definition", "alias_declaration", "using_declaration") or (
         node.type in _TYPE_DEFINING

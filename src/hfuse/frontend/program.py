@@ -108,8 +108,10 @@ class Program:
         close = difflib.get_close_matches(wanted, list(kernels), n=3)
         known = ", ".join(sorted(kernels)) or "none"
         hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else None
-        if not kernels and "__global__" in source.text:
-            hint = "the file's kernels are all behind conditional compilation: pass the -D that enables them"
+        unparsed = next((i for i in source.items if i.kind == "other" and re.search(rf"\b{re.escape(wanted.split('::')[-1])}\s*\(", i.text)), None)
+        if unparsed is not None:
+            hint = (f"{unparsed.file}:{unparsed.line} mentions '{name}' in code hfuse could not parse; check that it "
+                    "compiles with nvcc with the same -I/-D options")
         raise HFuseError(f"no __global__ kernel named '{name}' (kernels in this file: {known})", Location(file, None, name), hint=hint)
 
 
