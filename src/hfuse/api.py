@@ -8,16 +8,7 @@ from typing import Any, Mapping, Sequence
 
 from . import __version__
 from .codegen.emit import assemble, assemble_device_file, dropped_comment, header_comment
-try:  # TEMPORARY until codegen/includes.py lands
-    from .codegen.includes import IncludePlan, plan_includes
-except ImportError:
-    @dataclass(frozen=True)
-    class IncludePlan:  # type: ignore[no-redef]
-        lines: tuple[str, ...]
-        dropped: tuple[str, ...]
-
-    def plan_includes(lines):  # type: ignore[no-redef]
-        return IncludePlan(tuple(lines), ())
+from .codegen.includes import IncludePlan, plan_includes
 from .codegen.kernel import horizontal_kernel, vertical_kernel
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .codegen.preamble import BarrierForm

@@ -10,6 +10,33 @@ from rich.console import Console
 from rich.markup import escape
 
 from .errors import HFuseError, Location
+from .frontend.options import KNOWN_STDS, NO_OPTIONS, CompileOptions
+
+
+def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) -> None:
+    """nvcc's preprocessing flags, spelled as nvcc spells them (``-IDIR`` or ``-I DIR``).
+
+    ``-include`` is an option of its own (argparse matches it exactly before trying
+    ``-I`` with the attached value ``nclude``)."""
+    group = parser.add_argument_group("compile options (as for nvcc; added to a config's 'compile:')")
+    group.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                       help="search DIR for #include files (repeatable); headers found there are read and analysed")
+    group.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                       help="define a macro (repeatable; NAME alone is NAME=1)")
+    group.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
+                       help="undefine a macro, after every -D (repeatable)")
+    group.add_argument("-include", dest="pre_includes", action="append", default=[], metavar="FILE",
+                       help="read FILE before each source, as if its first line included it (repeatable)")
+    group.add_argument("-std", dest="std", choices=KNOWN_STDS, help="language dialect (default c++17)")
+    if arch:
+        group.add_argument("-arch", dest="arch", metavar="sm_XX",
+                           help="the device pass that decides #if __CUDA_ARCH__ (default sm_90)")
+
+
+def options_from_flags(args: argparse.Namespace, base: CompileOptions = NO_OPTIONS) -> CompileOptions:
+    """``base`` (a config's options) with the command line's flags on top."""
+    return base.extended(args.include_dirs, args.defines, args.undefines, args.pre_includes, args.std,
+                         getattr(args, "arch", None))
 
 
 def _fuse(args: argparse.Namespace, console: Console) -> int:
@@ -30,6 +57,7 @@ def _fuse(args: argparse.Namespace, console: Console) -> int:
         if not args.kernel:
             raise HFuseError("name the kernels to fuse with --kernel NAME:BLOCK (twice or more), or pass --config FILE")
         request = FuseRequest([parse_kernel_option(k, files, sources) for k in args.kernel])
+    request.options = options_from_flags(args, request.options)
     if args.strategy:
         request.strategy = args.strategy
     if args.min_blocks or args.max_registers:
@@ -51,6 +79,7 @@ def _fuse(args: argparse.Namespace, console: Console) -> int:
         register_cap=request.register_cap,
         name=request.name,
         barrier_form=request.barrier_form,
+        options=request.options,
     )
     elapsed = time.perf_counter() - start
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -80,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--max-registers", type=int, help="register cap: __maxnreg__(R)")
     fuse.add_argument("--name", help="name of the fused kernel (default: <k1>_<k2>__hfused)")
     fuse.add_argument("--barrier", choices=["barrier", "bar"], help="PTX barrier form: barrier.sync (default, non-aligned) or bar.sync")
+    add_compile_flags(fuse, arch=True)
     fuse.set_defaults(run=_fuse)
     from .tune.command import add_tune_parser
 

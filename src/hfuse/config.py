@@ -9,6 +9,10 @@ A config file describes several kernels and files::
       - {file: maxpool.cu, name: maxpool2d_forward, block: 256, tunable: true}
       - {file: hist.cu, name: histogram, block: 512}
       - {file: axpy.cu, name: axpy, block: 128, template_args: [float, 4]}
+    compile:                      # optional: nvcc's -I/-D/-U/-include/-std
+      include_dirs: [include]
+      defines: [BLOCK=16, USE_FAST_MATH]
+      std: c++14
 
 Paths are relative to the config file.
 """
@@ -24,11 +28,12 @@ from typing import Any
 import yaml
 
 from .errors import HFuseError, Location
+from .frontend.options import NO_OPTIONS, CompileOptions
 from .spec import Dim3, KernelSpec
 from .tune.regcap import RegisterCap
 
 _KERNEL_KEYS = {"file", "name", "block", "template_args", "tunable"}
-_TOP_KEYS = {"output", "strategy", "register_cap", "name", "barrier", "kernels", "tune", "pair", "workloads"}
+_TOP_KEYS = {"output", "strategy", "register_cap", "name", "barrier", "kernels", "tune", "pair", "workloads", "compile"}
 
 
 @dataclass
@@ -41,6 +46,8 @@ class FuseRequest:
     output: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Sections other commands read (``tune``)."""
+    options: CompileOptions = NO_OPTIONS
+    """nvcc's ``-I/-D/-U/-include/-std`` for the sources (the config's ``compile:``)."""
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
@@ -76,6 +83,7 @@ def load_config(path: str | Path) -> FuseRequest:
     except (ValueError, TypeError) as exc:
         raise HFuseError(f"register_cap: {exc}", Location(path)) from exc
     output = data.get("output")
+    options = compile_options(data.get("compile"), path)
     return FuseRequest(
         kernels=kernels,
         strategy=data.get("strategy", "horizontal"),
@@ -84,7 +92,21 @@ def load_config(path: str | Path) -> FuseRequest:
         barrier_form=data.get("barrier", "barrier"),
         output=Path(os.path.normpath(path.parent / output)) if output else None,
         extra={k: v for k, v in data.items() if k in ("tune", "pair", "workloads")},
+        options=options,
     )
+
+
+def compile_options(section: Any, path: Path) -> CompileOptions:
+    """A config's ``compile:`` mapping as ``CompileOptions``, paths relative to the config file."""
+    if section is None:
+        return NO_OPTIONS
+    if not isinstance(section, dict):
+        raise HFuseError("'compile' must be a mapping (include_dirs, defines, undefines, pre_includes, std)",
+                         Location(path))
+    try:
+        return CompileOptions.from_dict(section).resolved(path.parent)
+    except HFuseError as exc:
+        raise HFuseError(f"compile: {exc.message}", Location(path), hint=exc.hint) from exc
 
 
 def _kernel(entry: Any, index: int, path: Path) -> KernelSpec:

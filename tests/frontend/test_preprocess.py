@@ -1,33 +1,251 @@
-from hfuse.frontend.preprocess import preprocess
+"""Preprocessing as nvcc's device pass: conditionals, user headers, kept includes, origins.
 
-SOURCE = """#include <cuda_runtime.h>
+Each test is a small file written the way public CUDA suites write them, preprocessed
+with the options nvcc would be given; it asserts what the compiler would see and where
+each line came from.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hfuse.errors import HFuseError
+from hfuse.frontend.options import CompileOptions
+from hfuse.frontend.preprocess import PreprocessedSource, kept_header_dirs, preprocess
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    """Writes ``files`` under ``root``; returns the first one (the source)."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root / next(iter(files))
+
+
+def run(path: Path, options: CompileOptions = CompileOptions()) -> PreprocessedSource:
+    return preprocess(path.read_text(), path, options)
+
+
+def line_of(pre: PreprocessedSource, needle: str) -> int:
+    """1-based line of ``pre.text`` holding ``needle`` (exactly one)."""
+    hits = [i for i, line in enumerate(pre.text.split("\n"), start=1) if needle in line]
+    assert len(hits) == 1, (needle, hits, pre.text)
+    return hits[0]
+
+
+# -- macros and line numbers ------------------------------------------------------------
+
+KERNEL = """#include <cuda_runtime.h>
 #define GRID_STRIDE(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
 #define SQ(x) ((x) * (x))
 __global__ void k(float* a, int n) {
 #pragma unroll 4
   GRID_STRIDE(i, n) { a[i] = SQ(a[i]); }
-#if __CUDA_ARCH__ >= 700
-  __syncwarp();
+}
+"""
+
+
+def test_macros_in_kernel_bodies_are_expanded_and_lines_keep_their_numbers():
+    pre = preprocess(KERNEL, "k.cu")
+    lines = pre.text.split("\n")
+    assert lines[3].startswith("__global__ void k(")  # line 4 of the file is line 4 of the text
+    assert lines[5].lstrip().startswith("for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n);")
+    assert "((a[i]) * (a[i]))" in lines[5]
+    assert "GRID_STRIDE" not in pre.text and "SQ(" not in pre.text and "#define" not in pre.text
+    assert pre.origin(6) == (Path("k.cu"), 6)
+
+
+def test_pragmas_and_toolkit_includes_pass_through():
+    pre = preprocess(KERNEL, "k.cu")
+    assert "#pragma unroll 4" in pre.text
+    assert pre.text.split("\n")[0] == "#include <cuda_runtime.h>"
+    assert pre.kept_includes == ("#include <cuda_runtime.h>",) and pre.headers == ()
+
+
+# -- conditionals -----------------------------------------------------------------------
+
+def test_an_include_guarded_file_is_seen_whole(tmp_path):
+    """Issue 1: the guard's macro is unknown at the top, so the whole file is taken."""
+    src = write(tmp_path, {"stencil.cu": "#ifndef STENCIL_CU\n#define STENCIL_CU\n"
+                                         "__global__ void stencil(float* a) { a[0] = 1.f; }\n#endif\n"})
+    pre = run(src)
+    assert line_of(pre, "__global__ void stencil") == 3
+    assert "#ifndef" not in pre.text and "#endif" not in pre.text
+
+
+IFDEF_KERNEL = """#ifdef USE_K
+__global__ void k(float* a) { a[0] = K_SCALE; }
+#else
+void host_only() {}
+#endif
+"""
+
+
+def test_a_kernel_under_ifdef_needs_its_macro_as_with_nvcc():
+    without = preprocess(IFDEF_KERNEL, "k.cu")
+    assert "__global__" not in without.text and "host_only" in without.text
+    with_d = preprocess(IFDEF_KERNEL, "k.cu", CompileOptions(defines=["USE_K", "K_SCALE=2.5f"]))
+    assert "a[0] = 2.5f;" in with_d.text and "host_only" not in with_d.text
+    assert with_d.origin(line_of(with_d, "__global__")) == (Path("k.cu"), 2)
+
+
+def test_undefine_comes_after_every_define():
+    pre = preprocess(IFDEF_KERNEL, "k.cu", CompileOptions(defines=["USE_K"], undefines=["USE_K"]))
+    assert "__global__" not in pre.text and "host_only" in pre.text
+
+
+def test_unknown_macros_in_if_are_zero_and_undefined():
+    text = "#if UNKNOWN_FLAG || defined(UNKNOWN_TOO)\nint yes;\n#else\nint no;\n#endif\n"
+    pre = preprocess(text, "k.cu")
+    assert "int no;" in pre.text and "int yes;" not in pre.text
+
+
+ARCH_KERNEL = """__global__ void k(float* a) {
+#if __CUDA_ARCH__ >= 800
+  a[0] = 800;
+#else
+  a[0] = 0;
 #endif
 }
 """
 
 
-def test_macros_in_kernel_bodies_are_expanded():
-    out = preprocess(SOURCE, "k.cu")
-    assert "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n);" in out
-    assert "((a[i]) * (a[i]))" in out
-    assert "GRID_STRIDE" not in out and "SQ(" not in out
+@pytest.mark.parametrize("arch, expected", [("sm_90", "a[0] = 800;"), ("sm_80", "a[0] = 800;"), ("sm_70", "a[0] = 0;")])
+def test_cuda_arch_is_the_device_pass_of_the_target(arch, expected):
+    pre = preprocess(ARCH_KERNEL, "k.cu", CompileOptions(arch=arch))
+    assert expected in pre.text and "#if" not in pre.text
 
 
-def test_includes_pragmas_and_unknown_conditionals_pass_through():
-    out = preprocess(SOURCE, "k.cu")
-    assert "#include <cuda_runtime.h>" in out
-    assert "#pragma unroll 4" in out
-    assert "#if __CUDA_ARCH__ >= 700" in out and "#endif" in out
+@pytest.mark.parametrize("std, value", [("c++11", "201103L"), ("c++14", "201402L"), ("c++17", "201703L"), ("c++20", "202002L")])
+def test_std_sets_cplusplus(std, value):
+    text = "long v = __cplusplus;\n#if __cplusplus >= 201703L\nint modern;\n#else\nregister int old;\n#endif\n"
+    pre = preprocess(text, "k.cu", CompileOptions(std=std))
+    assert f"long v = {value};" in pre.text
+    assert ("int modern;" in pre.text) == (std in ("c++17", "c++20"))
 
 
-def test_line_numbers_are_preserved():
-    out = preprocess(SOURCE, "k.cu").splitlines()
-    assert out[3].startswith("__global__ void k(")
-    assert "GRID" not in out[5] and out[5].lstrip().startswith("for (int i")
+def test_nvcc_macros_are_predefined():
+    text = "#if defined(__CUDACC__) && defined(__NVCC__) && __CUDACC_VER_MAJOR__ >= 13 && CUDART_VERSION >= 13000\nint nvcc;\n#endif\n"
+    assert "int nvcc;" in preprocess(text, "k.cu").text
+
+
+def test_error_stops_only_when_its_branch_is_taken():
+    text = "#ifndef BLOCK\n#error define BLOCK (e.g. -DBLOCK=256)\n#endif\nint b = BLOCK;\n"
+    assert "int b = 256;" in preprocess(text, "k.cu", CompileOptions(defines=["BLOCK=256"])).text
+    with pytest.raises(HFuseError) as err:
+        preprocess(text, "k.cu")
+    assert err.value.where.file == Path("k.cu") and err.value.where.line == 2
+    assert "#error define BLOCK" in str(err.value) and err.value.hint
+
+
+# -- comments ---------------------------------------------------------------------------
+
+def test_comments_never_leak_into_macros():
+    """Issue 2: ``1 // comment`` as a macro body would comment out the rest of the line."""
+    text = ("#define HALO 1 // halo width\n#define R 2 /* radius */\n#define ADD(a, b) ((a) + (b))\n"
+            "int w = HALO + R; int x = 3;\n"
+            "int y = ADD(w // the first\n, x);\n"  # a line comment inside an invocation's arguments
+            "int z = 4; // code comments may stay\n")
+    pre = preprocess(text, "k.cu")
+    assert "int w = 1 + 2; int x = 3;" in pre.text
+    y = pre.text[pre.text.index("int y"):pre.text.index("int z")]
+    assert "x))" in y and "//" not in y  # the comment cannot swallow ", x)"
+    assert "int z = 4;" in pre.text and "code comments may stay" in pre.text
+
+
+# -- headers ----------------------------------------------------------------------------
+
+UTIL = """#ifndef UTIL_CUH
+#define UTIL_CUH
+#define GRID_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+
+__device__ inline float sq(float x) { return x * x; }
+#endif
+"""
+
+USES_UTIL = """#include "util.cuh"
+#include "util.cuh"
+__global__ void k(float* a, int n) {
+  GRID_LOOP(i, n) { a[i] = sq(a[i]); }
+}
+"""
+
+
+def test_a_header_from_minus_I_is_inlined_with_origins_in_the_header(tmp_path):
+    """Issues 3 and 4: the loop macro and the helper come from a header only -I reaches."""
+    src = write(tmp_path, {"src/k.cu": USES_UTIL, "include/util.cuh": UTIL})
+    header = (tmp_path / "include/util.cuh").resolve()
+    with pytest.raises(HFuseError):
+        run(src)  # without -I the header is nowhere
+    pre = run(src, CompileOptions(include_dirs=[tmp_path / "include"]))
+    helper = line_of(pre, "__device__ inline float sq")
+    assert pre.origin(helper) == (header, 5)  # errors in the helper point into the header
+    assert pre.origin(line_of(pre, "__global__ void k")) == (src, 3)
+    assert "for (int i = blockIdx.x" in pre.text and "GRID_LOOP" not in pre.text
+    assert pre.text.count("inline float sq") == 1  # the include guard holds on the second #include
+    assert pre.headers == (header,)
+    assert len(pre.origins) == len(pre.text.split("\n")) - 1  # one origin per line (text ends in a newline)
+
+
+def test_quoted_headers_are_searched_beside_the_including_file_first(tmp_path):
+    src = write(tmp_path, {"k.cu": '#include "lib/a.h"\nint k = A + B;\n',
+                           "lib/a.h": '#pragma once\n#include "b.h"\n#define A 1\n',
+                           "lib/b.h": "#define B 2\n", "b.h": "#define B 99\n"})
+    pre = run(src)
+    assert "int k = 1 + 2;" in pre.text  # lib/a.h's "b.h" is lib/b.h, not the one beside k.cu
+    assert pre.headers == ((tmp_path / "lib/a.h").resolve(), (tmp_path / "lib/b.h").resolve())
+
+
+def test_angle_includes_are_read_from_minus_I_only(tmp_path):
+    src = write(tmp_path, {"k.cu": "#include <mylib/vec.h>\nVec v;\n", "inc/mylib/vec.h": "struct Vec { float x; };\n"})
+    pre = run(src, CompileOptions(include_dirs=[tmp_path / "inc"]))
+    assert "struct Vec { float x; };" in pre.text and pre.kept_includes == ()
+
+
+def test_pragma_once(tmp_path):
+    src = write(tmp_path, {"k.cu": '#include "h.cuh"\n#include "h.cuh"\n', "h.cuh": "#pragma once\n__device__ int one() { return 1; }\n"})
+    pre = run(src)
+    assert pre.text.count("int one()") == 1 and "#pragma" not in pre.text
+
+
+def test_a_quoted_header_found_nowhere_names_the_include_line(tmp_path):
+    src = write(tmp_path, {"k.cu": "// a kernel\n#include \"missing_helpers.h\"\n"})
+    with pytest.raises(HFuseError) as err:
+        run(src)
+    assert err.value.where.file == src and err.value.where.line == 2
+    assert "missing_helpers.h" in str(err.value) and "-I DIR" in err.value.hint
+
+
+def test_toolkit_and_system_headers_stay_include_lines():
+    text = ('#include <stdio.h>\n#include <cuda_fp16.h>\n#include "cuda_fp16.h"\n'
+            "#include <cooperative_groups.h> // groups\n#include <stdio.h>\n__global__ void k() {}\n")
+    pre = preprocess(text, "k.cu")
+    assert pre.kept_includes == ("#include <stdio.h>", "#include <cuda_fp16.h>", '#include "cuda_fp16.h"',
+                                 "#include <cooperative_groups.h>")
+    assert pre.headers == ()  # none of them was read
+    assert line_of(pre, "__global__") == 6
+
+
+def test_a_toolkit_header_reached_through_minus_I_is_still_kept():
+    toolkit = next(d for d in kept_header_dirs() if (d / "cuda_fp16.h").is_file())
+    pre = preprocess("#include <cuda_fp16.h>\n", "k.cu", CompileOptions(include_dirs=[toolkit]))
+    assert pre.kept_includes == ("#include <cuda_fp16.h>",) and pre.headers == ()
+
+
+def test_has_include_uses_the_same_search(tmp_path):
+    src = write(tmp_path, {"k.cu": "#if __has_include(<cuda_bf16.h>) && !__has_include(\"nope.h\") && defined(__has_include)\n"
+                                   "int bf16;\n#endif\n"})
+    assert "int bf16;" in run(src).text
+
+
+def test_pre_include_is_read_first_from_the_working_folder(tmp_path, monkeypatch):
+    src = write(tmp_path, {"src/k.cu": "__global__ void k(float* a) { a[0] = TILE; }\n",
+                           "config/pre.h": "#define TILE 32\n__device__ int helper() { return TILE; }\n"})
+    monkeypatch.chdir(tmp_path)
+    pre = run(src, CompileOptions(pre_includes=["config/pre.h"]))
+    assert "a[0] = 32;" in pre.text
+    assert line_of(pre, "int helper()") < line_of(pre, "__global__")
+    assert pre.origin(line_of(pre, "int helper()")) == ((tmp_path / "config/pre.h").resolve(), 2)
+    with pytest.raises(HFuseError, match="cannot find the -include file"):
+        run(src, CompileOptions(pre_includes=["nope.h"]))

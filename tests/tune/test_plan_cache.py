@@ -109,3 +109,53 @@ def test_corrupt_entry_is_a_miss(tmp_path):
     cache = PlanCache(tmp_path)
     cache.path_for("deadbeef").write_text("{not json")
     assert cache.get("deadbeef") is None
+
+
+def test_compile_options_change_the_key():
+    from hfuse.frontend.options import CompileOptions
+
+    base = [launch(name="a"), launch(name="b")]
+
+    def key(options, headers=()):
+        return cache_key(gpu="H100", driver="13.0", sources=["a", "b"], launches=[describe_launch(l) for l in base],
+                         options=options.to_dict(), headers=headers)
+
+    plain = key(CompileOptions())
+    assert key(CompileOptions()) == plain
+    assert len({plain, key(CompileOptions(defines=["BLOCK=16"])), key(CompileOptions(std="c++14")),
+                key(CompileOptions(include_dirs=["inc"])), key(CompileOptions(), [["h.cuh", "0" * 64]])}) == 5
+
+
+def test_editing_a_user_header_misses_the_cache(tmp_path):
+    """The tuner's key hashes every header the sources read under the options."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from hfuse.frontend.options import CompileOptions
+    from hfuse.tune.tuner import TuneSettings, _key
+
+    (tmp_path / "inc").mkdir()
+    header = tmp_path / "inc" / "tile.cuh"
+    header.write_text("#define TILE 16\n")
+    a = launch(name="a", source='#include "tile.cuh"\n__global__ void a(float* x) { x[0] = TILE; }\n')
+    a = dataclasses.replace(a, kernel=KernelSpec(tmp_path / "a.cu", "a", 256))  # beside no header: found via -I
+    b = launch(name="b", source="__global__ void b(float* x) {}\n")
+    limits = SimpleNamespace(name="H100", driver_version="13.0", arch="sm_90")
+    options = CompileOptions(include_dirs=[tmp_path / "inc"])
+    first, _ = _key([a, b], TuneSettings(), limits, options)
+    assert _key([a, b], TuneSettings(), limits, options)[0] == first
+    header.write_text("#define TILE 32\n")
+    assert _key([a, b], TuneSettings(), limits, options)[0] != first
+
+
+def test_plan_keeps_its_compile_options():
+    from hfuse.frontend.options import NO_OPTIONS, CompileOptions
+
+    plan = make_plan()
+    plan.options = CompileOptions(include_dirs=["/src/inc"], defines=["BLOCK=16"], pre_includes=["/src/pre.h"],
+                                  std="c++14", arch="sm_90")
+    again = Plan.from_json(plan.to_json())
+    assert again.options == plan.options and again == plan
+    old = plan.to_dict()
+    del old["options"]  # a plan saved before options existed
+    assert Plan.from_dict(old).options == NO_OPTIONS

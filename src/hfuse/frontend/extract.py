@@ -31,12 +31,7 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
             raise HFuseError(f"cannot read the source file: {exc.strerror}", Location(path)) from exc
         except UnicodeDecodeError as exc:
             raise HFuseError("the source file is not UTF-8 text", Location(path)) from exc
-    try:
-        pre = preprocess(text, path, options)
-    except TypeError:  # TEMPORARY
-        pre = preprocess(text, path)
-    if isinstance(pre, str):  # TEMPORARY: the old preprocessor
-        return model_source(path, pre)
+    pre = preprocess(text, path, options)
     source = model_source(path, pre.text, pre.origin)
     source.headers = tuple(pre.headers)
     source.kept_includes = tuple(pre.kept_includes)

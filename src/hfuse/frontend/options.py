@@ -83,15 +83,52 @@ class CompileOptions:
             pre_includes=tuple(f if f.is_absolute() else base / f for f in self.pre_includes),
         )
 
-    def compiler_flags(self) -> list[str]:
-        """The flags both NVRTC and nvcc take (no ``-arch``: each compile picks its own)."""
-        flags = [f"-std={self.std}"]
+    def compiler_flags(self, *, std: bool = True, pre_includes: bool = True) -> list[str]:
+        """The flags both NVRTC and nvcc take (no ``-arch``: each compile picks its own).
+
+        ``std=False`` leaves ``-std`` to a compiler object that sets it itself.
+        ``pre_includes=False`` is for compiling hfuse's *output*: the ``-include`` files'
+        contents are already inlined there, and including them again would define their
+        contents twice. ``-I/-D/-U`` stay: the toolkit headers the output keeps may read them.
+        """
+        flags = [f"-std={self.std}"] if std else []
         flags += [f"-I{d}" for d in self.include_dirs]
         flags += [f"-D{d}" for d in self.defines]
         flags += [f"-U{u}" for u in self.undefines]
-        for f in self.pre_includes:
-            flags += ["-include", str(f)]
+        if pre_includes:
+            for f in self.pre_includes:
+                flags += ["-include", str(f)]
         return flags
+
+    def pre_include_flags(self) -> list[str]:
+        """``-include FILE`` for each pre-include: what compiling an *original* source needs
+        on top of ``compiler_flags(pre_includes=False)``."""
+        return [flag for f in self.pre_includes for flag in ("-include", str(f))]
+
+    def extended(
+        self,
+        include_dirs: Sequence[str | Path] = (),
+        defines: Sequence[str] = (),
+        undefines: Sequence[str] = (),
+        pre_includes: Sequence[str | Path] = (),
+        std: str | None = None,
+        arch: str | None = None,
+    ) -> "CompileOptions":
+        """These options with command-line flags on top (a config file's, then the flags).
+
+        ``-I`` folders given here are searched *before* this object's (the command line
+        overrides a config's header); ``-D``/``-U`` and ``-include`` come after (a later
+        ``-D`` of a name wins, as with nvcc); ``std``/``arch`` replace when given.
+        """
+        return replace(
+            self,
+            include_dirs=tuple(Path(d) for d in include_dirs) + self.include_dirs,
+            defines=self.defines + tuple(Define.parse(d) for d in defines),
+            undefines=self.undefines + tuple(undefines),
+            pre_includes=self.pre_includes + tuple(Path(f) for f in pre_includes),
+            std=std or self.std,
+            arch=arch or self.arch,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """As data, for plans and cache keys (paths as given, defines in order)."""

@@ -1,62 +1,426 @@
-"""Macro expansion that keeps the file's shape.
+"""Preprocessing as nvcc's device pass sees the file, with every line traced to its origin.
 
-Kernel bodies may use macros (a grid-stride-loop macro, say); tree-sitter parses the
-text as written, so unexpanded macros would be misparsed without any error. We expand
-them with pcpp, a real C preprocessor, in pass-through mode: ``#include`` lines, ``#if``
-on macros we do not know (``__CUDA_ARCH__``), ``#pragma`` and comments stay as they are,
-and every line keeps its number, so errors point at the user's own lines.
+Kernel bodies use macros, sit under ``#ifdef``s and include guards, and call helpers
+defined in the user's headers. tree-sitter parses text as written, so hfuse must see
+what the compiler sees: conditionals decided, macros expanded, the user's headers read.
+We run pcpp (a real C preprocessor) configured as the device pass of
+``nvcc -arch=sm_XX``:
+
+* **Conditionals** are decided with nvcc's predefined macros (``__CUDACC__``,
+  ``__CUDA_ARCH__``, ``__cplusplus`` per ``-std``...), then ``-D`` in order, then ``-U``.
+  An unknown identifier is 0 and ``defined(UNKNOWN)`` is false, as in any preprocessor.
+* **Headers** found beside the including file (``"..."`` only) or in ``-I`` folders are
+  the user's: read and expanded in place (include guards and ``#pragma once`` honoured).
+  Toolkit headers (``<cuda_fp16.h>``, CCCL) and system headers are *kept* as ``#include``
+  lines and never read: their macros would rewrite ``__device__`` and friends, and the
+  fused file is compiled against them anyway.
+* **Comments** never reach a macro's body or argument (see ``_quiet_comments``); other
+  comments stay in the code.
+* **Origins**: every line of the output knows the (file, line) it came from, including
+  lines of inlined headers, so errors point at the user's own lines.
+
+The output has no ``#line`` markers: content lines are placed at their line within their
+file (gaps padded with blank lines), so within a file lines keep their numbers.
 """
 from __future__ import annotations
 
-import io
-import re
+import copy
+import functools
+import glob
+import os
+import platform
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import pcpp
 
 from ..errors import HFuseError, Location
+from .options import NO_OPTIONS, CompileOptions
+
+CUDACC_VERSION = (13, 0)
+"""The nvcc whose device pass we model (``__CUDACC_VER_MAJOR__``/``__CUDACC_VER_MINOR__``)."""
+
+CPLUSPLUS = {"c++11": "201103L", "c++14": "201402L", "c++17": "201703L", "c++20": "202002L"}
+
+MAX_INCLUDE_DEPTH = 200
+"""As deep as GCC's limit: deeper is a header including itself without a guard."""
+
+_ENTER = "HFUSE_ENTER"
+"""Type of a token-less marker put where a user header is expanded: the header's lines
+go at the ``#include``'s place, after the including file's earlier (blank) lines."""
 
 
-class _PassThroughPreprocessor(pcpp.Preprocessor):
-    def __init__(self) -> None:
+@dataclass(frozen=True)
+class PreprocessedSource:
+    """One source file as the device pass sees it, and where each of its lines came from."""
+
+    path: Path
+    """The source file preprocessed (as given, so locations match the user's spelling)."""
+    text: str
+    """Expanded text: user headers inlined where included, kept ``#include`` lines verbatim,
+    no ``#line`` markers."""
+    origins: tuple[tuple[Path, int], ...]
+    """For each line of ``text`` (index 0 = line 1): the (file, 1-based line) it came from."""
+    headers: tuple[Path, ...] = ()
+    """User headers read (resolved paths, in first-read order): part of the source's identity."""
+    kept_includes: tuple[str, ...] = ()
+    """The ``#include`` lines left in ``text`` (toolkit/system headers), in order, deduplicated."""
+
+    def origin(self, line: int) -> tuple[Path, int]:
+        """1-based line of ``text`` -> (file, line) it came from.
+
+        A line past the end (tree-sitter may report the end of the text) maps to the
+        source file itself."""
+        if 1 <= line <= len(self.origins):
+            return self.origins[line - 1]
+        if line < 1:
+            raise ValueError(f"line numbers start at 1, not {line}")
+        return (self.path, line)
+
+
+def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
+    """The macros nvcc's device pass defines before the user's ``-D`` (``nvcc --dryrun``
+    shows them), plus ``CUDART_VERSION`` from the ``cuda_runtime.h`` nvcc includes
+    implicitly, and the host platform's (nvcc preprocesses with the host compiler)."""
+    major, minor = CUDACC_VERSION
+    arch = str(options.cuda_arch)
+    macros = [
+        ("__CUDACC__", "1"), ("__NVCC__", "1"),
+        ("__CUDA_ARCH__", arch), ("__CUDA_ARCH_LIST__", arch),
+        ("__CUDACC_VER_MAJOR__", str(major)), ("__CUDACC_VER_MINOR__", str(minor)),
+        ("__CUDA_API_VER_MAJOR__", str(major)), ("__CUDA_API_VER_MINOR__", str(minor)),
+        ("__NVCC_DIAG_PRAGMA_SUPPORT__", "1"), ("__CUDACC_DEVICE_ATOMIC_BUILTINS__", "1"),
+        ("CUDA_DOUBLE_MATH_FUNCTIONS", "1"),
+        ("CUDART_VERSION", str(major * 1000 + minor * 10)),
+        ("__cplusplus", CPLUSPLUS[options.std]),
+    ]
+    if sys.platform.startswith("linux"):
+        macros += [("__linux__", "1"), ("__unix__", "1")]
+    machine = {"x86_64": "__x86_64__", "amd64": "__x86_64__", "aarch64": "__aarch64__", "arm64": "__aarch64__"}
+    if (name := machine.get(platform.machine().lower())) is not None:
+        macros += [(name, "1"), ("__LP64__", "1")]
+    return macros
+
+
+# -- where headers are ------------------------------------------------------------------
+
+@functools.cache
+def kept_header_dirs() -> tuple[Path, ...]:
+    """Folders whose headers stay ``#include`` lines: the CUDA toolkit's (CCCL included)
+    and the system's. A header there is never the user's, even when an ``-I`` reaches it."""
+    from ..runtime.compile import cuda_include_dirs
+
+    dirs = [Path(d) for d in cuda_include_dirs()]
+    dirs += [Path("/usr/local/cuda/include"), Path("/usr/local/cuda/include/cccl")]
+    dirs += [Path("/usr/local/include"), Path("/usr/include")]
+    dirs += [Path(d) for d in sorted(glob.glob("/usr/include/c++/*")) + sorted(glob.glob("/usr/include/*-linux-gnu"))]
+    found: list[Path] = []
+    for d in dirs:
+        if d.is_dir() and (r := d.resolve()) not in found:
+            found.append(r)
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class HeaderSearch:
+    """nvcc's search order, split into the user's headers and the kept ones."""
+
+    user_dirs: tuple[Path, ...]
+    kept_dirs: tuple[Path, ...]
+
+    def user_header(self, name: str, angled: bool, current_dir: Path) -> Path | None:
+        """``"name"``: the including file's folder, then ``-I``; ``<name>``: ``-I`` only.
+        None when not found there, or found inside a toolkit/system folder."""
+        for folder in ([] if angled else [current_dir]) + list(self.user_dirs):
+            candidate = folder / name
+            if candidate.is_file():
+                resolved = candidate.resolve()
+                if any(resolved.is_relative_to(k) for k in self.kept_dirs):
+                    return None
+                return resolved
+        return None
+
+    def kept_header(self, name: str) -> bool:
+        return any((folder / name).is_file() for folder in self.kept_dirs)
+
+
+# -- comments ---------------------------------------------------------------------------
+
+def _quiet_comments(line: list, pp: pcpp.Preprocessor) -> list:
+    """The one place comments are made harmless, per source line, before anything else.
+
+    In a directive line (``#define HALO 1 // halo``) every comment becomes a space, so
+    it never ends up in a macro body, an ``#if`` expression or a kept ``#include``. In
+    code, block comments stay; a line comment becomes a block comment, so that one
+    written inside a macro invocation's arguments cannot comment out the rest of the
+    expansion's line.
+    """
+    first = next((t for t in line if t.type not in pp.t_WS and t.type not in pp.t_COMMENT), None)
+    directive = first is not None and first.value == "#"
+    for i, tok in enumerate(line):
+        if tok.type not in pp.t_COMMENT:
+            continue
+        tok = line[i] = copy.copy(tok)
+        if directive:
+            tok.type, tok.value = pp.t_SPACE, " "
+        elif tok.type == pp.t_COMMENT2:
+            tok.type, tok.value = pp.t_COMMENT1, "/*" + tok.value[2:].replace("*/", "* /") + " */"
+    return line
+
+
+# -- the preprocessor -------------------------------------------------------------------
+
+class _DevicePass(pcpp.Preprocessor):
+    """pcpp configured as nvcc's device pass: our include search, errors as HFuseError."""
+
+    def __init__(self, options: CompileOptions, search: HeaderSearch, files: dict[str, Path]):
         super().__init__()
-        self.line_directive = None  # no "#line" noise: line numbers are preserved anyway
-        self.compress = 0
-        self.passthru_includes = re.compile(".*")
-        self.errors: list[str] = []
+        self.rewrite_paths = []  # token sources stay the paths we give (no cwd-relative rewriting)
+        self.line_directive = None
+        self.undef("__PCPP__")
+        self.search = search
+        self.files = files
+        """pcpp's source strings -> the paths we report."""
+        self.dirs: list[Path] = []
+        """Folders of the files being read, innermost last (``#include "..."`` looks there first)."""
+        self.headers: list[Path] = []
+        self.kept: list[str] = []
+        for name, value in predefined_macros(options):
+            self.define(f"{name} {value}")
+        for d in options.defines:
+            self.define(f"{d.name} {d.value}")
+        self.define("__has_include(x) 0")  # so that defined(__has_include) holds; calls: see _has_include
+        for name in options.undefines:
+            self.undef(name)
 
-    def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
-        raise pcpp.OutputDirective(pcpp.Action.IgnoreAndPassThrough)
+    # where -------------------------------------------------------------------------
+    def location(self, source: str | None, line: int | None) -> Location:
+        path = self.files.get(source or "") or (Path(source) if source and source != "unknown" else None)
+        return Location(path, line or None)
 
-    def on_unknown_macro_in_defined_expr(self, tok):
-        return None  # keep the #if for the real compiler
+    def _where(self, tokens: Iterable) -> Location:
+        tok = next((t for t in tokens if t.type not in self.t_WS), None)
+        return self.location(tok.source, tok.lineno) if tok is not None else Location()
 
-    def on_unknown_macro_in_expr(self, ident):
-        return None
+    # hooks -------------------------------------------------------------------------
+    def group_lines(self, input: str, abssource: str) -> Iterator[list]:
+        for line in super().group_lines(input, abssource):
+            yield _quiet_comments(line, self)
 
-    def on_unknown_macro_function_in_expr(self, ident):
-        return None
+    def on_comment(self, tok) -> bool:
+        return True  # already made harmless by _quiet_comments
 
-    def on_comment(self, tok):
-        return True
+    def on_error(self, file, line, msg) -> None:
+        raise HFuseError(f"preprocessing failed: {msg}", self.location(file, line),
+                         hint="the preprocessor (as nvcc's device pass) rejects this line; check it compiles with nvcc "
+                              "and the same -I/-D/-U options")
 
-    def on_error(self, file, line, msg):
-        self.errors.append(f"{file}:{line}: {msg}")
+    def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
+        if directive.value == "error":
+            message = "".join(t.value for t in toks).strip()
+            raise HFuseError(f"#error {message}", self.location(directive.source, directive.lineno),
+                             hint="the file stops itself here under these options; nvcc would too: "
+                                  "check the -D/-U flags (and the target architecture)")
+        if directive.value in ("warning", "line"):
+            return True  # dropped: no #line markers in the text, warnings are the compiler's business
+        return None  # #pragma and the like pass through
 
+    def evalexpr(self, tokens):
+        return super().evalexpr(self._has_include(tokens))
 
-def preprocess(text: str, path: str | Path) -> str:
-    """Expand the file's own macros; everything else passes through, line for line."""
-    pp = _PassThroughPreprocessor()
-    pp.parse(text, str(path))
-    out = io.StringIO()
-    pp.write(out)
-    if pp.errors:
-        first = pp.errors[0]
-        line = re.match(r".*?:(\d+):", first)
+    def _has_include(self, tokens: list) -> list:
+        """``__has_include("x.h")``/``(<x.h>)`` -> 1 or 0, by our search (pcpp lacks it)."""
+        out, i = [], 0
+        while i < len(tokens):
+            tok = tokens[i]
+            if tok.type == self.t_ID and tok.value in ("__has_include", "__has_include_next"):
+                j = i + 1
+                while j < len(tokens) and tokens[j].type in self.t_WS:
+                    j += 1
+                end = j
+                while end < len(tokens) and tokens[end].value != ")":
+                    end += 1
+                inner = self.tokenstrip(tokens[j + 1 : end])
+                if j < len(tokens) and tokens[j].value == "(" and end < len(tokens) and inner:
+                    name, angled = self._header_name(inner, self._where([tok]))
+                    found = self.search.user_header(name, angled, self.dirs[-1]) or self.search.kept_header(name)
+                    number = copy.copy(tok)
+                    number.type, number.value = self.t_INTEGER, self.t_INTEGER_TYPE("1" if found else "0")
+                    out.append(number)
+                    i = end + 1
+                    continue
+            out.append(tok)
+            i += 1
+        return out
+
+    # includes ------------------------------------------------------------------------
+    def _header_name(self, tokens: list, where: Location) -> tuple[str, bool]:
+        if tokens and tokens[0].type == self.t_STRING and tokens[0].value.startswith('"'):
+            return tokens[0].value[1:-1], False
+        if tokens and tokens[0].value == "<":
+            close = next((i for i, t in enumerate(tokens) if t.value == ">"), None)
+            if close is not None:
+                return "".join(t.value for t in tokens[1:close]), True
+        raise HFuseError(f"malformed #include: {''.join(t.value for t in tokens).strip()}", where,
+                         hint='write #include "file.h" or #include <file.h>')
+
+    def include(self, tokens, original_line):
+        """Replaces pcpp's search: user headers are read, toolkit/system ones kept."""
+        if not tokens:
+            return
+        if tokens[0].value != "<" and tokens[0].type != self.t_STRING:
+            tokens = self.tokenstrip(self.expand_macros(tokens))
+        where = self._where(original_line)
+        name, angled = self._header_name(tokens, where)
+        found = self.search.user_header(name, angled, self.dirs[-1])
+        if found is not None:
+            yield self._marker(original_line)
+            yield from self.read_header(found, name, where)
+            return
+        if angled or self.search.kept_header(name):
+            line = "".join(t.value for t in original_line).strip()
+            if line not in self.kept:
+                self.kept.append(line)
+            yield from original_line
+            return
+        looked = [str(self.dirs[-1])] + [str(d) for d in self.search.user_dirs]
         raise HFuseError(
-            f"preprocessing failed: {first}",
-            Location(path, int(line.group(1)) if line else None),
+            f'cannot find the header "{name}" (looked in {", ".join(dict.fromkeys(looked))} and the CUDA toolkit)',
+            where, hint="pass the folder that holds it with -I DIR (or 'include_dirs' under 'compile:' in a config)",
         )
-    expanded = out.getvalue()
-    # pcpp drops a trailing newline and may differ by blank lines at the end only.
-    return expanded
+
+    def _marker(self, original_line: list):
+        tok = copy.copy(next(t for t in original_line if t.type not in self.t_WS))
+        tok.type, tok.value = _ENTER, ""
+        return tok
+
+    def read_header(self, path: Path, name: str, where: Location) -> Iterator:
+        """Expands a user header in place, once if it is guarded or ``#pragma once``."""
+        key = str(path)
+        if key in self.include_once:
+            guard = self.include_once[key]  # None: #pragma once; else its include-guard macro
+            if guard is None or guard in self.macros:
+                return
+        if self.include_depth >= MAX_INCLUDE_DEPTH:
+            raise HFuseError(f'#include "{name}" nested more than {MAX_INCLUDE_DEPTH} deep', where,
+                             hint="a header includes itself: give it an include guard or #pragma once")
+        try:
+            data = path.read_text()
+        except OSError as exc:
+            raise HFuseError(f"cannot read the header {path}: {exc.strerror}", where) from exc
+        except UnicodeDecodeError as exc:
+            raise HFuseError(f"the header {path} is not UTF-8 text", where) from exc
+        if path not in self.headers:
+            self.headers.append(path)
+        self.files[key] = path
+        self.dirs.append(path.parent)
+        try:
+            yield from self.parsegen(data.removeprefix("\ufeff"), name, key)
+        finally:
+            self.dirs.pop()
+
+    def pre_include(self, file: Path, main: str) -> Iterator:
+        """``-include FILE``: as if ``#include "FILE"`` opened the source, searched from the
+        working folder first (as GCC and nvcc do), then ``-I``."""
+        where = Location(file)
+        found = self.search.user_header(str(file), False, Path.cwd())
+        if found is not None:
+            yield from self.read_header(found, str(file), where)
+            return
+        if not self.search.kept_header(str(file)):
+            raise HFuseError(f"cannot find the -include file {file}", where,
+                             hint="give a path relative to the working folder (or the config file), or its folder with -I DIR")
+        tokens = self.tokenize(f'#include "{file}"\n')
+        for tok in tokens:
+            tok.source, tok.lineno = main, 1
+        self.kept.append(f'#include "{file}"')
+        yield from tokens
+
+
+# -- lines and origins ------------------------------------------------------------------
+
+def _content_lines(tokens: Iterable, pp: _DevicePass) -> Iterator[tuple[str | None, str, int]]:
+    """(text, source, line) of every output line with something on it; text None marks
+    the ``#include`` line where a user header's lines go.
+
+    A line's origin is its first non-blank token's; pieces of a multi-line token (a block
+    comment) are on the token's following lines. Blank lines are dropped here and made
+    again by ``_place`` from the origins, so pcpp's own blank-line bookkeeping does not matter.
+    """
+    parts: list[str] = []
+    origin: tuple[str, int] | None = None
+    for tok in tokens:
+        if tok.type == _ENTER:
+            if origin is not None:
+                yield "".join(parts).rstrip(), origin[0], origin[1]
+            parts, origin = [], None
+            yield None, tok.source, tok.lineno
+            continue
+        pieces = tok.value.split("\n") if tok.type in pp.t_WS or tok.type in pp.t_COMMENT else [tok.value]
+        for k, piece in enumerate(pieces):
+            if k:
+                if origin is not None:
+                    yield "".join(parts).rstrip(), origin[0], origin[1]
+                parts, origin = [], None
+            if piece:
+                parts.append(piece)
+                if origin is None and piece.strip():
+                    origin = (tok.source, tok.lineno + k)
+    if origin is not None:
+        yield "".join(parts).rstrip(), origin[0], origin[1]
+
+
+def _place(lines: Iterable[tuple[str | None, str, int]], files: dict[str, Path], default: Path
+           ) -> tuple[list[str], list[tuple[Path, int]]]:
+    """Each content line at its own line number within its file, blank lines in between.
+
+    Going back to a file (after a header) or forward within one pads up to the line's
+    number; a line that comes out earlier (a header read a second time, a macro
+    argument spanning lines) is emitted as is, with its true origin.
+    """
+    text: list[str] = []
+    origins: list[tuple[Path, int]] = []
+    last: dict[str, int] = {}
+    for content, source, line in lines:
+        path = files.get(source, default)
+        for blank in range(last.get(source, 0) + 1, line):
+            text.append("")
+            origins.append((path, blank))
+        if content is not None:  # None: an #include whose header's lines come next
+            text.append(content)
+            origins.append((path, line))
+        last[source] = line
+    return text, origins
+
+
+def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS) -> PreprocessedSource:
+    """Preprocess ``text`` (the contents of ``path``) as nvcc's device pass would.
+
+    Raises ``HFuseError`` with the file and line for ``#error``, a quoted header found
+    nowhere, and input the preprocessor rejects.
+    """
+    path = Path(path)
+    main = str(path)
+    search = HeaderSearch(tuple(options.include_dirs), kept_header_dirs())
+    files = {main: path}
+    pp = _DevicePass(options, search, files)
+    pp.dirs.append(Path(os.path.dirname(os.path.abspath(main))))
+
+    def tokens() -> Iterator:
+        for file in options.pre_includes:
+            yield from pp.pre_include(file, main)
+        yield from pp.parsegen(text.removeprefix("\ufeff"), main, main)
+
+    lines, origins = _place(_content_lines(tokens(), pp), files, path)
+    return PreprocessedSource(
+        path=path,
+        text="\n".join(lines) + "\n" if lines else "",
+        origins=tuple(origins),
+        headers=tuple(pp.headers),
+        kept_includes=tuple(dict.fromkeys(pp.kept)),
+    )
+
+
+__all__ = ["PreprocessedSource", "preprocess", "predefined_macros", "HeaderSearch", "kept_header_dirs"]

@@ -1,9 +1,11 @@
 """A directory of tuned plans, keyed by everything that can change the answer.
 
 The key is a SHA-256 of a canonical JSON of: GPU name, driver version, each source's
-hash, each launch's description (kernel instance, block, grid, dynamic shared memory,
-every argument's dtype and shape or scalar value), and the tuner's settings. Change any
-of them and the key changes, so a stale plan is never served. Location: the ``directory``
+hash, the SHA-256 of every user header the sources read, the compile options
+(``-I/-D/-U/-include/-std``, which decide what the sources mean), each launch's
+description (kernel instance, block, grid, dynamic shared memory, every argument's dtype
+and shape or scalar value), and the tuner's settings. Change any of them (edit a header,
+say) and the key changes, so a stale plan is never served. Location: the ``directory``
 argument, else ``$HFUSE_CACHE_DIR``, else ``~/.cache/hfuse``.
 """
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..launch import KernelLaunch
+from ..launch import KernelLaunch, describe_symbol
 from .plan import Plan, load_plan
 
 ENV_VAR = "HFUSE_CACHE_DIR"
@@ -40,7 +42,7 @@ def describe_arg(value: Any) -> dict[str, Any]:
 def describe_launch(launch: KernelLaunch) -> dict[str, Any]:
     """What of a launch can change the tuning result (sizes, dtypes, grids), as data."""
     block = launch.kernel.block
-    return {
+    described = {
         "kernel": launch.kernel.instance,
         "file": launch.kernel.file.name,
         "block": list(block.as_tuple()),
@@ -51,10 +53,27 @@ def describe_launch(launch: KernelLaunch) -> dict[str, Any]:
         "args": [describe_arg(a) for a in launch.args],
         "outputs": [[o.index, o.compare, o.rtol, o.atol] for o in launch.outputs],
     }
+    if launch.symbols:  # __constant__/__device__ data by name, dtype and shape (not contents)
+        described["symbols"] = [[name, describe_symbol(launch.symbols[name])["dtype"],
+                                 describe_symbol(launch.symbols[name])["shape"]] for name in sorted(launch.symbols)]
+    return described
 
 
 def source_digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def header_digests(headers: Sequence[str | Path]) -> list[list[str]]:
+    """``[path, SHA-256 of its bytes]`` per user header (``PreprocessedSource.headers``),
+    so editing a header a kernel includes invalidates a cached plan."""
+    out = []
+    for header in dict.fromkeys(str(h) for h in headers):
+        try:
+            digest = hashlib.sha256(Path(header).read_bytes()).hexdigest()
+        except OSError:
+            digest = "unreadable"
+        out.append([header, digest])
+    return out
 
 
 def cache_key(
@@ -64,12 +83,17 @@ def cache_key(
     sources: Sequence[str],
     launches: Sequence[dict[str, Any]],
     settings: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    headers: Sequence[Sequence[str]] = (),
 ) -> str:
-    """A stable key: sources are given as text (hashed here); launches as ``describe_launch``."""
+    """A stable key: sources are given as text (hashed here); launches as ``describe_launch``;
+    options as ``CompileOptions.to_dict()``; headers as ``header_digests``."""
     payload = {
         "gpu": gpu,
         "driver": driver,
         "sources": [source_digest(s) for s in sources],
+        "headers": [list(h) for h in headers],
+        "options": options or {},
         "launches": list(launches),
         "settings": settings or {},
     }

@@ -12,6 +12,9 @@ The config names the kernels and how to make their inputs, either benchmark work
 or a Python function of the user's that returns ``[KernelLaunch, ...]``::
 
     launches: my_inputs.py:make_launches
+    compile: {include_dirs: [include], defines: [BLOCK=16], std: c++14}   # optional, as for nvcc
+
+``-I/-D/-U/-include/-std`` on the command line add to (or override) ``compile:``.
 """
 from __future__ import annotations
 
@@ -24,13 +27,14 @@ from typing import Any
 
 from rich.console import Console
 
-from ..config import read_config_file
+from ..config import compile_options, read_config_file
 from ..errors import HFuseError, Location
+from ..frontend.options import CompileOptions
 from ..launch import KernelLaunch
 from ..runtime.device import require_gpu
 from .tuner import TuneSettings, tune
 
-_KEYS = {"name", "workloads", "launches", "tune", "output", "seed"}
+_KEYS = {"name", "workloads", "launches", "tune", "output", "seed", "compile"}
 
 
 def settings_from(data: dict[str, Any] | None, where: Location) -> TuneSettings:
@@ -74,13 +78,16 @@ def _workload_launches(entries: list[Any], seed: int, where: Location) -> list[K
     return out
 
 
-def run_tune(config: Path, output: Path | None, use_cache: bool, console: Console) -> int:
+def run_tune(config: Path, output: Path | None, use_cache: bool, console: Console,
+             flags: argparse.Namespace | None = None) -> int:
+    """``flags``: parsed command-line compile flags, added to the config's ``compile:``."""
     where = Location(config)
     data = read_config_file(config)
     unknown = set(data) - _KEYS
     if unknown:
         raise HFuseError(f"unknown keys in a tune config: {', '.join(sorted(unknown))} (known: {', '.join(sorted(_KEYS))})", where)
     settings = settings_from(data.get("tune"), where)
+    options = tune_options(data, config, flags)
     require_gpu()  # before making inputs: a clear "no GPU" rather than an import error
     if "workloads" in data:
         launches = _workload_launches(data["workloads"], int(data.get("seed", 0)), where)
@@ -91,7 +98,7 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
     name = data.get("name") or "_".join(l.name for l in launches)
     out_dir = output or Path(data.get("output", "."))
     start = time.perf_counter()
-    plan = tune(launches, settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache)
+    plan = tune(launches, settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache, options=options)
     elapsed = time.perf_counter() - start
     out_dir.mkdir(parents=True, exist_ok=True)
     plan_path = plan.save(out_dir / f"{name}-plan.json")
@@ -103,14 +110,25 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
     return 0
 
 
+def tune_options(data: dict[str, Any], config: Path, flags: argparse.Namespace | None) -> CompileOptions:
+    """The config's ``compile:`` (paths relative to it) with the command line's flags on top."""
+    from ..cli import options_from_flags
+
+    options = compile_options(data.get("compile"), config)
+    return options_from_flags(flags, options) if flags is not None else options
+
+
 def add_tune_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("tune", help="profile partitions and register caps on the GPU, keep the fastest (or decline)",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config", type=Path, help="YAML or TOML tune config")
     parser.add_argument("-o", "--output", type=Path, help="directory for the plan JSON and the fused .cu")
     parser.add_argument("--no-cache", action="store_true", help="measure again even if an identical run is cached")
+    from ..cli import add_compile_flags
+
+    add_compile_flags(parser)  # no -arch: the tuner's device pass is the GPU's
 
     def run(args: argparse.Namespace, console: Console) -> int:
-        return run_tune(args.config, args.output, not args.no_cache, console)
+        return run_tune(args.config, args.output, not args.no_cache, console, args)
 
     parser.set_defaults(run=run)

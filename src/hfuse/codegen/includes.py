@@ -1,0 +1,368 @@
+"""What the fused file includes.
+
+The front end puts only device-side code into the fused file; the ``#include`` lines of
+toolkit and system headers reach code generation as their text (``#include <stdio.h>``).
+The fused file must compile with nvcc (the user's build) *and* with NVRTC (``hfuse
+tune``), and NVRTC has no C or C++ standard library and no host headers at all: it
+declares the CUDA built-ins (vector types, math functions, ``printf``, ``assert``,
+``malloc``, ``memcpy``, ``clock``...) itself and finds only the headers on its ``-I``
+path (``hfuse.runtime.compile.cuda_include_dirs()``: the toolkit's ``include`` and
+``include/cccl``, and pip's ``nvidia/cu13/include``). ``plan_includes`` sorts every line
+into one of five kinds, decided from compiling a kernel that uses each header with nvcc
+13.0 (``-arch=sm_90``) and NVRTC 13.0 (``tests/codegen/test_includes.py`` does it again):
+
+``keep`` -- included as written, for both compilers. Toolkit headers written for device
+code that NVRTC reads as they are:
+
+=============================================  =========================================
+``cuda_fp16.h``, ``cuda_bf16.h``, ``cuda_fp8.h``  ``__half``/``__nv_bfloat16``/fp8 types
+``mma.h``                                       ``nvcuda::wmma`` fragments (sm_70+)
+``math_constants.h``                            ``CUDART_PI_F``...: macros only
+``curand_kernel.h``                             device RNG; it has its own NVRTC paths
+``cooperative_groups.h``, ``cooperative_groups/*.h`` (``reduce.h``, ``scan.h``...)
+``cub/block/*``, ``cub/warp/*``, ``cub/thread/*``, ``cub/iterator/*``, ``cub/grid/*``,
+``cub/util_*.cuh`` (not ``util_allocator.cuh``, host only), ``cub/config.cuh``
+``cuda/*`` (libcu++: ``cuda/std/...``, ``cuda/atomic``, ``cuda/barrier``...), ``nv/target``
+``cuda_pipeline.h``, ``cuda_awbarrier.h``, ``vector_types.h``, ``vector_functions.h``,
+``device_launch_parameters.h``, ``sm_*_intrinsics.h``
+=============================================  =========================================
+
+``libcu++`` -- the C and C++ standard headers device code uses. nvcc gets the original
+line (``#else`` branch); under NVRTC (``#ifdef __CUDACC_RTC__``) libcu++'s ``cuda/std``
+header stands in, plus what libcu++ does not give under NVRTC:
+
+=============================  ==============================  ==========================
+header                         NVRTC gets                      and also, under NVRTC
+=============================  ==============================  ==========================
+``cstdint``, ``stdint.h``      ``cuda/std/cstdint``            ``std::uint32_t``... (plain
+                                                               ``uint32_t`` comes with it)
+``cstddef``, ``stddef.h``      ``cuda/std/cstddef``            ``std::size_t``...
+``climits``, ``limits.h``      ``cuda/std/climits``            (defines ``INT_MAX``...)
+``cfloat``, ``float.h``        ``cuda/std/cfloat``             ``FLT_MAX``, ``DBL_EPSILON``...
+                                                               (libcu++ defines none under
+                                                               NVRTC): gcc's values
+``cmath``, ``math.h``          ``cuda/std/cmath`` (``INFINITY``,  ``std::sqrt``... = NVRTC's
+                               ``NAN``)                        built-in ``::sqrt``...;
+                                                               ``M_PI``..., ``HUGE_VAL(F)``
+``cstdlib``, ``stdlib.h``      ``cuda/std/cstdlib``            ``std::abs`` = ``::abs``
+``cassert``, ``assert.h``      ``cuda/std/cassert``            (``assert`` is built in)
+``type_traits``                ``cuda/std/type_traits``        ``std::is_same``... (list)
+``limits``                     ``cuda/std/limits``             ``std::numeric_limits``
+``utility``                    ``cuda/std/utility``            ``std::move``, ``std::swap``...
+``cub/cub.cuh``                every ``cub`` header NVRTC      (the ``cub/device/*``
+                               compiles (block, warp, thread,   algorithms are host API and
+                               iterator, grid, util)           fail under NVRTC)
+=============================  ==============================  ==========================
+
+The ``std::`` names are *using-declarations* (``namespace std { using
+::cuda::std::numeric_limits; using ::sqrt; }``), not ``namespace std { using namespace
+cuda::std; }``: the latter makes ``sqrt(x)``, ``abs(i)`` or ``pow(x, y)`` ambiguous
+(NVRTC's built-in ``::sqrt`` against ``cuda::std::sqrt``) wherever ``using namespace
+std;`` is in effect, already with ``cooperative_groups.h`` alone. Math functions in
+``std`` are NVRTC's global built-ins (as libstdc++'s ``<cmath>`` does with ``using
+::sqrt``), so both spellings name one function.
+
+``nvcc only`` -- kept for nvcc under ``#ifndef __CUDACC_RTC__``: ``cstdio``/``stdio.h``
+(device ``printf``), ``cstring``/``string.h`` (``memcpy``, ``memset``), ``ctime``/
+``time.h`` (``clock``). NVRTC declares those functions itself and has no such headers;
+nvcc gets the header the original had (it would declare them implicitly too, but
+``std::printf`` needs ``<cstdio>``).
+
+``dropped`` -- host-only headers, left out (``IncludePlan.dropped``, for the header
+comment): streams, strings, containers, threads, time and files of the C++ library
+(``iostream``, ``vector``, ``string``, ``chrono``, ``thread``...), POSIX headers
+(``unistd.h``, ``sys/*``), the CUDA host APIs (``cuda_runtime.h``, ``cuda_runtime_api.h``,
+``cuda.h``, ``cuda_profiler_api.h``, ``curand.h``, ``cublas*``, ``cufft*``, ``cusparse*``,
+``cusolver*``, ``cudnn.h``, ``nccl.h``, ``nvrtc.h``, ``nvToolsExt.h``, ``nvtx3/*``), the
+CUDA samples' host helpers (``helper_cuda.h``, ``helper_functions.h``, ``helper_string.h``,
+``helper_timer.h``, ``helper_image.h``), ``omp.h``, ``mpi.h``. Device code never uses them
+(nvcc includes ``cuda_runtime.h`` implicitly anyway; NVRTC has its device parts built in).
+
+``unknown`` -- any other header (``thrust/...``, ``algorithm``, ``Eigen/Core``...): kept
+for nvcc, which compiled the original with it; left out under NVRTC, which would most
+likely not find it (``#ifndef __CUDACC_RTC__``). Listed in ``IncludePlan.unknown``: if the
+kernels need it, ``hfuse tune`` fails with NVRTC's log naming what is missing. Quoted
+user headers never reach here (the front end inlines them); a quoted name is sorted by
+its name like an angle-bracket one.
+
+Lines keep the order of the input; consecutive lines of one kind share one
+``#if`` block, and the ``std`` using-declarations and macros are emitted once.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+RTC = "__CUDACC_RTC__"
+
+
+@dataclass(frozen=True)
+class IncludePlan:
+    lines: tuple[str, ...]
+    """What the fused file includes, in order (may contain ``#if __CUDACC_RTC__`` blocks)."""
+    dropped: tuple[str, ...]
+    """Include lines left out (host-only headers), for the output's header comment."""
+    unknown: tuple[str, ...] = ()
+    """Include lines of headers hfuse does not know: kept for nvcc, left out under NVRTC."""
+
+
+# --------------------------------------------------------------------------- the table
+_KEEP = frozenset({
+    "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "mma.h", "math_constants.h", "curand_kernel.h",
+    "cooperative_groups.h", "cuda_pipeline.h", "cuda_awbarrier.h", "vector_types.h", "vector_functions.h",
+    "device_launch_parameters.h",
+})
+_KEEP_PREFIXES = ("cooperative_groups/", "cub/block/", "cub/warp/", "cub/thread/", "cub/iterator/", "cub/grid/",
+                  "cuda/", "nv/")
+_KEEP_RE = re.compile(r"sm_\d+_intrinsics\.h|cub/util_(?!allocator)\w+\.cuh|cub/config\.cuh")
+
+_NVCC_ONLY = frozenset({"cstdio", "stdio.h", "cstring", "string.h", "ctime", "time.h"})
+
+_DROP = frozenset({
+    # C++ library: streams, strings, containers, threads, time, files
+    "iostream", "istream", "ostream", "fstream", "sstream", "iomanip", "ios", "iosfwd", "streambuf", "string",
+    "string_view", "vector", "list", "forward_list", "deque", "map", "set", "unordered_map", "unordered_set",
+    "queue", "stack", "chrono", "thread", "mutex", "shared_mutex", "condition_variable", "future", "random",
+    "regex", "filesystem", "exception", "stdexcept", "locale", "codecvt", "csignal", "signal.h", "cerrno",
+    "errno.h",
+    # POSIX and other host-only libraries
+    "unistd.h", "getopt.h", "dirent.h", "fcntl.h", "pthread.h", "omp.h", "mpi.h", "windows.h",
+    # CUDA host APIs and the CUDA samples' host helpers
+    "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cudaTypedefs.h", "cuda_profiler_api.h", "cudaProfiler.h",
+    "curand.h", "cublas.h", "cublas_v2.h", "cublasLt.h", "cufft.h", "cufftXt.h", "cusparse.h", "cusparse_v2.h",
+    "cusolverDn.h", "cusolverSp.h", "cudnn.h", "nccl.h", "nvrtc.h", "nvToolsExt.h", "nvml.h",
+    "helper_cuda.h", "helper_functions.h", "helper_string.h", "helper_timer.h", "helper_image.h",
+    "cuda_gl_interop.h", "cuda_egl_interop.h",
+})
+_DROP_PREFIXES = ("sys/", "nvtx3/")
+
+# NVRTC: libcu++ header standing in, and which extras (below) it needs.
+_LIBCUXX: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cstdint": ("cuda/std/cstdint", ("ints",)),
+    "stdint.h": ("cuda/std/cstdint", ("ints",)),
+    "cstddef": ("cuda/std/cstddef", ()),
+    "stddef.h": ("cuda/std/cstddef", ()),
+    "climits": ("cuda/std/climits", ()),
+    "limits.h": ("cuda/std/climits", ()),
+    "cfloat": ("cuda/std/cfloat", ("float_macros",)),
+    "float.h": ("cuda/std/cfloat", ("float_macros",)),
+    "cmath": ("cuda/std/cmath", ("math", "math_macros")),
+    "math.h": ("cuda/std/cmath", ("math", "math_macros")),
+    "cstdlib": ("cuda/std/cstdlib", ("abs",)),
+    "stdlib.h": ("cuda/std/cstdlib", ("abs",)),
+    "cassert": ("cuda/std/cassert", ()),
+    "assert.h": ("cuda/std/cassert", ()),
+    "type_traits": ("cuda/std/type_traits", ("type_traits",)),
+    "limits": ("cuda/std/limits", ("limits",)),
+    "utility": ("cuda/std/utility", ("utility",)),
+}
+
+# <cub/cub.cuh> under NVRTC: every header it includes that NVRTC compiles (not the
+# device-wide algorithms of cub/device/*, host API, nor the host allocator).
+CUB_FOR_NVRTC = (
+    "cub/config.cuh",
+    "cub/block/block_adjacent_difference.cuh", "cub/block/block_discontinuity.cuh", "cub/block/block_exchange.cuh",
+    "cub/block/block_histogram.cuh", "cub/block/block_load.cuh", "cub/block/block_merge_sort.cuh",
+    "cub/block/block_radix_rank.cuh", "cub/block/block_radix_sort.cuh", "cub/block/block_reduce.cuh",
+    "cub/block/block_scan.cuh", "cub/block/block_store.cuh",
+    "cub/grid/grid_even_share.cuh", "cub/grid/grid_mapping.cuh", "cub/grid/grid_queue.cuh",
+    "cub/thread/thread_load.cuh", "cub/thread/thread_operators.cuh", "cub/thread/thread_reduce.cuh",
+    "cub/thread/thread_scan.cuh", "cub/thread/thread_store.cuh",
+    "cub/warp/warp_exchange.cuh", "cub/warp/warp_load.cuh", "cub/warp/warp_merge_sort.cuh",
+    "cub/warp/warp_reduce.cuh", "cub/warp/warp_scan.cuh", "cub/warp/warp_store.cuh",
+    "cub/iterator/arg_index_input_iterator.cuh", "cub/iterator/cache_modified_input_iterator.cuh",
+    "cub/iterator/cache_modified_output_iterator.cuh", "cub/iterator/tex_obj_input_iterator.cuh",
+    "cub/util_debug.cuh", "cub/util_device.cuh", "cub/util_ptx.cuh", "cub/util_temporary_storage.cuh",
+    "cub/util_type.cuh",
+)
+
+# ``std::`` names NVRTC gets, as using-declarations (see the module docstring).
+_STD_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "base": ("::cuda::std::", ("size_t", "ptrdiff_t", "nullptr_t", "max_align_t")),
+    "ints": ("::cuda::std::", tuple(
+        f"{u}int{k}{w}_t" for k in ("", "_least", "_fast") for u in ("", "u") for w in (8, 16, 32, 64)
+    ) + ("intmax_t", "uintmax_t", "intptr_t", "uintptr_t")),
+    "limits": ("::cuda::std::", ("numeric_limits",)),
+    "utility": ("::cuda::std::", (
+        "move", "forward", "swap", "exchange", "pair", "make_pair", "declval", "as_const", "move_if_noexcept",
+        "integer_sequence", "index_sequence", "make_integer_sequence", "make_index_sequence", "index_sequence_for",
+        "in_place", "in_place_t")),
+    "abs": ("::", ("abs", "labs", "llabs")),
+    "math": ("::", (
+        "abs", "fabs", "fmod", "remainder", "remquo", "fma", "fmax", "fmin", "fdim", "nan", "exp", "exp2", "expm1",
+        "log", "log10", "log2", "log1p", "pow", "sqrt", "cbrt", "hypot", "sin", "cos", "tan", "asin", "acos",
+        "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "tgamma", "lgamma",
+        "ceil", "floor", "trunc", "round", "lround", "llround", "nearbyint", "rint", "lrint", "llrint", "frexp",
+        "ldexp", "modf", "scalbn", "scalbln", "ilogb", "logb", "nextafter", "copysign", "isfinite", "isinf",
+        "isnan", "signbit")),
+    "type_traits": ("::cuda::std::", tuple(
+        n for base in (
+            "is_void", "is_integral", "is_floating_point", "is_arithmetic", "is_fundamental", "is_scalar",
+            "is_object", "is_compound", "is_array", "is_pointer", "is_reference", "is_lvalue_reference",
+            "is_rvalue_reference", "is_member_pointer", "is_enum", "is_union", "is_class", "is_function",
+            "is_const", "is_volatile", "is_signed", "is_unsigned", "is_trivial", "is_trivially_copyable",
+            "is_standard_layout", "is_empty", "is_polymorphic", "is_abstract", "is_final", "is_aggregate",
+            "is_same", "is_base_of", "is_convertible", "is_constructible", "is_default_constructible",
+            "is_copy_constructible", "is_move_constructible", "is_assignable", "is_copy_assignable",
+            "is_move_assignable", "is_destructible", "is_trivially_destructible", "is_nothrow_constructible",
+            "is_nothrow_move_constructible", "is_invocable", "alignment_of", "rank", "extent",
+            "conjunction", "disjunction", "negation")
+        for n in (base, base + "_v")
+    ) + tuple(
+        n for base in (
+            "remove_const", "remove_volatile", "remove_cv", "remove_reference", "remove_pointer", "remove_extent",
+            "remove_all_extents", "add_const", "add_pointer", "add_lvalue_reference", "add_rvalue_reference",
+            "decay", "make_signed", "make_unsigned", "common_type", "underlying_type", "invoke_result",
+            "enable_if", "conditional")
+        for n in (base, base + "_t")
+    ) + ("integral_constant", "bool_constant", "true_type", "false_type", "void_t", "aligned_storage")),
+}
+
+# float.h's macros (gcc's values for IEEE binary32/binary64; libcu++ defines none under NVRTC).
+_FLOAT_MACROS = (
+    ("FLT_RADIX", "2"),
+    ("FLT_MANT_DIG", "24"), ("FLT_DIG", "6"), ("FLT_DECIMAL_DIG", "9"),
+    ("FLT_MIN_EXP", "(-125)"), ("FLT_MIN_10_EXP", "(-37)"), ("FLT_MAX_EXP", "128"), ("FLT_MAX_10_EXP", "38"),
+    ("FLT_MAX", "3.40282346638528859811704183484516925e+38F"),
+    ("FLT_MIN", "1.17549435082228750796873653722224568e-38F"),
+    ("FLT_EPSILON", "1.19209289550781250000000000000000000e-7F"),
+    ("FLT_TRUE_MIN", "1.40129846432481707092372958328991613e-45F"),
+    ("DBL_MANT_DIG", "53"), ("DBL_DIG", "15"), ("DBL_DECIMAL_DIG", "17"),
+    ("DBL_MIN_EXP", "(-1021)"), ("DBL_MIN_10_EXP", "(-307)"), ("DBL_MAX_EXP", "1024"), ("DBL_MAX_10_EXP", "308"),
+    ("DBL_MAX", "1.79769313486231570814527423731704357e+308"),
+    ("DBL_MIN", "2.22507385850720138309023271733240406e-308"),
+    ("DBL_EPSILON", "2.22044604925031308084726333618164062e-16"),
+    ("DBL_TRUE_MIN", "4.94065645841246544176568792868221372e-324"),
+    ("DECIMAL_DIG", "17"),
+)
+# math.h's: glibc's M_* constants (POSIX), HUGE_VAL(F) (INFINITY and NAN come from libcu++).
+_MATH_MACROS = (
+    ("M_E", "2.7182818284590452354"), ("M_LOG2E", "1.4426950408889634074"), ("M_LOG10E", "0.43429448190325182765"),
+    ("M_LN2", "0.69314718055994530942"), ("M_LN10", "2.30258509299404568402"), ("M_PI", "3.14159265358979323846"),
+    ("M_PI_2", "1.57079632679489661923"), ("M_PI_4", "0.78539816339744830962"), ("M_1_PI", "0.31830988618379067154"),
+    ("M_2_PI", "0.63661977236758134308"), ("M_2_SQRTPI", "1.12837916709551257390"),
+    ("M_SQRT2", "1.41421356237309504880"), ("M_SQRT1_2", "0.70710678118654752440"),
+    ("HUGE_VALF", "(::cuda::std::numeric_limits<float>::infinity())"),
+    ("HUGE_VAL", "(::cuda::std::numeric_limits<double>::infinity())"),
+)
+_MACROS = {"float_macros": ("FLT_MAX", _FLOAT_MACROS), "math_macros": ("M_PI", _MATH_MACROS)}
+
+_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])\s*([^>"]+?)\s*[>"]')
+
+
+def header_name(line: str) -> str | None:
+    """``stdio.h`` for ``#include <stdio.h>`` (or ``"stdio.h"``); None for anything else."""
+    m = _INCLUDE_RE.match(line)
+    return m.group(2).replace("\\", "/") if m else None
+
+
+def classify(name: str | None) -> str:
+    """``keep``, ``libcuxx``, ``cub``, ``nvcc_only``, ``drop`` or ``unknown`` (see the module docstring)."""
+    if name is None:
+        return "unknown"
+    if name == "cub/cub.cuh":
+        return "cub"
+    if name in _LIBCUXX:
+        return "libcuxx"
+    if name in _KEEP or name.startswith(_KEEP_PREFIXES) or _KEEP_RE.fullmatch(name):
+        return "keep"
+    if name in _NVCC_ONLY:
+        return "nvcc_only"
+    if name in _DROP or name.startswith(_DROP_PREFIXES):
+        return "drop"
+    return "unknown"
+
+
+def _wrap(prefix: str, items: Sequence[str], suffix: str, width: int = 110) -> list[str]:
+    lines, current = [], prefix
+    for item in items:
+        if len(current) + len(item) + 1 > width and current != prefix:
+            lines.append(current.rstrip())
+            current = "  "
+        current += item + " "
+    lines.append(current.rstrip() + suffix)
+    return lines
+
+
+class _Planner:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.std_done: set[str] = set()
+        self.macros_done: set[str] = set()
+
+    def rtc_extras(self, extras: Sequence[str]) -> list[str]:
+        """Under NVRTC: using-declarations in ``std`` and macros not emitted yet."""
+        out: list[str] = []
+        decls: list[str] = []
+        for key in ("base", *extras):
+            if key in _STD_NAMES and key not in self.std_done:
+                self.std_done.add(key)
+                prefix, names = _STD_NAMES[key]
+                decls += [f"using {prefix}{n};" for n in names]
+        if decls:
+            decls = list(dict.fromkeys(decls))
+            out += _wrap("namespace std { ", decls, " }")
+        for key in extras:
+            if key in _MACROS and key not in self.macros_done:
+                self.macros_done.add(key)
+                guard, macros = _MACROS[key]
+                out.append(f"#ifndef {guard}")
+                out += [f"#define {n} {v}" for n, v in macros]
+                out.append("#endif")
+        return out
+
+    def block(self, kind: str, group: list[tuple[str, str]]) -> None:
+        originals = [line for line, _ in group]
+        if kind == "keep":
+            self.lines += originals
+        elif kind in ("nvcc_only", "unknown"):
+            why = ("NVRTC declares printf/memcpy/clock itself" if kind == "nvcc_only"
+                   else "unknown to hfuse: nvcc only")
+            self.lines += [f"#ifndef {RTC}  // {why}", *originals, "#endif"]
+        else:  # libcuxx, cub: another header under NVRTC, the original for nvcc
+            rtc: list[str] = []
+            extras: list[str] = []
+            for _, name in group:
+                if name == "cub/cub.cuh":
+                    rtc += [f"#include <{h}>" for h in CUB_FOR_NVRTC]
+                else:
+                    header, more = _LIBCUXX[name]
+                    rtc.append(f"#include <{header}>")
+                    extras += more
+            rtc = list(dict.fromkeys(rtc))
+            if any(name != "cub/cub.cuh" for _, name in group):
+                rtc += self.rtc_extras(extras)
+            self.lines += [f"#ifdef {RTC}  // NVRTC (hfuse tune): stand-ins for headers it cannot read", *rtc,
+                           "#else", *originals, "#endif"]
+
+
+def plan_includes(include_lines: Sequence[str]) -> IncludePlan:
+    """The fused file's include lines for the inputs' ``#include`` lines (see the module docstring)."""
+    seen: set[str] = set()
+    entries: list[tuple[str, str, str]] = []  # (kind, line, name)
+    dropped: list[str] = []
+    unknown: list[str] = []
+    for raw in include_lines:
+        line = raw.strip()
+        name = header_name(line)
+        key = name if name is not None else line
+        if not line or key in seen:
+            continue
+        seen.add(key)
+        kind = classify(name)
+        if kind == "drop":
+            dropped.append(line)
+            continue
+        if kind == "unknown":
+            unknown.append(line)
+        entries.append(("rtc_swap" if kind in ("libcuxx", "cub") else kind, line, name or ""))
+    planner = _Planner()
+    i = 0
+    while i < len(entries):
+        j = i
+        while j < len(entries) and entries[j][0] == entries[i][0]:
+            j += 1
+        planner.block(entries[i][0], [(line, name) for _, line, name in entries[i:j]])
+        i = j
+    return IncludePlan(tuple(planner.lines), tuple(dropped), tuple(unknown))
