@@ -352,6 +352,9 @@ def _generate(
         expression_prefix = f"{FUSED_NAMESPACE}::"
     header = header_comment(fused_name, partition, sigs, f"register cap {bounds}" if register_cap else "no register cap",
                             __version__)
+    if expression_prefix:
+        header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
+                   "kernels' own namespaces.\n")
     header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
     shared_items = [
         item for item in prepared.closure.items

@@ -144,11 +144,14 @@ def split_template_args(text: str) -> tuple[str, ...]:
     return tuple(args)
 
 
-_CLI_KERNEL = re.compile(r"^(?:(?P<file>[^:]+\.\w+):)?(?P<name>[A-Za-z_]\w*)(?:<(?P<targs>.*)>)?:(?P<block>[\dx,]+)$")
+_CLI_KERNEL = re.compile(
+    r"^(?:(?P<file>[^:]+\.\w+):)?(?P<name>(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:<(?P<targs>.*)>)?:(?P<block>[\dx,]+)$"
+)
 
 
 def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str]) -> KernelSpec:
-    """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``."""
+    """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``; NAME may be
+    qualified (``mylib::scale:256``)."""
     match = _CLI_KERNEL.match(text.strip())
     if not match:
         raise HFuseError(f"--kernel '{text}' is not NAME:BLOCK, NAME<TEMPLATE ARGS>:BLOCK or FILE:NAME:BLOCK (e.g. hist:512, stencil:16x16)")
@@ -163,7 +166,8 @@ def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str]) 
         if file not in files:
             files.append(file)
         return KernelSpec(file, name, block, targs)
-    holders = [f for f in files if re.search(rf"\b{re.escape(name)}\s*\(", sources[f])]
+    plain = name.split("::")[-1]  # a qualified name (mylib::scale) is written 'scale(' in its namespace
+    holders = [f for f in files if re.search(rf"\b{re.escape(plain)}\s*\(", sources[f])]
     if not holders:
         if len(files) == 1:
             return KernelSpec(files[0], name, block, targs)  # fuse() names the file's kernels

@@ -239,3 +239,13 @@ def test_device_source_of_a_sample_file_holds_only_the_kernels_side(files, tmp_p
     scale = device_source(KernelSpec(library, "mylib::scale", 256))
     assert scale.name_expression == "mylib::scale" and "namespace detail {" in scale.source
     _compile(scale.source, tmp_path)
+
+
+def test_cli_selects_a_kernel_by_qualified_name(files, tmp_path):
+    from hfuse.cli import main
+
+    library, partner = files
+    out = tmp_path / "out" / "fused.cu"
+    assert main(["fuse", str(library), str(partner), "-k", "mylib::scale:256", "-k", "partner:128", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "// 1     mylib::scale" in text and "namespace hfuse_fused {" in text
