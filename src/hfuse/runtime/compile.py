@@ -25,7 +25,7 @@ import threading
 import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..errors import HFuseError
 from ..spec import Dim3
@@ -100,11 +100,15 @@ class KernelResources:
 class CompiledKernel:
     """A loaded kernel: resources, parameters and a launch method."""
 
-    def __init__(self, name: str, symbol: str, raw: Any, binary: CompiledBinary, smem_limit: int):
+    def __init__(self, name: str, symbol: str, raw: Any, binary: CompiledBinary, smem_limit: int,
+                 module: Any = None, symbols_written: dict[str, str] | None = None):
         self.name = name
         self.symbol = symbol
         self.raw = raw  # cupy.RawKernel
         self.binary = binary
+        self.module = module  # the cupy.RawModule ``raw`` came from: its variables
+        self._symbols_written = symbols_written if symbols_written is not None else {}
+        """What ``set_symbols`` last copied into the module, per symbol (shared by its kernels)."""
         self._smem_limit = smem_limit
         self._dynamic_smem_set = 0
         ptx = find_resources(binary.ptxas, symbol)
@@ -123,6 +127,28 @@ class CompiledKernel:
     @property
     def params(self) -> list[PtxParam] | None:
         return self.binary.params(self.name)
+
+    def set_symbols(self, symbols: Mapping[str, Any], *, label: str | None = None, force: bool = False) -> list[str]:
+        """Copies data into the module's ``__constant__``/``__device__`` variables, by the
+        names the source spells (``KernelLaunch.symbols``); returns the names copied.
+
+        Each name is looked up by its lowered name (compile with ``&name`` among the
+        names: ``runtime.symbols.compile_with_symbols``) and its data must have exactly the
+        variable's size; a symbol the module lacks or data of another size is a
+        ``SymbolError`` naming both, raised before anything is copied. Unchanged data is
+        not copied again unless ``force``. Synchronises the device when it copies.
+        ``label`` names the kernel in errors (default: its name).
+        """
+        from ..launch import check_symbols
+        from .symbols import write_symbols
+
+        label = label or self.name
+        symbols = check_symbols(symbols, label)
+        if not symbols:
+            return []
+        if self.module is None:
+            raise LaunchError(f"kernel '{label}' was loaded without its module; its symbols cannot be set")
+        return write_symbols(self.module, self.binary, symbols, label, self._symbols_written, force=force)
 
     def allow_dynamic_smem(self, shared_mem: int) -> None:
         """Opts in to more than 48 KiB of dynamic shared memory (cuFuncSetAttribute).
@@ -185,7 +211,8 @@ def cuda_include_dirs() -> list[str]:
 
     NVRTC ships only a few built-in headers. We look, in order, at $CUDA_PATH,
     $CUDA_HOME, the toolkit CuPy found, the folder of nvcc, /usr/local/cuda, and the
-    pip packages that carry headers (nvidia/cu13/include, nvidia/cuda_runtime/include).
+    pip packages that carry headers (nvidia/cu13/include, nvidia/cuda_runtime/include;
+    ``curand_kernel.h`` comes from nvidia-curand where the toolkit has no cuRAND).
     """
     roots: list[Path] = []
     for env in ("CUDA_PATH", "CUDA_HOME"):
@@ -209,7 +236,8 @@ def cuda_include_dirs() -> list[str]:
             candidates.extend(sorted(nvidia.glob("*/include")))
     found: list[str] = []
     for c in candidates:
-        if (c / "cooperative_groups.h").is_file() or (c / "cuda_runtime.h").is_file():
+        # pip's nvidia/cu13/include may hold only cuRAND's headers (nvidia-curand).
+        if any((c / h).is_file() for h in ("cooperative_groups.h", "cuda_runtime.h", "curand_kernel.h")):
             # CUDA 13 moved libcu++ (<cuda/std/...>, used by cooperative_groups.h) to include/cccl.
             for d in (c, c / "cccl"):
                 text = str(d.resolve())
@@ -247,7 +275,9 @@ class Compiler:
         self.extra_options = tuple(options)
         self.verbose_ptxas = verbose_ptxas
         self._binaries: dict[tuple, CompiledBinary] = {}
-        self._kernels: dict[tuple[str, str], CompiledKernel] = {}
+        self._kernels: dict[tuple[str, str, str], CompiledKernel] = {}
+        self._symbols_written: dict[tuple[str, str], dict[str, str]] = {}
+        """Per loaded module (binary key, instance): what ``set_symbols`` last copied there."""
         self._lock = threading.Lock()
         self._nvrtc_ready = False
         self._tmp = tempfile.mkdtemp(prefix="hfuse-cubin-")
@@ -330,23 +360,33 @@ class Compiler:
             ptxas=parse_ptxas(log, demangle=False),
         )
 
-    def load(self, binary: CompiledBinary, name: str) -> CompiledKernel:
-        """Loads ``name`` from a compiled binary. Call from the main (launching) thread."""
-        cache_key = (binary.key, name)
+    def load(self, binary: CompiledBinary, name: str, *, instance: str = "") -> CompiledKernel:
+        """Loads ``name`` from a compiled binary. Call from the main (launching) thread.
+
+        Kernels loaded from one binary share one module, and so its ``__constant__`` and
+        ``__device__`` variables; a different ``instance`` (letters, digits, ``-_.``) loads
+        a module of its own, for different symbol data (``runtime.symbols``).
+        """
+        if not re.fullmatch(r"[\w.-]*", instance):
+            raise ValueError(f"module instance {instance!r} must be letters, digits, '-', '_' or '.'")
+        cache_key = (binary.key, name, instance)
         if cache_key in self._kernels:
             return self._kernels[cache_key]
         cupy = require_gpu()
-        # The path names the content, so CuPy's per-path module memo can never serve a
-        # stale module for it.
-        path = Path(self._tmp) / f"{binary.key}.cubin"
+        # The path names the content (and the instance), so CuPy's per-path module memo
+        # can never serve a stale module, or another instance's, for it.
+        path = Path(self._tmp) / (f"{binary.key}-{instance}.cubin" if instance else f"{binary.key}.cubin")
         if not path.exists():
             path.write_bytes(binary.cubin)
         symbol = binary.symbol(name)
         try:
-            raw = cupy.RawModule(path=str(path)).get_function(symbol)
+            module = cupy.RawModule(path=str(path))
+            raw = module.get_function(symbol)
         except Exception as exc:
             raise LaunchError(f"loading kernel '{name}' (symbol {symbol}) failed: {type(exc).__name__}: {exc}") from exc
-        kernel = CompiledKernel(name, symbol, raw, binary, smem_limit=self.limits.smem_per_block_optin)
+        written = self._symbols_written.setdefault((binary.key, instance), {})
+        kernel = CompiledKernel(name, symbol, raw, binary, smem_limit=self.limits.smem_per_block_optin,
+                                module=module, symbols_written=written)
         self._kernels[cache_key] = kernel
         return kernel
 

@@ -17,6 +17,7 @@ from ..launch import KernelLaunch, Output
 from ..spec import Dim3
 from .compile import CompiledKernel, Compiler, LaunchError
 from .device import require_gpu
+from .symbols import compile_with_symbols, load_with_symbols
 
 
 class ArgumentError(HFuseError):
@@ -91,10 +92,20 @@ class PreparedLaunch:
         self.kernel.launch(self.grid, self.block, self.args, self.shared_mem, stream)
 
 
-def prepare(launch: KernelLaunch, compiler: Compiler, *, param_types: Sequence[str] | None = None) -> PreparedLaunch:
-    """Compiles (cached) and loads ``launch``'s kernel and checks its arguments."""
+def prepare(launch: KernelLaunch, compiler: Compiler, *, param_types: Sequence[str] | None = None,
+            options: Sequence[str] = ()) -> PreparedLaunch:
+    """Compiles (cached) and loads ``launch``'s kernel and checks its arguments.
+
+    ``options`` are NVRTC flags for this source on top of the compiler's own: the
+    user's ``-include`` files, which an original source needs and a fused one must not get.
+    """
     name = launch.kernel.instance
-    kernel = compiler.get(read_source(launch), name)
+    if launch.symbols:  # its own module per distinct data, filled before anything runs
+        binary = compile_with_symbols(compiler, read_source(launch), name, launch.symbols, kernel=launch.name,
+                                      options=options)
+        kernel = load_with_symbols(compiler, binary, name, launch.symbols, kernel=launch.name)
+    else:
+        kernel = compiler.get(read_source(launch), name, options=options)
     args = tuple(launch.args)
     check_args(launch.name, args, kernel, param_types)
     block = launch.kernel.block

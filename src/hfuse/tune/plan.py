@@ -11,8 +11,9 @@ import datetime as _dt
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
+from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..runtime.timing import Timing
 from ..spec import Dim3
 from .candidates import Candidate
@@ -144,6 +145,16 @@ class Plan:
     source_hash: str = ""
     cache_key: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    symbols: list[dict[str, dict[str, Any]]] = field(default_factory=list)
+    """Per kernel (plan order): the ``__constant__``/``__device__`` symbols it was tuned with,
+    name -> ``{"dtype", "shape", "bytes"}`` (never the data); ``plan.launcher(symbols=...)``
+    must be given data for each. Empty: no kernel was given symbol data."""
+    symbol_names: list[dict[str, str]] = field(default_factory=list)
+    """Per kernel: its symbols that ``fused_source`` renames (two inputs define one name),
+    the user's name -> the fused name (``FusedKernel.symbol_names``); empty: none renamed."""
+    options: CompileOptions = NO_OPTIONS
+    """The ``-I/-D/-U/-include/-std`` and device arch the sources were fused under; the
+    launcher compiles ``fused_source`` with them again."""
     format: int = PLAN_FORMAT
 
     def to_dict(self) -> dict[str, Any]:
@@ -173,6 +184,9 @@ class Plan:
             "source_hash": self.source_hash,
             "cache_key": self.cache_key,
             "settings": self.settings,
+            "symbols": [{n: dict(d) for n, d in s.items()} for s in self.symbols],
+            "symbol_names": [dict(m) for m in self.symbol_names],
+            "options": self.options.to_dict(),
             "fused_source": self.fused_source,
         }
 
@@ -206,6 +220,9 @@ class Plan:
             source_hash=data.get("source_hash", ""),
             cache_key=data.get("cache_key"),
             settings=dict(data.get("settings") or {}),
+            symbols=[{n: dict(d) for n, d in s.items()} for s in data.get("symbols") or []],
+            symbol_names=[dict(m) for m in data.get("symbol_names") or []],
+            options=CompileOptions.from_dict(data.get("options")),
             format=int(data.get("format", PLAN_FORMAT)),
         )
 
@@ -226,11 +243,20 @@ class Plan:
     def should_fuse(self) -> bool:
         return self.decision == "fuse"
 
-    def launcher(self, compiler: Any = None) -> "PlanLauncher":
-        """A callable that launches what the plan decided (fused kernel, or the originals)."""
+    def launcher(self, compiler: Any = None, *, symbols: Sequence[Mapping[str, Any] | None] | None = None) -> "PlanLauncher":
+        """A callable that launches what the plan decided (fused kernel, or the originals).
+
+        ``symbols``: one mapping per kernel (plan order), its ``__constant__``/``__device__``
+        data as in ``KernelLaunch.symbols``; copied into the fused module before the first launch.
+        """
         from .launcher import PlanLauncher
 
-        return PlanLauncher(self, compiler)
+        if compiler is None and self.should_fuse:
+            from ..runtime.compile import Compiler
+
+            # The fused file already holds the -include files' contents: not again.
+            compiler = Compiler(std=self.options.std, options=self.options.compiler_flags(std=False, pre_includes=False))
+        return PlanLauncher(self, compiler, symbols=symbols)
 
     def table(self) -> str:
         """The candidates as a plain-text table, fastest first (for terminals and logs)."""

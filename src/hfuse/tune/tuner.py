@@ -23,7 +23,9 @@ from typing import Any, Callable, Sequence
 
 from ..api import FusedKernel, fuse
 from ..errors import HFuseError
-from ..launch import KernelLaunch
+from ..frontend.options import NO_OPTIONS, CompileOptions
+from ..frontend.preprocess import preprocess
+from ..launch import KernelLaunch, describe_symbol
 from ..runtime.compile import CompiledBinary, Compiler, CompileError, LaunchError
 from ..runtime.device import DeviceLimits, require_gpu
 from ..runtime.execute import (
@@ -36,9 +38,17 @@ from ..runtime.execute import (
     run_once_on_device,
 )
 from ..runtime.occupancy import occupancy
+from ..runtime.symbols import (
+    SymbolError,
+    compile_with_symbols,
+    fused_symbol_names,
+    fused_symbols,
+    load_with_symbols,
+    present_symbols,
+)
 from ..runtime.timing import ConcurrentLaunches, LaunchGraph, Timer, Timing
 from ..spec import Dim3
-from .cache import PlanCache, cache_key, describe_launch
+from .cache import PlanCache, cache_key, describe_launch, header_digests
 from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
 from .plan import Baselines, CandidateResult, Plan
 from .progress import Progress
@@ -77,13 +87,18 @@ class _Built:
 class _Session:
     """The state of one tuning run on one GPU (no globals: made and dropped by ``tune``)."""
 
-    def __init__(self, launches: Sequence[KernelLaunch], settings: TuneSettings, progress: Progress):
+    def __init__(self, launches: Sequence[KernelLaunch], settings: TuneSettings, progress: Progress,
+                 options: CompileOptions = NO_OPTIONS):
         self.cupy = require_gpu()
         self.launches = list(launches)
         self.settings = settings
         self.progress = progress
         self.limits = DeviceLimits.current()
-        self.compiler = Compiler(limits=self.limits)
+        self.options = options.with_arch(self.limits.arch)
+        """The user's options, for this GPU's device pass (``#if __CUDA_ARCH__``)."""
+        # Fused sources hold the -include files' contents already; originals get them per compile.
+        self.compiler = Compiler(limits=self.limits, std=self.options.std,
+                                 options=self.options.compiler_flags(std=False, pre_includes=False))
         self.timer = Timer(self.limits, flush_l2=settings.flush_l2)
         self.sources = {l.kernel.file: read_source(l) for l in self.launches}
         self.specs = [l.kernel for l in self.launches]
@@ -100,7 +115,11 @@ class _Session:
     def original(self, index: int, block: Dim3) -> PreparedLaunch:
         key = (index, block)
         if key not in self._prepared:
-            self._prepared[key] = prepare(self.launches[index].with_block(block), self.compiler)
+            launch = self.launches[index]
+            # NVRTC compiles a string: give it the file's folder, where nvcc looks for "header.h".
+            here = [f"-I{launch.kernel.file.resolve().parent}"]
+            self._prepared[key] = prepare(launch.with_block(block), self.compiler,
+                                          options=self.options.pre_include_flags() + here)
         return self._prepared[key]
 
     def reference(self, index: int, block: Dim3) -> list:
@@ -152,18 +171,27 @@ class _Session:
             register_cap=candidate.register_cap,
             barrier_form=self.settings.barrier_form,  # type: ignore[arg-type]
             sources={str(k): v for k, v in self.sources.items()},
+            options=self.options,
         )
-        return _Built(fused, self.compiler.compile(fused.source, [fused.name_expression]))
+        # The fused names of the symbols given data (``&name`` expressions for their lowered names).
+        symbols = fused_symbol_names(fused.symbol_names, [l.symbols for l in self.launches], fused.source)
+        return _Built(fused, compile_with_symbols(self.compiler, fused.source, fused.name_expression, symbols,
+                                                  kernel=fused.name, optional=True))
 
     def measure(self, candidate: Candidate, built: futures.Future) -> CandidateResult:
         result = CandidateResult(candidate)
         try:
             made: _Built = built.result()
-            kernel = self.compiler.load(made.binary, made.fused.name_expression)
+            launches = self._launches_for(candidate)
+            # Every part's __constant__/__device__ data under the fused names, copied into the
+            # candidate's module before it runs (verification and timing alike).
+            symbols = present_symbols(made.binary, fused_symbols(
+                made.fused.symbol_names, [l.symbols for l in launches], [l.name for l in launches], made.fused.source))
+            kernel = load_with_symbols(self.compiler, made.binary, made.fused.name_expression, symbols,
+                                       kernel=candidate.label)
             res = kernel.resources
             result.registers, result.local_bytes, result.static_smem = res.registers, res.local_bytes, res.static_smem
             result.spill_stores, result.spill_loads = res.spill_stores, res.spill_loads
-            launches = self._launches_for(candidate)
             packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
             occ = occupancy(self.limits, res.registers, packed.block.size, res.static_smem, packed.shared_mem)
             result.occupancy, result.blocks_per_sm = occ.occupancy, occ.blocks_per_sm
@@ -175,6 +203,8 @@ class _Session:
                 return result
             result.verified = True
             result.time = self.time(lambda: prepared())
+        except SymbolError:
+            raise  # the user's symbol data, the same for every candidate: say so once, loudly
         except CompileError as err:
             result.error = f"compile failed: {err.message}\n{err.log.strip()[:2000]}"
         except (LaunchError, HFuseError) as err:
@@ -197,11 +227,17 @@ def _best(results: Sequence[CandidateResult]) -> CandidateResult | None:
     return min(timed, key=lambda r: r.time.median_ms) if timed else None
 
 
-def _key(launches: Sequence[KernelLaunch], settings: TuneSettings, limits: DeviceLimits) -> tuple[str, list[str]]:
+def _key(launches: Sequence[KernelLaunch], settings: TuneSettings, limits: DeviceLimits,
+         options: CompileOptions = NO_OPTIONS) -> tuple[str, list[str]]:
     sources = [read_source(l) for l in launches]
+    device = options.with_arch(limits.arch)
+    # The user headers the sources read under these options: editing one must miss the cache.
+    files = dict(zip((l.kernel.file for l in launches), sources))
+    headers = [h for file, text in files.items() for h in preprocess(text, file, device).headers]
     return cache_key(
         gpu=limits.name, driver=limits.driver_version, sources=sources,
         launches=[describe_launch(l) for l in launches], settings=settings.to_dict(),
+        options=device.to_dict(), headers=header_digests(headers),
     ), sources
 
 
@@ -212,18 +248,24 @@ def tune(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     progress: bool = True,
+    options: CompileOptions | None = None,
 ) -> Plan:
-    """Find the fastest verified fusion of ``launches`` on this GPU, or decide not to fuse."""
+    """Find the fastest verified fusion of ``launches`` on this GPU, or decide not to fuse.
+
+    ``options`` are nvcc's ``-I/-D/-U/-include/-std`` for the sources; the device pass
+    modelled (``__CUDA_ARCH__``) is always this GPU's, whatever ``options.arch`` says.
+    """
     if len(launches) < 2:
         raise HFuseError("tuning needs at least two kernel launches")
+    options = options or NO_OPTIONS
     require_gpu()
     limits = DeviceLimits.current()
-    key, sources = _key(launches, settings, limits)
+    key, sources = _key(launches, settings, limits, options)
     cache = PlanCache(cache_dir) if use_cache else None
     if cache is not None and (cached := cache.get(key)) is not None:
         return cached
     with Progress(enabled=progress) as bar:
-        session = _Session(launches, settings, bar)
+        session = _Session(launches, settings, bar, options)
         baselines = session.baselines()
         originals = [p.kernel.resources for p in session.originals]
         first = enumerate_candidates(
@@ -277,7 +319,9 @@ def _decide(session: _Session, results: list[CandidateResult], baselines: Baseli
         cuda_runtime=limits.runtime_version,
         source_hash=hashlib.sha256("\0".join(sources).encode()).hexdigest(),
         settings=settings.to_dict(),
+        options=session.options,
         cache_key=key,
+        symbols=[{n: describe_symbol(v) for n, v in l.symbols.items()} for l in session.launches],
     )
     if best is None:
         return Plan(decision="do_not_fuse", reason="no candidate compiled, ran and matched the unfused outputs", **common)
@@ -308,5 +352,6 @@ def _decide(session: _Session, results: list[CandidateResult], baselines: Baseli
         speedup=speedup,
         fused_name=made.fused.name_expression,
         fused_source=made.fused.source,
+        symbol_names=[dict(m) for m in made.fused.symbol_names],
         **common,
     )
