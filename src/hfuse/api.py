@@ -242,6 +242,8 @@ class DeviceSource:
 
     source: str
     name_expression: str
+    qualified_name: str
+    """The kernel's name as file scope sees it (``mylib::scale``), template arguments aside."""
 
 
 def device_source(
@@ -267,7 +269,7 @@ def device_source(
         header += dropped_comment(closure.dropped_host, includes.dropped, closure.dropped_unused)
         text = assemble_device_file(header, includes.lines, [*closure.items, item])
         instance = f"{function.key}<{', '.join(kernel.template_args)}>" if kernel.template_args else function.key
-        return DeviceSource(text, instance)
+        return DeviceSource(text, instance, function.key)
 
 
 def fuse(

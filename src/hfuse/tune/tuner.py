@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..api import FusedKernel, fuse
+from ..api import FusedKernel, device_source, fuse
+from ..api import prepare as prepare_unit
 from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..frontend.preprocess import preprocess
@@ -102,6 +103,12 @@ class _Session:
         self.timer = Timer(self.limits, flush_l2=settings.flush_l2)
         self.sources = {l.kernel.file: read_source(l) for l in self.launches}
         self.specs = [l.kernel for l in self.launches]
+        given = {str(k): v for k, v in self.sources.items()}
+        # The front end runs once: every candidate is generated from this unit, and the
+        # originals are compiled from their device side alone (a sample's main() and host
+        # headers never reach NVRTC).
+        self.unit = prepare_unit(self.specs, sources=given, options=self.options)
+        self.device_sources = [device_source(s, sources=given, options=self.options) for s in self.specs]
         self._references: OrderedDict[tuple[int, Dim3], list] = OrderedDict()
         # Reference outputs stay on the GPU (host comparison of gigabytes is too slow), but
         # only up to a quarter of its memory: least recently used ones are recomputed.
@@ -115,11 +122,11 @@ class _Session:
     def original(self, index: int, block: Dim3) -> PreparedLaunch:
         key = (index, block)
         if key not in self._prepared:
+            # Already preprocessed: user headers and -include files are inlined in it.
+            unfused = self.device_sources[index]
             launch = self.launches[index]
-            # NVRTC compiles a string: give it the file's folder, where nvcc looks for "header.h".
-            here = [f"-I{launch.kernel.file.resolve().parent}"]
-            self._prepared[key] = prepare(launch.with_block(block), self.compiler,
-                                          options=self.options.pre_include_flags() + here)
+            launch = replace(launch, source=unfused.source, kernel=replace(launch.kernel, name=unfused.qualified_name))
+            self._prepared[key] = prepare(launch.with_block(block), self.compiler)
         return self._prepared[key]
 
     def reference(self, index: int, block: Dim3) -> list:
@@ -170,8 +177,7 @@ class _Session:
             strategy=candidate.strategy,
             register_cap=candidate.register_cap,
             barrier_form=self.settings.barrier_form,  # type: ignore[arg-type]
-            sources={str(k): v for k, v in self.sources.items()},
-            options=self.options,
+            prepared=self.unit,
         )
         # The fused names of the symbols given data (``&name`` expressions for their lowered names).
         symbols = fused_symbol_names(fused.symbol_names, [l.symbols for l in self.launches], fused.source)
