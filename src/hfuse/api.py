@@ -333,6 +333,7 @@ def _generate(
             known=known,
             context_types=prepared.context_types,
             symbols=frozenset(k for i in unit_kernel.symbols for k in i.keys),
+            return_exits=strategy == "horizontal",
         )
         functions = {**program.functions, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))

@@ -1,12 +1,36 @@
+"""EarlyExitRewrite on single functions: the shapes made safe (checked on the rewritten
+text: the flag guards the work, barriers and the loops around them still run in every
+thread) and the shapes refused (with the return's and the offending line)."""
+import re
+import shutil
+import subprocess
 
 import pytest
 
 from hfuse.errors import HFuseError
-from hfuse.transform.early_exit import make_early_exits_safe
+from hfuse.transform.early_exit import FLAG, Helpers, make_early_exits_safe
+
+VOTE = "if (__any_sync(0xffffffffu, hf_active) && !hf_active) return;"
 
 
-def _safe(text: str, helpers=frozenset()) -> str:
-    return make_early_exits_safe(text, set(helpers), "k.cu", 0, "k")
+def _safe(text: str, helpers=frozenset(), exits: bool = False) -> str:
+    return make_early_exits_safe(text, helpers if isinstance(helpers, Helpers) else set(helpers), "k.cu", 0, "k",
+                                 exits=exits)
+
+
+def _kernel(body: str, params: str = "float* a, int n") -> str:
+    return f"__global__ void k({params}) {{\n{body}\n}}\n"
+
+
+def _refused(text: str, helpers=frozenset(), exits: bool = False) -> HFuseError:
+    with pytest.raises(HFuseError) as err:
+        _safe(text, helpers, exits)
+    assert err.value.where.kernel == "k" and err.value.where.line is not None
+    return err.value
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
 
 
 def test_no_barrier_means_no_change():
@@ -40,16 +64,283 @@ def test_guard_before_barrier_becomes_a_flag_and_every_thread_reaches_the_barrie
     assert "__syncthreads();" not in after.split("if (hf_active) {")[1]
 
 
+def test_block_uniform_guard_stays_a_plain_return():
+    """Every thread of the part leaves together: nobody waits at the barrier."""
+    text = _kernel("  if (blockIdx.x >= n) return;\n  a[threadIdx.x] = 1;\n  __syncthreads();\n  a[0] = 2;")
+    assert _safe(text) == text
+
+
+# --------------------------------------------------------------------------- loops around barriers
+REDUCTION = _kernel(
+    "  __shared__ float s[256];\n"
+    "  const int t = threadIdx.x;\n"
+    "  const int i = blockIdx.x * blockDim.x + t;\n"
+    "  if (i >= n) return;\n"
+    "  s[t] = a[i];\n"
+    "  __syncthreads();\n"
+    "  for (int stride = 1; stride < blockDim.x; stride *= 2) {\n"
+    "    if (t % (2 * stride) == 0) s[t] += s[t + stride];\n"
+    "    __syncthreads();\n"
+    "  }\n"
+    "  if (t == 0) a[blockIdx.x] = s[0];"
+)
+
+
+def test_return_before_a_barrier_inside_a_loop_is_made_safe():
+    out = _squash(_safe(REDUCTION))
+    assert "return" not in out
+    # the loop (with its barrier) still runs in every thread; only its work is guarded
+    loop = re.search(r"for \(int stride = 1; stride < blockDim.x; stride \*= 2\) \{(.*?)__syncthreads\(\); \}", out)
+    assert loop, out
+    assert loop.group(1).strip() == "if (hf_active) { if (t % (2 * stride) == 0) s[t] += s[t + stride]; }"
+    assert out.index("if (hf_active && (i >= n)) hf_active = false;") < out.index("for (int stride")
+    assert "if (hf_active) { if (t == 0) a[blockIdx.x] = s[0]; }" in out
+
+
+def test_horizontal_body_lets_threads_exit_while_their_warp_keeps_an_active_one():
+    """A return from a horizontal part's body ends the thread: the threads that left exit
+    unless their whole warp left, so full-mask warp operations see them exited, as natively."""
+    out = _safe(REDUCTION, exits=True)
+    assert out.count(VOTE) == 1
+    flag = out.index("if (hf_active && (i >= n)) hf_active = false;")
+    assert flag < out.index(VOTE) < out.index("__syncthreads();")
+    assert "for (int stride = 1; stride < blockDim.x; stride *= 2) {" in out
+
+
+def test_loop_bound_computed_after_the_return_from_uniform_values_is_fine():
+    text = _kernel(
+        "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) return;\n"
+        "  const int half = blockDim.x / 2;\n"
+        "  int rounds = 0;\n"
+        "  for (int s = half; s > 0; s >>= 1) rounds++;\n"
+        "  for (int r = 0; r < rounds; ++r) {\n"
+        "    a[i] += r;\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "  do { __syncthreads(); } while (--rounds > n);"
+    )
+    with pytest.raises(HFuseError, match="rounds"):  # 'rounds' is counted in guarded work
+        _safe(text)
+    fixed = text.replace("  for (int s = half; s > 0; s >>= 1) rounds++;\n",
+                         "  for (int s = half; s > 0; s >>= 1) { rounds++; __syncthreads(); }\n")
+    out = _squash(_safe(fixed))
+    assert "const int half = blockDim.x / 2;" in out  # a pure declaration runs in every thread
+    assert "for (int r = 0; r < rounds; ++r) { if (hf_active) { a[i] += r; } __syncthreads(); }" in out
+    assert "do { __syncthreads(); } while (--rounds > n);" in out
+
+
+def test_guard_inside_a_uniform_loop_and_uniform_if_around_a_barrier():
+    text = _kernel(
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  for (int k = 0; k < 4; ++k) {\n"
+        "    if (i + k >= n) return;\n"
+        "    a[i + k] = 0;\n"
+        "  }\n"
+        "  if (blockDim.x > 64) {\n"
+        "    a[i] += 1;\n"
+        "    __syncthreads();\n"
+        "  } else {\n"
+        "    __syncthreads();\n"
+        "  }"
+    )
+    out = _squash(_safe(text))
+    assert "for (int k = 0; k < 4; ++k) { if (hf_active && (i + k >= n)) hf_active = false; if (hf_active) { a[i + k] = 0; } }" in out
+    assert "if (blockDim.x > 64) { if (hf_active) { a[i] += 1; } __syncthreads(); } else { __syncthreads(); }" in out
+
+
+def test_syncthreads_count_and_or_count_only_the_threads_that_stay():
+    text = _kernel(
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) return;\n"
+        "  int more = a[i] > 0;\n"
+        "  while (__syncthreads_or(more)) { more = a[i]-- > 1; }\n"
+        "  const int c = __syncthreads_count(a[i] > 3);\n"
+        "  const int all = __syncthreads_and(a[i] > 0);\n"
+        "  for (int r = 0; r < c; ++r) __syncthreads();\n"
+        "  a[i] = c + all;"
+    )
+    out = _squash(_safe(text))
+    assert "while (__syncthreads_or(hf_active && (more))) { if (hf_active) { more = a[i]-- > 1; } }" in out
+    assert "const int c = __syncthreads_count(hf_active && (a[i] > 3));" in out
+    assert "const int all = __syncthreads_and(!hf_active || (a[i] > 0));" in out
+    assert "for (int r = 0; r < c; ++r) { __syncthreads(); }" in out  # the count is block-uniform
+
+
+@pytest.mark.parametrize(
+    "body, loop_line, words",
+    [
+        # the loop's bound depends on the thread index
+        ("  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n"
+         "  for (int k = threadIdx.x; k < n; k += blockDim.x) { a[k] = 0; __syncthreads(); }", 4, ("threadIdx",)),
+        # ... on data loaded after the guard
+        ("  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  int m = (int)a[blockIdx.x];\n"
+         "  for (int k = 0; k < m; ++k) { a[i] += 1; __syncthreads(); }", 5, ("'m'", "memory")),
+        # ... on a value only the active threads compute
+        ("  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  int m = 4;\n  if (a[i] > 0) m = 8;\n"
+         "  while (m > 0) { m--; __syncthreads(); }", 6, ("'m'",)),
+        # a break only some threads take changes the trip count
+        ("  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n"
+         "  for (int k = 0; k < 8; ++k) { if (a[i] > k) break; __syncthreads(); }", 4, ("if",)),
+        # a local passed to an unknown function may change
+        ("  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  int m = 4;\n  bump(m);\n"
+         "  for (int k = 0; k < m; ++k) __syncthreads();", 6, ("'m'", "bump")),
+        # an 'if' around a barrier with a thread-dependent condition
+        ("  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n"
+         "  if (threadIdx.x < 32) { __syncthreads(); }", 4, ("'if'", "threadIdx")),
+    ],
+)
+def test_loops_and_ifs_whose_control_may_differ_between_threads_are_refused(body, loop_line, words):
+    err = _refused(_kernel(body))
+    text = str(err)
+    assert "early return at line 3" in text and err.where.line == loop_line, text
+    for word in words:
+        assert word in text, text
+    assert err.hint
+
+
 @pytest.mark.parametrize(
     "body, why",
     [
-        ("for (int j = 0; j < n; ++j) { if (a[j] < 0) return; }\n__syncthreads();", "top-level"),
-        ("if (threadIdx.x >= n) return;\nfor (int j = 0; j < 4; ++j) { __syncthreads(); }", "inside a statement"),
-        ("if (threadIdx.x >= n) return;\nconst float v = a[0];\n__syncthreads();\na[1] = v;", "cannot be hoisted"),
+        ("if (threadIdx.x >= n) return;\nauto v = a[0];\n__syncthreads();\na[1] = v;", "cannot be hoisted"),
+        ("if (threadIdx.x >= n) return;\nswitch (n) { case 1: __syncthreads(); }", "construct"),
+        ("if (threadIdx.x >= n) return;\nif (a[0] > 0) { a[1] = 0; return; }\n__syncthreads();", "same branch"),
+        ("int i = threadIdx.x;\nif (i >= n) return;\nagain: a[i] = 0;\n__syncthreads();\nif (a[0] > 1) goto again;", "goto"),
     ],
 )
 def test_unsafe_shapes_are_refused_with_the_line(body, why):
-    text = "__global__ void k(float* a, int n) {\n" + body + "\n}\n"
-    with pytest.raises(HFuseError) as err:
-        _safe(text)
-    assert why in str(err.value) and err.value.where.kernel == "k" and err.value.where.line is not None
+    err = _refused(_kernel(body))
+    assert why in str(err)
+
+
+def test_vertical_body_with_a_warp_operation_after_the_return_is_refused():
+    """In vertical fusion the threads that returned stay alive: a full-mask shuffle would wait for them."""
+    text = _kernel(
+        "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  float v = a[i];\n"
+        "  v += __shfl_xor_sync(0xffffffffu, v, 1);\n  __syncthreads();\n  a[i] = v;"
+    )
+    err = _refused(text, exits=False)
+    assert "__shfl_xor_sync" in str(err) and "vertical" in str(err)
+    assert _safe(text, exits=True).count(VOTE) == 1  # horizontal: they exit instead
+
+
+# --------------------------------------------------------------------------- helpers that synchronise
+EXCHANGE = (
+    "__device__ int exchange(int* buf, int v) {\n"
+    "  buf[threadIdx.x] = v;\n"
+    "  __syncthreads();\n"
+    "  for (int s = 1; s < blockDim.x; s *= 2) {\n"
+    "    buf[threadIdx.x] += buf[threadIdx.x ^ s];\n"
+    "    __syncthreads();\n"
+    "  }\n"
+    "  return buf[threadIdx.x ^ 1];\n"
+    "}\n"
+)
+
+
+def _helpers(**texts: str) -> Helpers:
+    return Helpers(frozenset(texts), {name: (text,) for name, text in texts.items()})
+
+
+def test_call_of_a_synchronising_helper_after_a_return_passes_the_activity_flag():
+    kernel = _kernel(
+        "  __shared__ int buf[256];\n"
+        "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) return;\n"
+        "  int v = in[i];\n"
+        "  out[i] = exchange(buf, v);\n"
+        "  const int w = exchange(buf, 2 * v);\n"
+        "  out[i] += w;",
+        "const int* in, int* out, int n",
+    )
+    helpers = _helpers(exchange=EXCHANGE, k=kernel)
+    out = _squash(_safe(kernel, helpers))
+    # every thread calls the helper (it synchronises), the store of its result is guarded
+    assert "{ auto hf_ret = exchange(buf, v, hf_active); if (hf_active) out[i] = hf_ret; }" in out
+    assert "const int w = exchange(buf, 2 * v, hf_active);" in out
+    assert "int v; if (hf_active) { v = in[i]; }" in out
+    # the helper's copy takes the flag and guards its own work; its loop and barriers run for all
+    helper = _squash(_safe(EXCHANGE, helpers))
+    assert helper.startswith("__device__ int exchange(int* buf, int v, bool hf_caller_active = true) {")
+    assert "bool hf_active = hf_caller_active;" in helper
+    assert "if (hf_active) { buf[threadIdx.x] = v; } __syncthreads();" in helper
+    assert ("for (int s = 1; s < blockDim.x; s *= 2) { if (hf_active) { buf[threadIdx.x] += buf[threadIdx.x ^ s]; } "
+            "__syncthreads(); }") in helper
+    assert "if (hf_active) return buf[threadIdx.x ^ 1]; return {};" in helper  # no read for a thread that returned
+
+
+def test_helper_not_called_after_a_return_is_unchanged():
+    kernel = _kernel("  __shared__ int buf[256];\n  out[threadIdx.x] = exchange(buf, n);", "int* out, int n")
+    helpers = _helpers(exchange=EXCHANGE, k=kernel)
+    assert _safe(EXCHANGE, helpers) == EXCHANGE
+
+
+def test_helpers_take_the_flag_recursively():
+    outer = ("__device__ int twice(int* buf, int v) {\n  int a = exchange(buf, v);\n  __syncthreads();\n"
+             "  return exchange(buf, a);\n}\n")
+    kernel = _kernel("  __shared__ int buf[256];\n  if (threadIdx.x >= n) return;\n  out[threadIdx.x] = twice(buf, n);",
+                     "int* out, int n")
+    helpers = _helpers(exchange=EXCHANGE, twice=outer, k=kernel)
+    out = _squash(_safe(outer, helpers))
+    assert "int a = exchange(buf, v, hf_active);" in out and "return exchange(buf, a, hf_active);" in out
+    assert "bool hf_caller_active = true" in _safe(EXCHANGE, helpers)
+
+
+@pytest.mark.parametrize(
+    "call, helper, words",
+    [
+        # the threads that returned would evaluate the argument: out-of-range read
+        ("out[i] = exchange(buf, in[i]);", EXCHANGE, ("in[i]", "reads memory")),
+        # a loop inside the helper bounded by its parameter (callers may pass per-thread values)
+        ("rows(buf, n);", "__device__ void rows(int* buf, int m) {\n  for (int r = 0; r < m; ++r) { buf[r] = 0; "
+                          "__syncthreads(); }\n}\n", ("'m'", "parameter")),
+        # relies on a default argument: the flag would land in its place
+        ("out[i] = dflt(buf);", "__device__ int dflt(int* buf, int v = 3) { __syncthreads(); return buf[v]; }\n",
+         ("every parameter",)),
+        # the barrier inside an expression hfuse cannot split
+        ("out[i] = exchange(buf, 1) + 1;", EXCHANGE, ("construct",)),
+    ],
+)
+def test_unsafe_helper_calls_are_refused(call, helper, words):
+    name = re.match(r"__device__ \w+ (\w+)\(", helper).group(1)
+    kernel = _kernel(f"  __shared__ int buf[256];\n  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     f"  if (i >= n) return;\n  {call}", "const int* in, int* out, int n")
+    err = _refused(kernel, _helpers(**{name: helper, "k": kernel}))
+    text = str(err)
+    assert "early return at line 4" in text and err.where.line == 5, text
+    for word in words:
+        assert word in text, text
+
+
+def test_without_the_helpers_definition_the_call_is_refused():
+    kernel = _kernel("  if (threadIdx.x >= n) return;\n  sync_all();\n  a[0] = 1;")
+    assert "definition" in str(_refused(kernel, {"sync_all"}))
+
+
+# --------------------------------------------------------------------------- the rewritten text compiles
+@pytest.mark.nvcc
+def test_rewritten_functions_compile(tmp_path):
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    kernel = _kernel(
+        "  __shared__ int buf[256];\n"
+        "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) return;\n"
+        "  const int v = in[i];\n"
+        "  out[i] = exchange(buf, v);\n"
+        "  for (int s = blockDim.x / 2; s > 0; s >>= 1) {\n"
+        "    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "  const int c = __syncthreads_count(v > 0);\n"
+        "  if (threadIdx.x == 0) out[n + blockIdx.x] = buf[0] + c;",
+        "const int* in, int* out, int n",
+    ).replace("__global__", 'extern "C" __global__')
+    helpers = _helpers(exchange=EXCHANGE, k=kernel)
+    source = _safe(EXCHANGE, helpers) + "\n" + _safe(kernel, helpers, exits=True)
+    assert FLAG in source and "hf_caller_active" in source
+    path = tmp_path / "rewritten.cu"
+    path.write_text(source)
+    result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-cubin", "-o", str(tmp_path / "r.cubin"), str(path)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, source + result.stderr

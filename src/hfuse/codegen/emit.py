@@ -24,7 +24,8 @@ def header_comment(name: str, partition: Partition, sigs: list[PartSignature], c
     for p in partition.parts:
         lo, hi = p.offset, p.offset + p.size
         barrier = f"{p.barrier_id}, {p.size}" if p.barrier_id is not None else "none"
-        lines.append(f"// {p.index:<5} {p.spec.instance[:30]:<31} [{lo:>4}, {hi:>4})  {str(p.block):<9} {barrier}")
+        lines.append(f"// {p.index:<5} {p.spec.instance[:30]:<31} [{lo:>4}, {hi:>4})  {str(p.block):<9} {barrier}"
+                     + (f"  ({p.threads} threads + {p.padding} padding)" if p.padding else ""))
     lines += [
         "//",
         "// Launch from C++ exactly as you would launch each original kernel:",

@@ -1,4 +1,9 @@
-"""The fused ``__global__`` kernels: horizontal (paper Algorithm 1) and vertical."""
+"""The fused ``__global__`` kernels: horizontal (paper Algorithm 1) and vertical.
+
+A padded part (a block that is not a warp multiple, see transform/partition.py) calls
+its body only for its real threads; its padding threads skip it and, nothing running
+after the parts, exit, so its named barriers (counted in warps) complete as natively.
+"""
 from __future__ import annotations
 
 from ..spec import Dim3
@@ -65,7 +70,12 @@ def horizontal_kernel(name: str, partition: Partition, sigs: list[PartSignature]
         lines.append(f"    if ({_in_grid(sig)}) {{")
         local = "threadIdx.x" if part.offset == 0 else f"(threadIdx.x - {part.offset}u)"
         lines.append(f"      const unsigned hf_tid = {local};")
-        lines.append(_part_call(sig, body, "hf_tid", "      ").rstrip("\n"))
+        if part.padding:
+            lines.append(f"      if (hf_tid < {part.threads}u) {{  // threads [{part.threads}, {part.size}) of the part are padding: they exit")
+            lines.append(_part_call(sig, body, "hf_tid", "        ").rstrip("\n"))
+            lines.append("      }")
+        else:
+            lines.append(_part_call(sig, body, "hf_tid", "      ").rstrip("\n"))
         lines.append("    }")
         lines.append("  }")
     lines.append("}")
@@ -76,10 +86,12 @@ def vertical_kernel(name: str, partition: Partition, sigs: list[PartSignature], 
     lines = [_declaration(name, partition, sigs, launch_bounds) + " {"]
     lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
     lines.append("  const unsigned hf_block = blockIdx.x;")
-    for sig, body in zip(sigs, bodies):
-        part = sig.part
-        lines.append(f"  // part {part.index}: {part.spec.name}, threads [0, {part.size}), block {part.block}")
-        lines.append(f"  if (threadIdx.x < {part.size}u && {_in_grid(sig)}) {{")
+    by_part = {sig.part.index: (sig, body) for sig, body in zip(sigs, bodies)}
+    for part in partition.execution_order:  # a padded part last: its padding threads then exit
+        sig, body = by_part[part.index]
+        padding = f" ({part.threads} threads + {part.padding} padding, run last)" if part.padding else ""
+        lines.append(f"  // part {part.index}: {part.spec.name}, threads [0, {part.size}), block {part.block}{padding}")
+        lines.append(f"  if (threadIdx.x < {part.threads}u && {_in_grid(sig)}) {{")
         lines.append("    const unsigned hf_tid = threadIdx.x;")
         lines.append(_part_call(sig, body, "hf_tid", "    ").rstrip("\n"))
         lines.append("  }")

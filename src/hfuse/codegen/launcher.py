@@ -84,6 +84,9 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature]) ->
     for s in sigs:
         i = s.part.index
         args += [f"hf{i}_grid.x", f"hf{i}_grid.y", f"hf{i}_grid.z", f"hf{i}_smem"]
+    if any(s.part.padding for s in sigs):
+        body.append(f"  // {block_threads} threads: " + " + ".join(
+            f"{s.part.threads} (+{s.part.padding} padding)" if s.part.padding else str(s.part.size) for s in sigs))
     body.append(f"  {instance}<<<(unsigned)hf_blocks, {block_threads}, hf_smem, stream>>>(")
     body.append("      " + ", ".join(args) + ");")
     body.append("  return cudaGetLastError();")

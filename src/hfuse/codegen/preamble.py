@@ -57,8 +57,9 @@ struct hfuse_thread_block {
   __device__ unsigned thread_rank() const {
     return (ctx.threadIdx.z * ctx.blockDim.y + ctx.threadIdx.y) * ctx.blockDim.x + ctx.threadIdx.x;
   }
-  __device__ unsigned size() const { return N; }
-  __device__ unsigned num_threads() const { return N; }
+  // the kernel's own block (N, the barrier's count, is rounded up to warps for a padded part)
+  __device__ unsigned size() const { return ctx.blockDim.x * ctx.blockDim.y * ctx.blockDim.z; }
+  __device__ unsigned num_threads() const { return size(); }
   __device__ dim3 thread_index() const { return dim3(ctx.threadIdx.x, ctx.threadIdx.y, ctx.threadIdx.z); }
   __device__ dim3 group_index() const { return dim3(ctx.blockIdx.x, ctx.blockIdx.y, ctx.blockIdx.z); }
   __device__ dim3 dim_threads() const { return dim3(ctx.blockDim.x, ctx.blockDim.y, ctx.blockDim.z); }

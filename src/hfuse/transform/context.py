@@ -27,6 +27,9 @@ class PartContext:
     """Keys of structs whose members read the block: the part uses its own copies."""
     symbols: frozenset[str] = frozenset()
     """Keys of ``__constant__``/``__device__`` symbols the part has its own copy of."""
+    return_exits: bool = False
+    """A ``return`` from the part's body ends the thread (horizontal fusion: nothing runs
+    after the body), so the early-exit rewrite may let threads exit (see early_exit.py)."""
 
     @property
     def context_type_names(self) -> frozenset[str]:

@@ -1,4 +1,16 @@
-"""The split of the fused block between kernels, and its validation."""
+"""The split of the fused block between kernels, and its validation.
+
+A kernel whose block is not a multiple of the warp size (120 threads, 10x12) occupies its
+size rounded up to a warp multiple (128): its part keeps the kernel's own block shape
+(``blockDim`` 120, thread indices 0..119, x fastest) and the last few threads of the
+slice are *padding*. Padding threads never run the body: in horizontal fusion they skip
+the part and exit. A named barrier counts whole warps, and a warp arrives once all its
+*non-exited* threads executed the barrier (PTX ISA, ``barrier``), so the barrier count
+is the padded size and the partial warp arrives with its real threads, exactly as a
+120-thread block's last warp does natively (full-mask warp shuffles see the same exited
+lanes as natively too). In vertical fusion the padded part runs last, so its padding
+threads, which skip it, exit as well; two padded parts cannot both be last and are refused.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,9 +26,15 @@ MAX_BLOCK_THREADS = 1024
 MAX_BARRIER_ID = 15  # barrier 0 belongs to __syncthreads()
 
 
+def padded(threads: int) -> int:
+    """``threads`` rounded up to a whole number of warps."""
+    return -(-threads // WARP) * WARP
+
+
 @dataclass(frozen=True)
 class Part:
-    """Kernel ``index`` (1-based) of a fusion: it owns threads [offset, offset + size)."""
+    """Kernel ``index`` (1-based) of a fusion: it owns threads [offset, offset + size) of the
+    fused block; the first ``threads`` of them run the kernel, the rest are padding."""
 
     index: int
     spec: KernelSpec
@@ -29,8 +47,19 @@ class Part:
         return self.spec.block
 
     @property
-    def size(self) -> int:
+    def threads(self) -> int:
+        """Threads the kernel itself runs with (its block's size)."""
         return self.spec.block.size
+
+    @property
+    def size(self) -> int:
+        """Threads the part occupies in the fused block: ``threads`` rounded up to warps
+        (the named barrier's count)."""
+        return padded(self.spec.block.size)
+
+    @property
+    def padding(self) -> int:
+        return self.size - self.threads
 
 
 @dataclass(frozen=True)
@@ -46,6 +75,14 @@ class Partition:
     def describe(self) -> str:
         return " + ".join(f"{p.spec.name}[{p.offset}, {p.offset + p.size})" for p in self.parts)
 
+    @property
+    def execution_order(self) -> tuple[Part, ...]:
+        """The order the fused kernel runs the parts in: a padded part last in vertical fusion
+        (its padding threads skip it and must then exit, see the module docstring)."""
+        if self.strategy == "horizontal":
+            return self.parts
+        return tuple(sorted(self.parts, key=lambda p: p.padding > 0))
+
 
 def make_partition(
     specs: list[KernelSpec], kernels: list[Function], needs_barrier: list[bool], strategy: Strategy
@@ -55,12 +92,6 @@ def make_partition(
     offset, next_id = 0, 1
     for index, (spec, kernel, barrier) in enumerate(zip(specs, kernels, needs_barrier), start=1):
         where = Location(spec.file, kernel.line, spec.name)
-        if spec.block.size % WARP:
-            raise HFuseError(
-                f"block {spec.block} has {spec.block.size} threads, not a multiple of the warp size {WARP}",
-                where,
-                hint="fused parts must be warp aligned (named barriers count whole warps)",
-            )
         if kernel.launch_bounds and spec.block.size > kernel.launch_bounds[0]:
             raise HFuseError(
                 f"block {spec.block} has {spec.block.size} threads but the kernel declares "
@@ -77,8 +108,18 @@ def make_partition(
                 )
             barrier_id, next_id = next_id, next_id + 1
         parts.append(Part(index, spec, kernel, offset if strategy == "horizontal" else 0, barrier_id))
-        offset += spec.block.size
+        offset += padded(spec.block.size)
     partition = Partition(tuple(parts), strategy)
+    padded_parts = [p for p in parts if p.padding]
+    if strategy == "vertical" and len(padded_parts) > 1:
+        second = padded_parts[1]
+        raise HFuseError(
+            f"vertical fusion of two kernels whose blocks are not warp multiples ({padded_parts[0].spec.name}: "
+            f"{padded_parts[0].block}, {second.spec.name}: {second.block}): the padding threads of a part's last warp "
+            "must leave the kernel after that part, and only one part can run last",
+            Location(second.spec.file, second.kernel.line, second.spec.name),
+            hint="use horizontal fusion (the default), or give all but one kernel a block that is a multiple of 32",
+        )
     if partition.block_threads > MAX_BLOCK_THREADS:
         raise HFuseError(
             f"the fused block would have {partition.block_threads} threads ({partition.describe()}), "

@@ -24,7 +24,7 @@ from .context import CTX, PartContext
 from .context_types import context_type_edits, type_copy
 from .symbols import symbol_edits
 from .cooperative_groups import cooperative_groups_edits
-from .early_exit import make_early_exits_safe
+from .early_exit import Helpers, make_early_exits_safe, program_helpers
 from .edits import OverlappingEdits, TextEdit, apply_edits
 from .shared_memory import shared_memory_edits
 
@@ -74,15 +74,17 @@ def _rewrite(text: str, ctx: PartContext, scope: Scope, file: Path, line: int, r
         ) from err
 
 
-def _barrier_names(program: ProgramFacts) -> set[str]:
-    """Functions that synchronise, by key and by plain name: the early-exit rewrite matches
-    calls by spelling, so a namespaced helper must be found under its last name too (a
-    same-named function elsewhere then counts as one: it can only make hfuse refuse more)."""
-    return program.has_barrier | {key.split("::")[-1] for key in program.has_barrier}
+def _barrier_names(program: ProgramFacts) -> Helpers:
+    """Functions that synchronise (and every definition's text), by key and by plain name:
+    the early-exit rewrite matches calls by spelling, so a namespaced helper must be found
+    under its last name too (a same-named function elsewhere then counts as one: it can
+    only make hfuse refuse more)."""
+    return program_helpers(program)
 
 
 def _body_function(kernel: Function, ctx: PartContext, program: ProgramFacts) -> str:
-    text = make_early_exits_safe(kernel.text, _barrier_names(program), str(kernel.file), kernel.line - 1, kernel.name)
+    text = make_early_exits_safe(kernel.text, _barrier_names(program), str(kernel.file), kernel.line - 1, kernel.name,
+                                 exits=ctx.return_exits)
     rewritten = _rewrite(text, ctx, kernel.scope, kernel.file, kernel.line)
     root = parse(rewritten.encode()).root_node
     definition = next(n for n in walk(root) if n.type == "function_definition")

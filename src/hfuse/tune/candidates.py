@@ -21,6 +21,7 @@ from typing import Any, Callable, Literal, Sequence
 from ..errors import HFuseError
 from ..runtime.device import DeviceLimits
 from ..spec import Dim3, KernelSpec
+from ..transform.partition import padded
 from .regcap import RegisterCap, neighbour_caps, paper_cap
 
 Strategy = Literal["horizontal", "vertical"]
@@ -49,7 +50,7 @@ class Candidate:
 
     @property
     def fused_threads(self) -> int:
-        sizes = [b.size for b in self.blocks]
+        sizes = [padded(b.size) for b in self.blocks]  # a 120-thread block occupies 128
         return sum(sizes) if self.strategy == "horizontal" else max(sizes)
 
     @property
@@ -101,7 +102,7 @@ def shape_for(block: Dim3, threads: int) -> Dim3 | None:
 
 
 def _fused_size(specs: Sequence[KernelSpec], fused_threads: int | None) -> int:
-    d0 = fused_threads if fused_threads is not None else sum(s.block.size for s in specs)
+    d0 = fused_threads if fused_threads is not None else sum(padded(s.block.size) for s in specs)
     if d0 > MAX_BLOCK:
         raise HFuseError(
             f"a fused block of {d0} threads exceeds CUDA's {MAX_BLOCK}",
@@ -132,7 +133,7 @@ def partitions(
         raise HFuseError(f"partition granularity {granularity} is not a positive multiple of {WARP}")
     d0 = _fused_size(specs, fused_threads)
     tunable = [i for i, s in enumerate(specs) if s.tunable]
-    fixed_threads = sum(s.block.size for s in specs if not s.tunable)
+    fixed_threads = sum(padded(s.block.size) for s in specs if not s.tunable)
     if not tunable:
         return [tuple(s.block for s in specs)] if fixed_threads == d0 else []
     result = []
@@ -152,7 +153,7 @@ def even_split(specs: Sequence[KernelSpec], *, fused_threads: int | None = None)
     """The naive partition: tunable kernels share the rest equally (in warps)."""
     d0 = _fused_size(specs, fused_threads)
     tunable = [i for i, s in enumerate(specs) if s.tunable]
-    rest = d0 - sum(s.block.size for s in specs if not s.tunable)
+    rest = d0 - sum(padded(s.block.size) for s in specs if not s.tunable)
     blocks = [s.block for s in specs]
     if not tunable:
         return tuple(blocks) if rest == 0 else None
@@ -185,12 +186,13 @@ def _caps_for(
     neighbours: bool,
 ) -> list[RegisterCap]:
     sizes = [b.size for b in blocks]
-    proposal = paper_cap(limits, sizes, kernel_registers, smem, sum(sizes))
+    fused = sum(padded(s) for s in sizes)
+    proposal = paper_cap(limits, sizes, kernel_registers, smem, fused)
     if proposal is None:
         return []
     caps = [proposal.cap]
     if neighbours:
-        caps += neighbour_caps(limits, proposal, sum(sizes), smem)
+        caps += neighbour_caps(limits, proposal, fused, smem)
     return caps
 
 

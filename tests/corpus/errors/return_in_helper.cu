@@ -1,11 +1,11 @@
 // A helper that returns from inside a loop and then synchronises: a thread that returned
-// never arrives at the part's named barrier, and the loop's return cannot be turned into
-// a flag. Must be refused (emitting it unchanged would hang the fused kernel).
+// would never arrive at the part's named barrier. Once refused; now made safe: the loop's
+// control is block-uniform, so its return becomes the flag (tests/api/test_fuse_early_exit.py).
 
 __device__ void rih_guarded(int* s, const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   for (int j = 0; j < 4; ++j) {
-    if (i + j >= n) return;  // ERROR-LINE
+    if (i + j >= n) return;  // (was refused here)
   }
   s[threadIdx.x] = in[i];
   __syncthreads();

@@ -1,0 +1,133 @@
+"""GPU: padded blocks and the newly safe early-exit shapes, bit-equal to the unfused kernels.
+
+Like test_fuse_gpu.py: each original kernel runs alone on fresh inputs, then the fused
+kernel runs on identical fresh inputs, and every output must be bit-equal. Padded
+fusions (120 threads with barriers, 10x12, 5x5x5, vertical) and early returns before a
+barrier in a loop, before a helper that synchronises, before a full-mask warp shuffle and
+before ``__syncthreads_or/count`` (tests/corpus/early_exit/shapes.cu), horizontally and
+vertically. A fused kernel that hangs stops the session after 30 s instead of forever.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from hfuse.api import fuse
+from hfuse.runtime.compile import cuda_include_dirs
+from hfuse.spec import Dim3, KernelSpec
+
+from corpus import cases as C  # tests/corpus/cases.py (tests/ is on sys.path via its conftest)
+
+pytestmark = pytest.mark.gpu
+
+HANG_SECONDS = 30.0
+SHAPES = C.CORPUS / "early_exit" / "shapes.cu"
+N = 10_045  # the last block is partial and its cut splits a warp, for every block size used here
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _make_shape(kernel: str):
+    def make(rng, cp, block: Dim3) -> C.Launch:
+        data = cp.asarray(rng.integers(-1000, 1000, N, dtype=np.int32))
+        grid = Dim3(_cdiv(N, block.size))
+        size = {"ee_tree_sum": grid.x + N, "ee_warp_first": N, "ee_helper": 2 * N, "ee_vote": N}[kernel]
+        out = cp.asarray(np.full(size, -7, dtype=np.int32))
+        return C.Launch([data, out, np.int32(N)], grid, 0, (1,))
+    return make
+
+
+@dataclass(frozen=True)
+class Kernel:
+    spec: KernelSpec
+    make: object
+
+
+def _corpus(key: str, block) -> Kernel:
+    case = C.CASES[key]
+    return Kernel(case.spec(Dim3.of(block)), case.make)
+
+
+def _shape(name: str, block) -> Kernel:
+    return Kernel(KernelSpec(SHAPES, name, Dim3.of(block)), _make_shape(name))
+
+
+CONFIGS = {
+    "padded-120-with-barriers+192": ([_corpus("block_reduce", 120), _corpus("histogram_dyn", 192)], "horizontal"),
+    "padded-10x12+5x5x5+64": ([_corpus("stencil2d", (10, 12)), _corpus("box3d", (5, 5, 5)), _corpus("vec_offset", 64)],
+                              "horizontal"),
+    "padded-vertical": ([_corpus("block_reduce", 120), _corpus("vec_scale", 128)], "vertical"),
+    "loop-barrier+warp-shuffle": ([_shape("ee_tree_sum", 256), _shape("ee_warp_first", 128)], "horizontal"),
+    "helper+vote+stencil": ([_shape("ee_helper", 128), _shape("ee_vote", 256), _corpus("stencil2d", (16, 16))],
+                            "horizontal"),
+    "early-exit-padded": ([_shape("ee_tree_sum", 120), _shape("ee_helper", 120), _shape("ee_warp_first", 200)],
+                          "horizontal"),
+    "early-exit-vertical": ([_shape("ee_tree_sum", 256), _shape("ee_helper", 256), _shape("ee_vote", 128)], "vertical"),
+}
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+_MODULES: dict[tuple[str, str], object] = {}
+
+
+def _function(cupy, source: str, name: str):
+    key = (hashlib.sha256(source.encode()).hexdigest(), name)
+    if key not in _MODULES:
+        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()))
+        _MODULES[key] = cupy.RawModule(code=source, options=options).get_function(name)
+    return _MODULES[key]
+
+
+def _wait(cupy, what: str) -> None:
+    event = cupy.cuda.Event()
+    event.record()
+    deadline = time.monotonic() + HANG_SECONDS
+    while not event.done:
+        if time.monotonic() > deadline:
+            pytest.exit(f"{what} did not finish in {HANG_SECONDS:.0f} s: a named barrier is probably waiting for "
+                        "threads that exited (hang)", returncode=3)
+        time.sleep(0.0005)
+    cupy.cuda.Device().synchronize()
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_fused_equals_unfused(cp, name):
+    kernels, strategy = CONFIGS[name]
+    seeds = [np.random.default_rng([20241123, j, len(name)]) for j in range(len(kernels))]
+    expected = []
+    for k, rng in zip(kernels, seeds):
+        made = k.make(rng, cp, k.spec.block)
+        fn = _function(cp, k.spec.file.read_text(), k.spec.name)
+        fn(made.grid.as_tuple(), k.spec.block.as_tuple(), tuple(made.args), shared_mem=made.smem)
+        _wait(cp, f"unfused {k.spec.name}")
+        expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])
+
+    fused = fuse([k.spec for k in kernels], strategy=strategy)
+    assert any(p.padding for p in fused.parts) or "hf_active" in fused.source, "the configuration tests nothing new"
+    seeds = [np.random.default_rng([20241123, j, len(name)]) for j in range(len(kernels))]
+    made = [k.make(rng, cp, k.spec.block) for k, rng in zip(kernels, seeds)]
+    launch = fused.pack([m.args for m in made], [m.grid for m in made], [m.smem for m in made])
+    fn = _function(cp, fused.source, fused.name)
+    fn(launch.grid.as_tuple(), launch.block.as_tuple(), launch.args, shared_mem=launch.shared_mem)
+    _wait(cp, f"fused {fused.name} ({name})")
+
+    problems = []
+    for k, m, want in zip(kernels, made, expected):
+        for index, w in zip(m.outputs, want):
+            got = cp.asnumpy(m.args[index])
+            ref = np.frombuffer(w, dtype=got.dtype)
+            if got.tobytes() != w:
+                bad = np.flatnonzero(got.ravel() != ref)
+                problems.append(f"{k.spec.name} argument {index}: {bad.size} of {ref.size} differ, first at {bad[0]}: "
+                                f"fused {got.ravel()[bad[0]]} vs unfused {ref[bad[0]]}")
+    assert not problems, f"{name}:\n  " + "\n  ".join(problems)

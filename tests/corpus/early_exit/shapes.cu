@@ -1,0 +1,68 @@
+// early_exit/shapes.cu: early returns before barriers that hfuse makes safe (see
+// src/hfuse/transform/early_exit.py). Every kernel works for any even block size (120
+// included) and is deterministic: a value read from a thread that returned is never used.
+
+// A return, then a tree reduction whose loop holds the barrier.
+extern "C" __global__ void ee_tree_sum(const int* __restrict__ in, int* __restrict__ out, int n) {
+  __shared__ int ts_buf[1024];
+  const unsigned t = threadIdx.x;
+  const int i = blockIdx.x * blockDim.x + t;
+  if (i >= n) return;
+  ts_buf[t] = in[i];
+  __syncthreads();
+  for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
+    if (t % (2 * stride) == 0 && t + stride < blockDim.x && i + stride < n) ts_buf[t] += ts_buf[t + stride];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = ts_buf[0];
+  out[gridDim.x + i] = ts_buf[t];
+}
+
+// A return that splits a warp, a full-mask shuffle after it, then a barrier: natively the
+// threads that returned have exited and the shuffle does not wait for them.
+extern "C" __global__ void ee_warp_first(const int* __restrict__ in, int* __restrict__ out, int n) {
+  __shared__ int wf_buf[1024];
+  const unsigned t = threadIdx.x;
+  const int i = blockIdx.x * blockDim.x + t;
+  if (i >= n) return;
+  const int v = in[i];
+  const int first = __shfl_sync(0xffffffffu, v, 0);  // lane 0 stays whenever any lane of its warp does
+  wf_buf[t] = v - first;
+  __syncthreads();
+  out[i] = (i ^ 1) < n ? wf_buf[t ^ 1] : -1;
+}
+
+// A helper that writes shared memory and synchronises, called twice after a return.
+__device__ int ee_exchange(int* buf, int v) {
+  buf[threadIdx.x] = v;
+  __syncthreads();
+  const int r = buf[threadIdx.x ^ 1];
+  __syncthreads();  // buf is reused by the next call
+  return r;
+}
+
+extern "C" __global__ void ee_helper(const int* __restrict__ in, int* __restrict__ out, int n) {
+  __shared__ int eh_buf[1024];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int v = in[i];
+  const int r = ee_exchange(eh_buf, v * 3);
+  out[i] = (i ^ 1) < n ? r : -1;
+  const int s = ee_exchange(eh_buf, r + 1);
+  out[n + i] = (i ^ 1) < n ? s : -1;
+}
+
+// __syncthreads_or in a loop condition and __syncthreads_count after a return: the
+// threads that returned must not count.
+extern "C" __global__ void ee_vote(const int* __restrict__ in, int* __restrict__ out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int left = in[i] & 7;
+  int rounds = 0;
+  while (__syncthreads_or(left > 0)) {
+    left--;
+    rounds++;
+  }
+  const int positive = __syncthreads_count(in[i] > 0);
+  out[i] = rounds * 10000 + positive;
+}
