@@ -249,3 +249,17 @@ def test_cli_selects_a_kernel_by_qualified_name(files, tmp_path):
     assert main(["fuse", str(library), str(partner), "-k", "mylib::scale:256", "-k", "partner:128", "-o", str(out)]) == 0
     text = out.read_text()
     assert "// 1     mylib::scale" in text and "namespace hfuse_fused {" in text
+
+
+@pytest.mark.nvcc
+def test_early_return_before_a_barrier_spelled_through_an_alias_is_made_safe(tmp_path):
+    path = tmp_path / "alias.cu"
+    path.write_text("#include <cooperative_groups.h>\nnamespace g = cooperative_groups;\n"
+                    "__global__ void k(int* p, int n) {\n  g::thread_block b = g::this_thread_block();\n"
+                    "  __shared__ int s[128];\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "  if (i >= n) return;\n  s[threadIdx.x] = p[i];\n  g::sync(b);\n  p[i] = s[threadIdx.x ^ 1];\n}\n"
+                    "__global__ void z(int* p) { p[threadIdx.x] = 0; }\n")
+    fused = fuse([KernelSpec(path, "z", 128), KernelSpec(path, "k", 128)])
+    part = _part(fused.source, 2)
+    assert "hf_active" in part and "if (i >= n) return;" not in part  # the return became the flag
+    _compile(fused.source, tmp_path)

@@ -93,7 +93,9 @@ import tree_sitter as ts
 from ..errors import HFuseError, Location
 from ..frontend.extract import declarator_name
 from ..frontend.parse import line_of, parse, walk
-from .analysis import SYNC_BUILTINS, called_name, cg_block_variables, is_block_sync_call, is_cg_sync_call
+from .analysis import (
+    CG_NAMESPACES, SYNC_BUILTINS, called_name, cg_block_variables, is_block_sync_call, is_cg_sync_call,
+)
 
 FLAG = "hf_active"
 CALLER_FLAG = "hf_caller_active"
@@ -149,6 +151,8 @@ class Helpers:
     texts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     origins: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     """A definition's text -> (file, line of its first line), for messages."""
+    cg: frozenset[str] = CG_NAMESPACES
+    """Spellings of cooperative groups in the program (``g`` after ``namespace g = cooperative_groups;``)."""
 
     @classmethod
     def of(cls, value: "Helpers | Iterable[str]") -> "Helpers":
@@ -156,7 +160,7 @@ class Helpers:
 
     @cached_property
     def key(self) -> tuple:
-        return (self.barriers, tuple(sorted(self.texts.items())), tuple(sorted(self.origins.items())))
+        return (self.barriers, tuple(sorted(self.texts.items())), tuple(sorted(self.origins.items())), self.cg)
 
     def definitions(self, name: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.texts.get(name, ())))
@@ -173,7 +177,8 @@ def program_helpers(program) -> Helpers:
         for name in {key, key.split("::")[-1]}:
             texts[name] = texts.get(name, ()) + defs
     barriers = {name for key in program.has_barrier for name in (key, key.split("::")[-1])}
-    return Helpers(frozenset(barriers), texts, origins)
+    cg = frozenset().union(CG_NAMESPACES, *(f.cg for facts in program.facts.values() for f in facts))
+    return Helpers(frozenset(barriers), texts, origins, cg)
 
 
 # --------------------------------------------------------------------------- syntax helpers
@@ -309,7 +314,7 @@ class _Fn:
         declarator = _function_declarator(self.definition)
         self.name = _plain_name(declarator.child_by_field_name("declarator")) if declarator is not None else None
         self.params = declarator.child_by_field_name("parameters") if declarator is not None else None
-        self.block_vars = cg_block_variables(self.definition)
+        self.block_vars = cg_block_variables(self.definition, helpers.cg)
         self.first_return: ts.Node | None = None
         self.uniform: set[str] = set()
         self.reasons: dict[str, str] = {}
@@ -337,7 +342,7 @@ class _Fn:
         fn = node.child_by_field_name("function")
         if name is None and fn is not None and fn.type == "field_expression":  # obj.f(): a member that syncs
             name = _plain_name(fn.child_by_field_name("field"))
-        return (name in SYNC_BUILTINS or name in self.helpers.barriers or is_cg_sync_call(node)
+        return (name in SYNC_BUILTINS or name in self.helpers.barriers or is_cg_sync_call(node, self.helpers.cg)
                 or is_block_sync_call(node, self.block_vars))
 
     def reaches(self, node: ts.Node) -> bool:
@@ -349,7 +354,8 @@ class _Fn:
         call = statement.named_children[0]
         if call.type != "call_expression" or not self.is_barrier_call(call):
             return False
-        return called_name(call) == "__syncthreads" or is_cg_sync_call(call) or is_block_sync_call(call, self.block_vars)
+        return (called_name(call) == "__syncthreads" or is_cg_sync_call(call, self.helpers.cg)
+                or is_block_sync_call(call, self.block_vars))
 
     def sync_call(self, statement: ts.Node) -> ts.Node | None:
         """The call of ``h(...);``, ``x op= h(...);``, ``T x = h(...);`` or ``return h(...);`` when it
