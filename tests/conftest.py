@@ -1,4 +1,4 @@
-"""Shared test fixtures: where nvcc and a GPU are (or are not)."""
+"""Shared test fixtures: where nvcc, NVRTC and a GPU are (or are not)."""
 from __future__ import annotations
 
 import os
@@ -23,8 +23,20 @@ def _gpu_reason() -> str | None:
     return None
 
 
+def _nvrtc_reason() -> str | None:
+    """None when NVRTC loads through CuPy (it needs no GPU), else why not."""
+    try:
+        from cupy.cuda import nvrtc
+
+        nvrtc.getVersion()
+    except Exception as exc:  # ImportError, or no libnvrtc
+        return f"NVRTC is not loadable through CuPy ({type(exc).__name__}: {exc}); pip install -e '.[test]'"
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     gpu_reason = _gpu_reason() if any("gpu" in i.keywords for i in items) else None
+    nvrtc_reason = _nvrtc_reason() if any("nvrtc" in i.keywords for i in items) else None
     nvcc_missing = shutil.which("nvcc") is None
     for item in items:
         if "gpu" in item.keywords and gpu_reason:
@@ -32,3 +44,6 @@ def pytest_collection_modifyitems(config, items):
         if "nvcc" in item.keywords and nvcc_missing and not IN_CI:
             # In CI nvcc is installed by contract: a missing one must fail, not skip.
             item.add_marker(pytest.mark.skip(reason="nvcc is not on PATH"))
+        if "nvrtc" in item.keywords and nvrtc_reason and not IN_CI:
+            # The test extra installs CuPy and NVRTC: in CI a missing one must fail, not skip.
+            item.add_marker(pytest.mark.skip(reason=nvrtc_reason))

@@ -3,90 +3,85 @@
 The front end puts only device-side code into the fused file; the ``#include`` lines of
 toolkit and system headers reach code generation as their text (``#include <stdio.h>``).
 The fused file must compile with nvcc (the user's build) *and* with NVRTC (``hfuse
-tune``), and NVRTC has no C or C++ standard library and no host headers at all: it
-declares the CUDA built-ins (vector types, math functions, ``printf``, ``assert``,
-``malloc``, ``memcpy``, ``clock``...) itself and finds only the headers on its ``-I``
-path (``hfuse.runtime.compile.cuda_include_dirs()``: the toolkit's ``include`` and
-``include/cccl``, and pip's ``nvidia/cu13/include``). ``plan_includes`` sorts every line
-into one of five kinds, decided from compiling a kernel that uses each header with nvcc
-13.0 (``-arch=sm_90``) and NVRTC 13.0 (``tests/codegen/test_includes.py`` does it again):
+tune``). NVRTC has no C or C++ standard library and no host headers: it declares the
+CUDA built-ins itself (vector types, math functions, ``printf``, ``assert``, ``malloc``,
+``memcpy``, ``clock``, even ``std::move``/``std::forward``) and reads only the headers on
+its ``-I`` path (``hfuse.runtime.compile.cuda_include_dirs()``: the toolkit's ``include``
+and ``include/cccl``, pip's ``nvidia/cu13/include``). ``plan_includes`` sorts each line
+into one of five kinds. Every decision below comes from compiling, with nvcc 13.0
+(``-arch=sm_90 -cubin``) and NVRTC 13.0 (sm_90), a kernel that uses the header, behind
+the planned lines; ``tests/codegen/test_includes.py`` does it again for each row.
 
-``keep`` -- included as written, for both compilers. Toolkit headers written for device
-code that NVRTC reads as they are:
+KEEP -- as written, for both compilers (device headers NVRTC reads as they are):
+    cuda_fp16.h, cuda_bf16.h, cuda_fp8.h     half / bfloat16 / fp8 types and intrinsics
+    mma.h                                    nvcuda::wmma (sm_70+)
+    math_constants.h                         CUDART_PI_F...: macros only
+    curand_kernel.h                          device RNG; has its own NVRTC paths (from the
+                                             toolkit, or pip's nvidia-curand)
+    cooperative_groups.h, cooperative_groups/*   (reduce.h, scan.h...)
+    cub/block/*, cub/warp/*, cub/thread/*, cub/iterator/*, cub/grid/*, cub/config.cuh,
+    cub/util_*.cuh but util_allocator.cuh    block- and warp-level cub compiles under NVRTC
+    cuda/* (libcu++: cuda/std/*, cuda/atomic...), nv/target, cuda_pipeline.h,
+    cuda_awbarrier.h, vector_types.h, vector_functions.h, device_launch_parameters.h,
+    sm_*_intrinsics.h
 
-=============================================  =========================================
-``cuda_fp16.h``, ``cuda_bf16.h``, ``cuda_fp8.h``  ``__half``/``__nv_bfloat16``/fp8 types
-``mma.h``                                       ``nvcuda::wmma`` fragments (sm_70+)
-``math_constants.h``                            ``CUDART_PI_F``...: macros only
-``curand_kernel.h``                             device RNG; it has its own NVRTC paths
-``cooperative_groups.h``, ``cooperative_groups/*.h`` (``reduce.h``, ``scan.h``...)
-``cub/block/*``, ``cub/warp/*``, ``cub/thread/*``, ``cub/iterator/*``, ``cub/grid/*``,
-``cub/util_*.cuh`` (not ``util_allocator.cuh``, host only), ``cub/config.cuh``
-``cuda/*`` (libcu++: ``cuda/std/...``, ``cuda/atomic``, ``cuda/barrier``...), ``nv/target``
-``cuda_pipeline.h``, ``cuda_awbarrier.h``, ``vector_types.h``, ``vector_functions.h``,
-``device_launch_parameters.h``, ``sm_*_intrinsics.h``
-=============================================  =========================================
+STAND-IN -- ``#ifdef __CUDACC_RTC__`` <what NVRTC can read> ``#else`` <the original line>
+``#endif``. nvcc compiles exactly what the original had. Under NVRTC:
+    header                 NVRTC includes         and gets too (libcu++ lacks it there)
+    cstdint, stdint.h      cuda/std/cstdint       std::uint32_t... (plain uint32_t and
+                                                  UINT32_MAX come with cuda/std)
+    cstddef, stddef.h      cuda/std/cstddef       std::size_t, ptrdiff_t, nullptr_t
+    climits, limits.h      cuda/std/climits       -- (it defines INT_MAX, CHAR_BIT...)
+    cfloat, float.h        cuda/std/cfloat        FLT_MAX, FLT_EPSILON, DBL_MAX...: under
+                                                  NVRTC libcu++ defines none; gcc's values
+    cmath, math.h          cuda/std/cmath         std::sqrt... as NVRTC's built-in ::sqrt
+                           (INFINITY, NAN)        ...; M_PI... (glibc's), HUGE_VAL(F)
+    cstdlib, stdlib.h      cuda/std/cstdlib       std::abs, labs, llabs (the built-ins)
+    cassert, assert.h      cuda/std/cassert       -- (assert is an NVRTC built-in)
+    type_traits            cuda/std/type_traits   std::is_same, enable_if_t... (a list)
+    limits                 cuda/std/limits        std::numeric_limits
+    utility                cuda/std/utility       std::pair, make_pair, swap... (not move
+                                                  and forward: NVRTC declares those)
+    cub/cub.cuh            CUB_FOR_NVRTC          -- (every header of cub.cuh but the
+                                                  device-wide algorithms of cub/device/*
+                                                  and util_allocator.cuh: host API that
+                                                  fails under NVRTC)
+  The ``std::`` names are using-declarations emitted once (``namespace std { using
+  ::cuda::std::numeric_limits; using ::sqrt; }``), on purpose not ``namespace std { using
+  namespace ::cuda::std; }``: that makes ``sqrt(x)``, ``pow(x, y)``, ``abs(i)`` ambiguous
+  (NVRTC's built-in ``::sqrt`` against ``cuda::std::sqrt``) wherever ``using namespace
+  std;`` is in effect, with ``cooperative_groups.h`` alone already. Math in ``std`` is
+  NVRTC's global built-ins, as libstdc++'s ``<cmath>`` does (``using ::sqrt;``), so both
+  spellings name one function. (Under nvcc, device code calling libstdc++'s constexpr
+  functions, ``std::numeric_limits<T>::max()`` or ``std::make_pair``, needs
+  ``--expt-relaxed-constexpr``, as the original did; NVRTC's libcu++ needs nothing.)
 
-``libcu++`` -- the C and C++ standard headers device code uses. nvcc gets the original
-line (``#else`` branch); under NVRTC (``#ifdef __CUDACC_RTC__``) libcu++'s ``cuda/std``
-header stands in, plus what libcu++ does not give under NVRTC:
+NVCC ONLY -- kept under ``#ifndef __CUDACC_RTC__``: cstdio, stdio.h (device ``printf``),
+cstring, string.h (``memcpy``, ``memset``), ctime, time.h (``clock``). NVRTC declares
+these functions itself and has no such headers. They are not dropped although host code
+uses them too: nvcc declares device ``printf`` without them, but ``std::printf`` needs
+``<cstdio>``, and keeping them costs nothing.
 
-=============================  ==============================  ==========================
-header                         NVRTC gets                      and also, under NVRTC
-=============================  ==============================  ==========================
-``cstdint``, ``stdint.h``      ``cuda/std/cstdint``            ``std::uint32_t``... (plain
-                                                               ``uint32_t`` comes with it)
-``cstddef``, ``stddef.h``      ``cuda/std/cstddef``            ``std::size_t``...
-``climits``, ``limits.h``      ``cuda/std/climits``            (defines ``INT_MAX``...)
-``cfloat``, ``float.h``        ``cuda/std/cfloat``             ``FLT_MAX``, ``DBL_EPSILON``...
-                                                               (libcu++ defines none under
-                                                               NVRTC): gcc's values
-``cmath``, ``math.h``          ``cuda/std/cmath`` (``INFINITY``,  ``std::sqrt``... = NVRTC's
-                               ``NAN``)                        built-in ``::sqrt``...;
-                                                               ``M_PI``..., ``HUGE_VAL(F)``
-``cstdlib``, ``stdlib.h``      ``cuda/std/cstdlib``            ``std::abs`` = ``::abs``
-``cassert``, ``assert.h``      ``cuda/std/cassert``            (``assert`` is built in)
-``type_traits``                ``cuda/std/type_traits``        ``std::is_same``... (list)
-``limits``                     ``cuda/std/limits``             ``std::numeric_limits``
-``utility``                    ``cuda/std/utility``            ``std::move``, ``std::swap``...
-``cub/cub.cuh``                every ``cub`` header NVRTC      (the ``cub/device/*``
-                               compiles (block, warp, thread,   algorithms are host API and
-                               iterator, grid, util)           fail under NVRTC)
-=============================  ==============================  ==========================
+DROPPED -- host-only, left out and listed in ``IncludePlan.dropped`` (for the header
+comment): the C++ library's streams, strings, containers, threads, time, files and
+exceptions (iostream, sstream, fstream, iomanip, string, vector, map, set, chrono, thread,
+mutex, random, stdexcept...), POSIX and host-library headers (unistd.h, sys/*, omp.h,
+mpi.h...), the CUDA host APIs (cuda_runtime.h, cuda_runtime_api.h, cuda.h,
+cuda_profiler_api.h, curand.h, cublas*, cufft*, cusparse*, cusolver*, cudnn.h, nccl.h,
+nvrtc.h, nvToolsExt.h, nvtx3/*) and the CUDA samples' host helpers (helper_cuda.h,
+helper_functions.h, helper_string.h, helper_timer.h, helper_image.h). Device code uses
+nothing of them: nvcc includes cuda_runtime.h implicitly, NVRTC has its device part
+built in.
 
-The ``std::`` names are *using-declarations* (``namespace std { using
-::cuda::std::numeric_limits; using ::sqrt; }``), not ``namespace std { using namespace
-cuda::std; }``: the latter makes ``sqrt(x)``, ``abs(i)`` or ``pow(x, y)`` ambiguous
-(NVRTC's built-in ``::sqrt`` against ``cuda::std::sqrt``) wherever ``using namespace
-std;`` is in effect, already with ``cooperative_groups.h`` alone. Math functions in
-``std`` are NVRTC's global built-ins (as libstdc++'s ``<cmath>`` does with ``using
-::sqrt``), so both spellings name one function.
+UNKNOWN -- any other header (thrust/*, algorithm, Eigen/Core...): kept for nvcc, which
+compiled the original with it, and left out under NVRTC, which most likely cannot read it
+(``#ifndef __CUDACC_RTC__``); listed in ``IncludePlan.unknown`` so the header comment can
+say so. If the kernels need it, ``hfuse tune`` fails with NVRTC's log naming what is
+missing. Quoted user headers never reach here (the front end inlines them); a quoted
+toolkit name (``"cuda_runtime.h"``) is sorted by its name like an angle-bracket one.
 
-``nvcc only`` -- kept for nvcc under ``#ifndef __CUDACC_RTC__``: ``cstdio``/``stdio.h``
-(device ``printf``), ``cstring``/``string.h`` (``memcpy``, ``memset``), ``ctime``/
-``time.h`` (``clock``). NVRTC declares those functions itself and has no such headers;
-nvcc gets the header the original had (it would declare them implicitly too, but
-``std::printf`` needs ``<cstdio>``).
-
-``dropped`` -- host-only headers, left out (``IncludePlan.dropped``, for the header
-comment): streams, strings, containers, threads, time and files of the C++ library
-(``iostream``, ``vector``, ``string``, ``chrono``, ``thread``...), POSIX headers
-(``unistd.h``, ``sys/*``), the CUDA host APIs (``cuda_runtime.h``, ``cuda_runtime_api.h``,
-``cuda.h``, ``cuda_profiler_api.h``, ``curand.h``, ``cublas*``, ``cufft*``, ``cusparse*``,
-``cusolver*``, ``cudnn.h``, ``nccl.h``, ``nvrtc.h``, ``nvToolsExt.h``, ``nvtx3/*``), the
-CUDA samples' host helpers (``helper_cuda.h``, ``helper_functions.h``, ``helper_string.h``,
-``helper_timer.h``, ``helper_image.h``), ``omp.h``, ``mpi.h``. Device code never uses them
-(nvcc includes ``cuda_runtime.h`` implicitly anyway; NVRTC has its device parts built in).
-
-``unknown`` -- any other header (``thrust/...``, ``algorithm``, ``Eigen/Core``...): kept
-for nvcc, which compiled the original with it; left out under NVRTC, which would most
-likely not find it (``#ifndef __CUDACC_RTC__``). Listed in ``IncludePlan.unknown``: if the
-kernels need it, ``hfuse tune`` fails with NVRTC's log naming what is missing. Quoted
-user headers never reach here (the front end inlines them); a quoted name is sorted by
-its name like an angle-bracket one.
-
-Lines keep the order of the input; consecutive lines of one kind share one
-``#if`` block, and the ``std`` using-declarations and macros are emitted once.
+The lines keep the input's order (duplicates dropped by header name); consecutive lines
+of one kind share one ``#if`` block.
 """
 from __future__ import annotations
 
@@ -177,7 +172,10 @@ CUB_FOR_NVRTC = (
     "cub/util_type.cuh",
 )
 
-# ``std::`` names NVRTC gets, as using-declarations (see the module docstring).
+# ``std::`` names NVRTC gets, as using-declarations (see the module docstring). Not
+# ``std::move``/``std::forward``: NVRTC declares those itself (a second declaration through
+# ``using`` makes every call ambiguous). ``base`` comes with any of these headers, as
+# ``std::size_t`` does with any header of a C++ library.
 _STD_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "base": ("::cuda::std::", ("size_t", "ptrdiff_t", "nullptr_t", "max_align_t")),
     "ints": ("::cuda::std::", tuple(
@@ -185,7 +183,7 @@ _STD_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
     ) + ("intmax_t", "uintmax_t", "intptr_t", "uintptr_t")),
     "limits": ("::cuda::std::", ("numeric_limits",)),
     "utility": ("::cuda::std::", (
-        "move", "forward", "swap", "exchange", "pair", "make_pair", "declval", "as_const", "move_if_noexcept",
+        "swap", "exchange", "pair", "make_pair", "declval", "as_const", "move_if_noexcept",
         "integer_sequence", "index_sequence", "make_integer_sequence", "make_index_sequence", "index_sequence_for",
         "in_place", "in_place_t")),
     "abs": ("::", ("abs", "labs", "llabs")),
@@ -258,13 +256,11 @@ def header_name(line: str) -> str | None:
 
 
 def classify(name: str | None) -> str:
-    """``keep``, ``libcuxx``, ``cub``, ``nvcc_only``, ``drop`` or ``unknown`` (see the module docstring)."""
+    """``keep``, ``stand_in``, ``nvcc_only``, ``drop`` or ``unknown`` (see the module docstring)."""
     if name is None:
         return "unknown"
-    if name == "cub/cub.cuh":
-        return "cub"
-    if name in _LIBCUXX:
-        return "libcuxx"
+    if name == "cub/cub.cuh" or name in _LIBCUXX:
+        return "stand_in"
     if name in _KEEP or name.startswith(_KEEP_PREFIXES) or _KEEP_RE.fullmatch(name):
         return "keep"
     if name in _NVCC_ONLY:
@@ -295,6 +291,8 @@ class _Planner:
         """Under NVRTC: using-declarations in ``std`` and macros not emitted yet."""
         out: list[str] = []
         decls: list[str] = []
+        if "base" not in self.std_done:
+            out.append("#include <cuda/std/cstddef>")  # declares namespace cuda::std, size_t...
         for key in ("base", *extras):
             if key in _STD_NAMES and key not in self.std_done:
                 self.std_done.add(key)
@@ -320,7 +318,7 @@ class _Planner:
             why = ("NVRTC declares printf/memcpy/clock itself" if kind == "nvcc_only"
                    else "unknown to hfuse: nvcc only")
             self.lines += [f"#ifndef {RTC}  // {why}", *originals, "#endif"]
-        else:  # libcuxx, cub: another header under NVRTC, the original for nvcc
+        else:  # stand_in: other headers under NVRTC, the original for nvcc
             rtc: list[str] = []
             extras: list[str] = []
             for _, name in group:
@@ -332,7 +330,7 @@ class _Planner:
                     extras += more
             rtc = list(dict.fromkeys(rtc))
             if any(name != "cub/cub.cuh" for _, name in group):
-                rtc += self.rtc_extras(extras)
+                rtc += [line for line in self.rtc_extras(extras) if line not in rtc or not line.startswith("#include")]
             self.lines += [f"#ifdef {RTC}  // NVRTC (hfuse tune): stand-ins for headers it cannot read", *rtc,
                            "#else", *originals, "#endif"]
 
@@ -356,7 +354,7 @@ def plan_includes(include_lines: Sequence[str]) -> IncludePlan:
             continue
         if kind == "unknown":
             unknown.append(line)
-        entries.append(("rtc_swap" if kind in ("libcuxx", "cub") else kind, line, name or ""))
+        entries.append((kind, line, name or ""))
     planner = _Planner()
     i = 0
     while i < len(entries):

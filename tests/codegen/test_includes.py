@@ -1,0 +1,234 @@
+"""The fused file's includes (``hfuse.codegen.includes``): for every header of the table,
+a tiny kernel using something from it, preceded by the planned include lines, compiles
+with nvcc (``-arch=sm_90``, as the user's build) and with NVRTC (as ``hfuse tune``);
+host-only headers are left out and listed, unknown ones are kept for nvcc only.
+
+C and C++ spellings of one header (``<cstdint>``/``<stdint.h>``) share one kernel, so
+the module runs 20 compiles per compiler (nvcc two at a time).
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pytest
+
+from hfuse.codegen.includes import CUB_FOR_NVRTC, IncludePlan, classify, header_name, plan_includes
+from toolchain import CompileResult, compile_nvcc, compile_nvrtc, extra_include_dirs
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    headers: tuple[str, ...]
+    body: str
+    """The body of ``extern "C" __global__ void k(float* f, int* n)``."""
+    prelude: str = ""
+    """Device code between the includes and the kernel."""
+    nvcc_flags: tuple[str, ...] = ()
+    """What nvcc needs for the original too (libstdc++'s constexpr functions in device code)."""
+
+    @property
+    def include_lines(self) -> list[str]:
+        return [f"#include <{h}>" for h in self.headers]
+
+    def source(self) -> str:
+        plan = plan_includes(self.include_lines)
+        return "\n".join([*plan.lines, "", self.prelude, 'extern "C" __global__ void k(float* f, int* n) {',
+                          self.body, "}", ""])
+
+
+CASES = [
+    Case("fp16_bf16", ("cuda_fp16.h", "cuda_bf16.h"),
+         "__half h = __float2half(f[0]); __nv_bfloat16 b = __float2bfloat16(f[1]);\n"
+         "f[2] = __half2float(__hadd(h, h)) + __bfloat162float(__hmul(b, b));"),
+    Case("cooperative_groups", ("cooperative_groups.h", "cooperative_groups/reduce.h"),
+         "cg::thread_block b = cg::this_thread_block(); b.sync();\n"
+         "auto t = cg::tiled_partition<32>(b);\n"
+         "f[b.thread_rank()] = cg::reduce(t, f[b.thread_rank()], cg::plus<float>()) + t.shfl_down(f[0], 1);",
+         prelude="namespace cg = cooperative_groups;"),
+    Case("cub_all", ("cub/cub.cuh",),
+         "typedef cub::BlockReduce<float, 128> Reduce; typedef cub::BlockScan<int, 128> Scan;\n"
+         "__shared__ typename Reduce::TempStorage rt; __shared__ typename Scan::TempStorage st;\n"
+         "float s = Reduce(rt).Sum(f[threadIdx.x]); __syncthreads();\n"
+         "int x; Scan(st).ExclusiveSum(n[threadIdx.x], x);\n"
+         "__shared__ typename cub::WarpReduce<int>::TempStorage wt[4];\n"
+         "n[threadIdx.x] = x + cub::WarpReduce<int>(wt[threadIdx.x / 32]).Sum(x); if (threadIdx.x == 0) f[0] = s;"),
+    Case("cub_warp_block", ("cub/warp/warp_reduce.cuh", "cub/block/block_reduce.cuh"),
+         "__shared__ typename cub::WarpReduce<int>::TempStorage wt[4];\n"
+         "__shared__ typename cub::BlockReduce<float, 128>::TempStorage bt;\n"
+         "n[threadIdx.x] = cub::WarpReduce<int>(wt[threadIdx.x / 32]).Sum(n[threadIdx.x]);\n"
+         "float s = cub::BlockReduce<float, 128>(bt).Sum(f[threadIdx.x]); if (threadIdx.x == 0) f[0] = s;"),
+    Case("mma", ("mma.h", "cuda_fp16.h"),
+         "using namespace nvcuda;\n"
+         "wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;\n"
+         "wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b;\n"
+         "wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;\n"
+         "wmma::fill_fragment(c, 0.0f); wmma::load_matrix_sync(a, (const half*)n, 16);\n"
+         "wmma::load_matrix_sync(b, (const half*)n, 16); wmma::mma_sync(c, a, b, c);\n"
+         "wmma::store_matrix_sync(f, c, 16, wmma::mem_row_major);"),
+    Case("curand", ("curand_kernel.h",),
+         "curandStatePhilox4_32_10_t s; curand_init(1234ULL, threadIdx.x, 0, &s);\n"
+         "f[threadIdx.x] = curand_uniform(&s) + curand_normal(&s); n[threadIdx.x] = (int)curand(&s);"),
+    Case("math_constants", ("math_constants.h",),
+         "f[0] = CUDART_PI_F * f[1] + CUDART_SQRT_HALF_F; f[2] = CUDART_INF_F; f[3] = (float)CUDART_PI;"),
+    Case("stdint", ("cstdint", "stdint.h"),
+         "uint32_t a = (uint32_t)n[0]; std::uint64_t b = a; int64_t c = INT64_MAX;\n"
+         "std::int8_t d = INT8_MIN; n[1] = (int)(a + b + (c & 1) + d + (UINT32_MAX & 1));"),
+    Case("limits_macros", ("climits", "limits.h"),
+         "n[0] = INT_MAX; n[1] = INT_MIN + CHAR_BIT; n[2] = (int)(UINT_MAX & 1u) + SHRT_MAX;"),
+    Case("float_macros", ("cfloat", "float.h"),
+         "f[0] = FLT_MAX; f[1] = FLT_MIN + FLT_EPSILON; f[2] = (float)(DBL_MAX > 1.0) + (float)DBL_EPSILON;\n"
+         "n[0] = FLT_DIG + DBL_MANT_DIG + FLT_MAX_EXP;"),
+    Case("math", ("cmath", "math.h"),
+         "float x = f[threadIdx.x];\n"
+         "f[0] = sqrtf(x) + std::sqrt(x) + std::abs(x) + fabsf(x) + std::fmax(x, 1.0f) + std::pow(x, 2.0f);\n"
+         "f[1] = expf(x) + std::exp(x) + std::floor(x) + (float)M_PI + HUGE_VALF + INFINITY + NAN;\n"
+         "n[0] = std::isnan(x) + isinf(x) + std::abs(-3) + (int)ceil(1.5); f[2] = with_std::f(x);",
+         # ``using namespace std;`` must not make the built-in math ambiguous under NVRTC
+         prelude="namespace with_std { using namespace std;\n"
+                 "__device__ float f(float x) { return sqrt(x) + pow(x, 2.0f) + abs(-1) + floor(x) + fabs(x); } }"),
+    Case("assert", ("cassert", "assert.h"),
+         "assert(n[0] >= 0); f[0] = 1.0f;"),
+    Case("type_traits", ("type_traits",),
+         "f[0] = twice(f[1]); n[0] = twice(n[1]) + std::is_same<int, int>::value + std::is_integral_v<short>;\n"
+         "using U = std::conditional_t<sizeof(long) == 8, long, int>; n[1] = (int)sizeof(U) "
+         "+ (int)std::is_same_v<std::remove_cv_t<const int>, int> + std::integral_constant<int, 2>::value;",
+         prelude="template <typename T> __device__ std::enable_if_t<std::is_floating_point<T>::value, T> twice(T x) "
+                 "{ return x + x; }\n"
+                 "template <typename T> __device__ typename std::enable_if<std::is_integral<T>::value, T>::type "
+                 "twice(T x) { return 2 * x; }"),
+    Case("numeric_limits", ("limits",),
+         "f[0] = std::numeric_limits<float>::max() + std::numeric_limits<float>::lowest();\n"
+         "f[1] = std::numeric_limits<float>::infinity(); n[0] = std::numeric_limits<int>::min() + "
+         "std::numeric_limits<unsigned char>::digits;", nvcc_flags=("--expt-relaxed-constexpr",)),
+    Case("utility", ("utility",),
+         "int a = n[0], b = n[1]; auto p = std::make_pair(a, std::move(b));\n"
+         "std::pair<int, float> q(p.first, f[0]); n[2] = p.second + q.first + pass(a); f[1] = q.second;",
+         prelude="template <typename T> __device__ T pass(T&& x) { return std::forward<T>(x); }",
+         nvcc_flags=("--expt-relaxed-constexpr",)),
+    Case("printf", ("cstdio", "stdio.h"),
+         'if (threadIdx.x == 0) printf("block %d: %f\\n", blockIdx.x, f[0]);'),
+    Case("stddef_stdlib", ("cstddef", "stddef.h", "cstdlib", "stdlib.h"),
+         "std::size_t s = sizeof(float); size_t t = s; std::ptrdiff_t d = &f[2] - &f[0];\n"
+         "struct P { int a; float b; }; n[0] = (int)(t + d + offsetof(P, b)) + std::abs(-3) + abs(n[1]);\n"
+         "int* heap = (int*)malloc(4 * sizeof(int)); heap[0] = 1; n[2] = heap[0]; free(heap);"),
+    Case("toolkit_misc", ("cuda_fp8.h", "vector_types.h", "vector_functions.h", "device_launch_parameters.h",
+                          "cuda_pipeline.h", "cuda/atomic", "nv/target", "cstring", "ctime"),
+         "float4 v = make_float4(f[0], f[1], f[2], f[3]); __nv_fp8_e4m3 e(v.x); f[4] = float(e);\n"
+         "cuda::atomic_ref<int, cuda::thread_scope_device> r(n[0]); r.fetch_add(1);\n"
+         "memcpy(&f[5], &f[6], sizeof(float)); memset(&n[1], 0, sizeof(int)); n[2] = (int)clock();\n"
+         "NV_IF_TARGET(NV_PROVIDES_SM_90, (n[3] = 90;), (n[3] = 0;))"),
+    Case("unknown", ("algorithm", "thrust/functional.h"),
+         "n[0] = max(n[1], n[2]) + min(1, 2);"),
+]
+# Every header above in one file, each kernel body in its own block: the stand-ins and
+# using-declarations must not clash with each other or with cub and cooperative groups.
+CASES.append(Case(
+    "everything", tuple(dict.fromkeys(h for c in CASES for h in c.headers)),
+    "\n".join("{ " + c.body + " }" for c in CASES), prelude="\n".join(c.prelude for c in CASES if c.prelude),
+    nvcc_flags=("--expt-relaxed-constexpr",)))
+CASE_IDS = [c.id for c in CASES]
+
+
+@pytest.fixture(scope="module")
+def nvcc_results(tmp_path_factory) -> dict[str, CompileResult]:
+    workdir = tmp_path_factory.mktemp("includes")
+    flags = [f"-I{d}" for d in extra_include_dirs()]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = pool.map(lambda c: compile_nvcc(c.source(), flags=[*flags, *c.nvcc_flags], workdir=workdir,
+                                                  filename=f"{c.id}.cu", check=False), CASES)
+        return dict(zip(CASE_IDS, results))
+
+
+@pytest.fixture(scope="module")
+def nvrtc_results() -> dict[str, CompileResult]:
+    with ThreadPoolExecutor(max_workers=2) as pool:  # NVRTC releases the GIL
+        return dict(zip(CASE_IDS, pool.map(lambda c: compile_nvrtc(c.source(), ["k"], check=False), CASES)))
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_header_compiles_with_nvcc(nvcc_results, case):
+    result = nvcc_results[case.id].check()
+    assert result.kernel("k").registers > 0
+
+
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_header_compiles_with_nvrtc(nvrtc_results, case):
+    result = nvrtc_results[case.id].check()
+    assert result.lowered == {"k": "k"} and result.cubin[:4] == b"\x7fELF"
+
+
+# --------------------------------------------------------------------------- the plan itself
+HOST_ONLY = ["iostream", "chrono", "vector", "string", "cuda_runtime.h", "cuda.h", "helper_cuda.h",
+             "helper_functions.h", "cuda_runtime_api.h", "curand.h", "cublas_v2.h", "sys/time.h", "unistd.h",
+             "nvtx3/nvToolsExt.h", "fstream", "map", "thread"]
+
+
+@pytest.mark.parametrize("header, kind", [
+    *[(h, "keep") for h in ("cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h", "cooperative_groups/reduce.h",
+                            "cub/warp/warp_reduce.cuh", "cub/block/block_reduce.cuh", "mma.h", "curand_kernel.h",
+                            "math_constants.h", "cuda/std/cstdint", "sm_61_intrinsics.h", "cub/util_type.cuh")],
+    ("cub/cub.cuh", "stand_in"), ("cub/util_allocator.cuh", "unknown"), ("cub/device/device_reduce.cuh", "unknown"),
+    *[(h, "stand_in") for h in ("cstdint", "stdint.h", "climits", "limits.h", "cfloat", "float.h", "cmath", "math.h",
+                               "cassert", "assert.h", "type_traits", "limits", "utility", "cstddef", "cstdlib")],
+    *[(h, "nvcc_only") for h in ("cstdio", "stdio.h", "cstring", "ctime")],
+    *[(h, "drop") for h in HOST_ONLY],
+    *[(h, "unknown") for h in ("algorithm", "thrust/device_vector.h", "Eigen/Core", "omp_stuff.h")],
+])
+def test_classification(header, kind):
+    assert classify(header) == kind
+
+
+def test_header_name():
+    assert header_name("#include <stdio.h>") == "stdio.h"
+    assert header_name('  #  include "cuda_runtime.h"  // for cudaMalloc') == "cuda_runtime.h"
+    assert header_name("#include< cub/cub.cuh >") == "cub/cub.cuh"
+    assert header_name("#include HEADER") is None
+
+
+def test_host_headers_are_dropped_and_listed():
+    lines = [f"#include <{h}>" for h in HOST_ONLY]
+    plan = plan_includes(lines + ['#include "helper_cuda.h"'])
+    assert plan == IncludePlan((), tuple(lines), ())
+
+
+def test_unknown_headers_are_kept_for_nvcc_only():
+    plan = plan_includes(["#include <thrust/device_vector.h>", "#include <cuda_fp16.h>", "#include <omp_stuff.h>"])
+    assert plan.unknown == ("#include <thrust/device_vector.h>", "#include <omp_stuff.h>")
+    assert plan.lines[0].startswith("#ifndef __CUDACC_RTC__") and plan.lines[1:3] == (
+        "#include <thrust/device_vector.h>", "#endif")
+    assert plan.lines[3] == "#include <cuda_fp16.h>"
+    assert plan.lines[4].startswith("#ifndef __CUDACC_RTC__") and plan.lines[5:] == ("#include <omp_stuff.h>", "#endif")
+
+
+def test_std_headers_swap_under_nvrtc_keep_order_and_dedupe():
+    plan = plan_includes(["#include <iostream>", "#include <cstdint>", "#include<cstdint>", "#include <cuda_fp16.h>",
+                          "#include <cmath>", "#include <cfloat>", "#include <cstdint>"])
+    assert plan.dropped == ("#include <iostream>",) and plan.unknown == ()
+    text = "\n".join(plan.lines)
+    first, second = text.split("#include <cuda_fp16.h>")
+    assert first.startswith("#ifdef __CUDACC_RTC__") and "#include <cuda/std/cstdint>" in first
+    assert first.rstrip().endswith("#else\n#include <cstdint>\n#endif")
+    assert "#include <cuda/std/cmath>" in second and "#include <cuda/std/cfloat>" in second
+    assert second.rstrip().endswith("#else\n#include <cmath>\n#include <cfloat>\n#endif")
+    # std's using-declarations come once, however many blocks need them
+    assert text.count("using ::cuda::std::size_t;") == 1 and text.count("using ::sqrt;") == 1
+    assert text.count("#define FLT_MAX ") == 1 and text.count("#define M_PI ") == 1
+    assert "using namespace" not in text  # see the module docstring: it makes sqrt(x) ambiguous
+
+
+def test_cub_umbrella_under_nvrtc():
+    plan = plan_includes(["#include <cub/cub.cuh>"])
+    assert plan.lines[0].startswith("#ifdef __CUDACC_RTC__")
+    assert plan.lines[1:-3] == tuple(f"#include <{h}>" for h in CUB_FOR_NVRTC)
+    assert plan.lines[-3:] == ("#else", "#include <cub/cub.cuh>", "#endif")
+    assert not any("cub/device/" in h or "util_allocator" in h for h in CUB_FOR_NVRTC)
+
+
+def test_every_case_header_is_planned_as_tested():
+    """The compiled cases cover every header kind that reaches the fused file."""
+    kinds = {classify(h) for c in CASES for h in c.headers}
+    assert kinds == {"keep", "stand_in", "nvcc_only", "unknown"}
