@@ -83,7 +83,7 @@ def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | No
     for spec in specs:
         if any(f.path == spec.file for f in files):
             continue
-        files.append(load_source(spec.file, given.get(spec.file), options))
+        files.append(load_source(spec.file, given.get(spec.file), spec.options or options))
     return files
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from .frontend.options import NO_OPTIONS, CompileOptions
 from .spec import Dim3, KernelSpec
 from .tune.regcap import RegisterCap
 
-_KERNEL_KEYS = {"file", "name", "block", "template_args", "tunable"}
+_KERNEL_KEYS = {"file", "name", "block", "template_args", "tunable", "compile"}
 _TOP_KEYS = {"output", "strategy", "register_cap", "name", "barrier", "kernels", "tune", "pair", "workloads", "compile"}
 
 
@@ -84,6 +84,7 @@ def load_config(path: str | Path) -> FuseRequest:
         raise HFuseError(f"register_cap: {exc}", Location(path)) from exc
     output = data.get("output")
     options = compile_options(data.get("compile"), path)
+    kernels = [_own_options(k, entry, options, path) for k, entry in zip(kernels, entries)]
     return FuseRequest(
         kernels=kernels,
         strategy=data.get("strategy", "horizontal"),
@@ -107,6 +108,18 @@ def compile_options(section: Any, path: Path) -> CompileOptions:
         return CompileOptions.from_dict(section).resolved(path.parent)
     except HFuseError as exc:
         raise HFuseError(f"compile: {exc.message}", Location(path), hint=exc.hint) from exc
+
+
+def _own_options(spec: KernelSpec, entry: Any, common: CompileOptions, path: Path) -> KernelSpec:
+    """A kernel's own ``compile:`` (its file built with other -D/-I) on top of the request's."""
+    if not isinstance(entry, dict) or entry.get("compile") is None:
+        return spec
+    own = compile_options(entry["compile"], path)
+    merged = common.extended(
+        include_dirs=own.include_dirs, defines=[str(d) for d in own.defines], undefines=own.undefines,
+        pre_includes=own.pre_includes, std=own.std if "std" in entry["compile"] else None,
+    )
+    return replace(spec, options=merged)
 
 
 def _kernel(entry: Any, index: int, path: Path) -> KernelSpec:

@@ -5,6 +5,8 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .frontend.options import CompileOptions
+
 
 @dataclass(frozen=True)
 class Dim3:
@@ -53,6 +55,8 @@ class KernelSpec:
     ``template_args`` instantiate a template kernel (C++ text of each argument, e.g.
     ``("float", "4")``). ``tunable`` says whether the tuner may change the block size
     (the paper's deep-learning kernels) or must keep it (its crypto kernels).
+    ``options``: this kernel's file is preprocessed with these instead of the request's
+    (two benchmark files built with ``-DBLOCK_SIZE=16`` and ``-DBLOCK_SIZE=256``).
     """
 
     file: Path
@@ -60,6 +64,7 @@ class KernelSpec:
     block: Dim3
     template_args: tuple[str, ...] = ()
     tunable: bool = False
+    options: CompileOptions | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file", Path(self.file))

@@ -6,6 +6,7 @@ from typing import Sequence
 
 from ..frontend.model import Scope, TopLevelItem, namespace_wrap
 from ..transform.partition import Partition
+from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
 from .preamble import BarrierForm, preamble
 from .signature import PartSignature
@@ -89,7 +90,7 @@ def assemble(
         if item.file != current:
             current = item.file
             blocks.append((item.scope, f"// ---- from {item.file.name} " + "-" * 50))
-        blocks.append((item.scope, item.text))
+        blocks.append((item.scope, without_register(item.text)))
     out.extend(_scoped(blocks))
     for part, code in zip(partition.parts, parts):
         title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30
@@ -107,5 +108,5 @@ def assemble_device_file(header: str, include_lines: Sequence[str], items: Seque
     out = [header]
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
-    out.extend(_scoped([(item.scope, item.text) for item in items]))
+    out.extend(_scoped([(item.scope, without_register(item.text)) for item in items]))
     return "\n\n".join(s.rstrip("\n") for s in out) + "\n"

@@ -68,6 +68,13 @@ class CompileOptions:
             raise HFuseError(f"arch '{self.arch}' is not like sm_90 or sm_90a")
 
     @property
+    def emitted_std(self) -> str:
+        """The dialect hfuse's own files (fused kernels, device sides) compile under: at
+        least C++17, which NVRTC's libcu++ headers need. They carry no ``register``
+        (the one C++14 construct C++17 removed; ``transform/register_keyword.py``)."""
+        return max(self.std, "c++17")
+
+    @property
     def cuda_arch(self) -> int:
         """``__CUDA_ARCH__`` of the modelled device pass (sm_90a -> 900)."""
         return int(self.arch.split("_", 1)[1].rstrip("af")) * 10

@@ -9,7 +9,10 @@ import tree_sitter_cuda
 
 # Constructs tree-sitter-cuda does not know. They are blanked (same length, so every
 # byte offset stays valid) in the text the parser sees; rewrites use the real text.
-_MASKED = re.compile(rb"__align__\s*\(\s*[^()]*\)")
+# ``#pragma`` lines: the grammar takes a directive for a statement, so ``for (...)``
+# followed by ``#pragma unroll`` and the inner loop loses its body; blanked, the pragma
+# stays in the text (and in the output) but not in the tree.
+_MASKED = re.compile(rb"__align__\s*\(\s*[^()]*\)|^[ \t]*#[ \t]*pragma\b[^\n]*", re.M)
 
 
 @lru_cache(maxsize=1)

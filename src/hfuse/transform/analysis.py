@@ -118,8 +118,8 @@ class FunctionFacts:
     extern_shared_uses: list[tuple[str, int]] = field(default_factory=list)
     calls: set[str] = field(default_factory=set)
     """Qualified keys of the program's functions it calls."""
-    opaque: list[tuple[str, int]] = field(default_factory=list)
-    """What may touch the block in a way hfuse cannot see (why, line)."""
+    opaque: list[tuple[str, int, str]] = field(default_factory=list)
+    """What may touch the block in a way hfuse cannot see (why, line, what the user can do)."""
     indirect_calls: list[int] = field(default_factory=list)
     """Lines of calls through a pointer (which function runs is unknown)."""
     cg: frozenset[str] = CG_NAMESPACES
@@ -174,12 +174,14 @@ def analyze(
         elif is_extern_shared_declaration(node):
             facts.dyn_smem.append(line)
         elif node.type in ("gnu_asm_expression", "asm_statement") and _PTX_BLOCK.search(node.text.decode()):
-            facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line))
+            facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line,
+                                 "use __syncthreads()/threadIdx instead of the PTX, or keep this kernel unfused"))
         if node.type in ("qualified_identifier", "type_identifier"):
             written = node.text.decode().replace(" ", "").split("<")[0]
             if _CUB_BLOCK.match(written) or (uses_cub and node.type == "type_identifier" and _CUB_BLOCK_UNQUALIFIED.match(written)):
                 facts.opaque.append((f"CUB's block-wide '{written}' (it reads threadIdx and synchronises the whole block "
-                                     "inside CUB's headers, which hfuse does not rewrite)", line))
+                                     "inside CUB's headers, which hfuse does not rewrite)", line,
+                                     "keep this kernel unfused; CUB's warp-level primitives (cub::WarpReduce, ...) fuse"))
         if node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in GRID_GROUP_NAMES:
             facts.grid_sync.append((node.text.decode(), line))
     block_vars = cg_block_variables(tree.root_node, cg)
@@ -206,7 +208,8 @@ def _record_call(
     if key is not None:
         facts.calls.add(key)
     elif _MACRO_LIKE.match(reference.split("::")[-1]):
-        facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line))
+        facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
+                             "pass the -D or -I that defines it, as for nvcc, so hfuse can see what it expands to"))
 
 
 def cg_block_variables(root: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> set[str]:
@@ -335,12 +338,11 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
     for name in program.reachable(kernel.key):
         for f in program.facts[name]:
             if f.opaque:
-                what, line = f.opaque[0]
+                what, line, hint = f.opaque[0]
                 raise HFuseError(
                     f"cannot prove the fused kernel correct: {what}",
                     Location(f.function.file, line, kernel.name),
-                    hint="hfuse refuses rather than emit code that may hang or compute wrong results; "
-                    "pass the -D/-I that define the macro, or keep this kernel unfused",
+                    hint=f"{hint} (hfuse refuses rather than emit code that may hang or compute wrong results)",
                 )
             if f.indirect_calls and helpers_with_context:
                 raise HFuseError(

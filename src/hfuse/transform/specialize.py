@@ -22,6 +22,7 @@ from .builtins import builtin_edits
 from .calls import call_edits, signature_edits
 from .context import CTX, PartContext
 from .context_types import context_type_edits, type_copy
+from .register_keyword import register_edits
 from .symbols import symbol_edits
 from .cooperative_groups import cooperative_groups_edits
 from .early_exit import Helpers, make_early_exits_safe, program_helpers
@@ -61,6 +62,7 @@ def _rewrite(text: str, ctx: PartContext, scope: Scope, file: Path, line: int, r
     edits += call_edits(root, ctx, scope)
     edits += context_type_edits(root, ctx, scope, str(file), line - 1)
     edits += symbol_edits(root, ctx, scope)
+    edits += register_edits(root)
     if rename_signature:
         definition = next(n for n in walk(root) if n.type == "function_definition")
         edits += signature_edits(definition, ctx)

@@ -53,6 +53,8 @@ def describe_launch(launch: KernelLaunch) -> dict[str, Any]:
         "args": [describe_arg(a) for a in launch.args],
         "outputs": [[o.index, o.compare, o.rtol, o.atol] for o in launch.outputs],
     }
+    if launch.kernel.options is not None:  # this kernel's own -I/-D/-std
+        described["options"] = launch.kernel.options.to_dict()
     if launch.symbols:  # __constant__/__device__ data by name, dtype and shape (not contents)
         described["symbols"] = [[name, describe_symbol(launch.symbols[name])["dtype"],
                                  describe_symbol(launch.symbols[name])["shape"]] for name in sorted(launch.symbols)]

@@ -255,7 +255,7 @@ class Plan:
             from ..runtime.compile import Compiler
 
             # The fused file already holds the -include files' contents: not again.
-            compiler = Compiler(std=self.options.std, options=self.options.compiler_flags(std=False, pre_includes=False))
+            compiler = Compiler(std=self.options.emitted_std, options=self.options.compiler_flags(std=False, pre_includes=False))
         return PlanLauncher(self, compiler, symbols=symbols)
 
     def table(self) -> str:

@@ -98,7 +98,7 @@ class _Session:
         self.options = options.with_arch(self.limits.arch)
         """The user's options, for this GPU's device pass (``#if __CUDA_ARCH__``)."""
         # Fused sources hold the -include files' contents already; originals get them per compile.
-        self.compiler = Compiler(limits=self.limits, std=self.options.std,
+        self.compiler = Compiler(limits=self.limits, std=self.options.emitted_std,
                                  options=self.options.compiler_flags(std=False, pre_includes=False))
         self.timer = Timer(self.limits, flush_l2=settings.flush_l2)
         self.sources = {l.kernel.file: read_source(l) for l in self.launches}

@@ -1,0 +1,1 @@
+"""The real-world CUDA corpus (see manifest.py)."""
