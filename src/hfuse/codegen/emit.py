@@ -51,6 +51,15 @@ def dropped_comment(dropped_host: Sequence[str], dropped_includes: Sequence[str]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _opened_first(namespaces: Sequence[Scope]) -> list[tuple[Scope, str]]:
+    """Empty definitions of the namespaces that using-directives name, so that
+    ``using namespace mylib;`` stays valid when everything the file had in ``mylib``
+    before it moved into the parts' own code (per-part copies of helpers and types)."""
+    if not namespaces:
+        return []
+    return [((), "\n".join(namespace_wrap(scope, "") for scope in namespaces))]
+
+
 def _scoped(blocks: Sequence[tuple[Scope, str]]) -> list[str]:
     """Consecutive definitions of one namespace share one ``namespace ... { }`` block."""
     out: list[str] = []
@@ -77,6 +86,7 @@ def assemble(
     partition: Partition,
     kernels: list[str],
     launchers: list[str],
+    namespaces: Sequence[Scope] = (),
 ) -> str:
     """The fused file: header, includes, hfuse's support code, the shared definitions
     (each in its namespace), each part's code, the fused kernel and its launch helper."""
@@ -84,7 +94,7 @@ def assemble(
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
     out.append("// ---- hfuse support " + "-" * 60 + "\n" + preamble(barrier_form, thread_block))
-    blocks: list[tuple[Scope, str]] = []
+    blocks: list[tuple[Scope, str]] = _opened_first(namespaces)
     current: Path | None = None
     for item in items:
         if item.file != current:
@@ -103,10 +113,11 @@ def assemble(
     return "\n\n".join(s.rstrip("\n") for s in out) + "\n"
 
 
-def assemble_device_file(header: str, include_lines: Sequence[str], items: Sequence[TopLevelItem]) -> str:
+def assemble_device_file(header: str, include_lines: Sequence[str], items: Sequence[TopLevelItem],
+                         namespaces: Sequence[Scope] = ()) -> str:
     """A file of original definitions only (an unfused kernel and what it uses), each in its namespace."""
     out = [header]
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
-    out.extend(_scoped([(item.scope, without_register(item.text)) for item in items]))
+    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, without_register(item.text)) for item in items]))
     return "\n\n".join(s.rstrip("\n") for s in out) + "\n"
