@@ -345,6 +345,8 @@ def _generate(
             context_types=prepared.context_types,
             symbols=frozenset(k for i in unit_kernel.symbols for k in i.keys),
             return_exits=strategy == "horizontal",
+            offset=part.offset,
+            block_threads=part.threads,
         )
         functions = {**program.functions, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))

@@ -263,3 +263,16 @@ def test_early_return_before_a_barrier_spelled_through_an_alias_is_made_safe(tmp
     part = _part(fused.source, 2)
     assert "hf_active" in part and "if (i >= n) return;" not in part  # the return became the flag
     _compile(fused.source, tmp_path)
+
+
+def test_a_tiles_rank_among_tiles_counts_from_the_parts_first_thread(tmp_path):
+    path = tmp_path / "tiles.cu"
+    path.write_text("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+                    "__global__ void ranks(int* out) {\n  auto tile = cg::tiled_partition<16>(cg::this_thread_block());\n"
+                    "  if (tile.thread_rank() == 0) out[tile.meta_group_rank()] = tile.meta_group_size();\n}\n"
+                    "__global__ void other(int* out, cg::thread_block_tile<32> t) { out[t.meta_group_rank()] = 0; }\n"
+                    "__global__ void z(int* p) { p[threadIdx.x] = 0; }\n")
+    fused = fuse([KernelSpec(path, "z", 96), KernelSpec(path, "ranks", 120)])
+    assert "out[(tile.meta_group_rank() - 6u)] = 8u;" in _part(fused.source, 2)  # 96 / 16 tiles before it; 120 / 16 -> 8
+    with pytest.raises(HFuseError, match="meta_group_rank"):
+        fuse([KernelSpec(path, "z", 96), KernelSpec(path, "other", 64)])

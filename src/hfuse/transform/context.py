@@ -27,6 +27,10 @@ class PartContext:
     """Keys of structs whose members read the block: the part uses its own copies."""
     symbols: frozenset[str] = frozenset()
     """Keys of ``__constant__``/``__device__`` symbols the part has its own copy of."""
+    offset: int = 0
+    """Where the part's threads start in the fused block (a multiple of 32)."""
+    block_threads: int = 0
+    """Threads of the part's own block (``threads`` is that, padded to warps)."""
     return_exits: bool = False
     """A ``return`` from the part's body ends the thread (horizontal fusion: nothing runs
     after the body), so the early-exit rewrite may let threads exit (see early_exit.py)."""

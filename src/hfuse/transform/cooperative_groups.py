@@ -4,7 +4,10 @@
 ``hfuse_thread_block<ID, N>``, a small type with the same methods (sync, thread_rank,
 size, thread_index, group_index, dim_threads) over the part's threads. Warp tiles cut
 from a block stay as they are (parts are warp aligned, so a tile of at most 32 threads
-is the same warp either way).
+is the same warp either way). A tile's place among the block's tiles is the part's, not
+the fused block's: ``tile.meta_group_rank()`` and ``tile.meta_group_size()`` of a tile cut
+from the part's block are rewritten to count from the part's first thread; any other use
+of them (a tile passed in from elsewhere) is refused.
 """
 from __future__ import annotations
 
@@ -25,6 +28,14 @@ def cooperative_groups_edits(
     edits: list[TextEdit] = []
     block_type = f"hfuse_thread_block<{ctx.barrier_args}>"
     block_vars = cg_block_variables(root, cg)
+    tiles: dict[str, int] = {}
+    for node in walk(root):
+        if node.type == "call_expression" and called_name(node) == "tiled_partition":
+            declared = _declared_tile(node)
+            size = _tile_size(node)
+            if declared is not None and size is not None:
+                tiles[declared] = size
+    edits.extend(_meta_group_edits(root, tiles, ctx, file, line_base))
     for node in walk(root):
         if is_cg_block_call(node):
             # a block passed straight to tiled_partition stays the real block (see _tile_edits)
@@ -68,3 +79,57 @@ def _is_tile_parent(node: ts.Node) -> bool:
     first = parent.named_children[0] if parent.named_children else None
     return (call is not None and call.type == "call_expression" and called_name(call) == "tiled_partition"
             and first is not None and first.start_byte == node.start_byte)
+
+
+def _tile_size(call: ts.Node) -> int | None:
+    fn = call.child_by_field_name("function")
+    while fn is not None and fn.type == "qualified_identifier":
+        fn = fn.child_by_field_name("name")
+    texts = []
+    if fn is not None and fn.type == "template_function":
+        texts = [a.text.decode() for a in fn.child_by_field_name("arguments").named_children]
+    texts += [a.text.decode() for a in call.child_by_field_name("arguments").named_children[1:2]]
+    return int(texts[0].rstrip("uU")) if texts and texts[0].rstrip("uU").isdigit() else None
+
+
+def _declared_tile(call: ts.Node) -> str | None:
+    """The variable ``auto t = tiled_partition<32>(block);`` declares, if the call initialises one."""
+    parent = call.parent
+    if parent is not None and parent.type == "init_declarator":
+        name = parent.child_by_field_name("declarator")
+        return name.text.decode() if name is not None and name.type == "identifier" else None
+    if parent is not None and parent.type == "assignment_expression":
+        # ``cg::thread_block_tile<32> tile = ...`` can parse as ``(a < 32 > tile) = ...``:
+        # the variable is the last name on the left either way
+        left = parent.child_by_field_name("left")
+        names = [n for n in walk(left) if n.type == "identifier"] if left is not None else []
+        return names[-1].text.decode() if names else None
+    return None
+
+
+def _meta_group_edits(root: ts.Node, tiles: dict[str, int], ctx: PartContext, file: str, line_base: int) -> list[TextEdit]:
+    edits = []
+    for node in walk(root):
+        if node.type != "call_expression":
+            continue
+        fn = node.child_by_field_name("function")
+        if fn is None or fn.type != "field_expression":
+            continue
+        member = fn.child_by_field_name("field")
+        if member is None or member.text.decode() not in ("meta_group_rank", "meta_group_size"):
+            continue
+        target = fn.child_by_field_name("argument")
+        size = tiles.get(target.text.decode()) if target is not None and target.type == "identifier" else None
+        if size is None or 32 % size:
+            raise HFuseError(
+                f"'{node.text.decode()}' counts tiles of the whole fused block, and hfuse cannot tell which "
+                "tile of which block it is asked about",
+                Location(file, line_base + line_of(node), ctx.kernel),
+                hint="cut the tile with tiled_partition<N>(block) in the same function as the call, "
+                "or count tiles from thread_rank()",
+            )
+        if member.text.decode() == "meta_group_rank":
+            edits.append(TextEdit.replace(node, f"({node.text.decode()} - {ctx.offset // size}u)"))
+        else:
+            edits.append(TextEdit.replace(node, f"{-(-(ctx.block_threads or ctx.threads) // size)}u"))
+    return edits

@@ -238,8 +238,9 @@ def _key(launches: Sequence[KernelLaunch], settings: TuneSettings, limits: Devic
     sources = [read_source(l) for l in launches]
     device = options.with_arch(limits.arch)
     # The user headers the sources read under these options: editing one must miss the cache.
-    files = dict(zip((l.kernel.file for l in launches), sources))
-    headers = [h for file, text in files.items() for h in preprocess(text, file, device).headers]
+    # (each kernel's file under its own options when it has them)
+    headers = [h for l, text in zip(launches, sources)
+               for h in preprocess(text, l.kernel.file, (l.kernel.options or options).with_arch(limits.arch)).headers]
     return cache_key(
         gpu=limits.name, driver=limits.driver_version, sources=sources,
         launches=[describe_launch(l) for l in launches], settings=settings.to_dict(),

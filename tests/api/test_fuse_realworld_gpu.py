@@ -1,0 +1,111 @@
+"""The real-world corpus on a GPU: fused pairs verified bit for bit through ``hfuse tune``.
+
+Each pair is tuned with correctness-only settings (one partition, no register caps,
+very short timing, ``min_gain=-100`` so the plan always fuses): every candidate is run
+on fresh random inputs and compared bit for bit with the unfused kernels, which the
+tuner compiles from their device side alone (the sample files keep their ``main()``).
+Kernels that read ``__constant__`` tables get their data through ``KernelLaunch.symbols``.
+
+Which pairs: by default a ring over the fusable kernels, in both orders, so every kernel
+is the first and the second part of two fusions; ``HFUSE_REALWORLD_PAIRS=all`` takes every
+pair. Then ``plan.launcher()`` is run with constant data on new inputs for the pairs
+whose second part reads a ``__constant__`` table or uses a ``SharedMemory<T>`` wrapper.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from hfuse.api import device_source
+from hfuse.launch import KernelLaunch, Output
+from hfuse.runtime.compile import Compiler
+from hfuse.runtime.execute import prepare, run_once
+from hfuse.tune.tuner import TuneSettings, tune
+
+from corpus.realworld import manifest as M
+
+from test_fuse_realworld import KERNELS, _refusal, own_options, request_options
+
+pytestmark = pytest.mark.gpu
+
+SETTINGS = TuneSettings(caps=False, neighbour_caps=False, refine=False, balance_grids=False,
+                        warmup_ms=1, rep_ms=2, flush_l2=False, min_gain=-100.0)
+FUSABLE = [k for k in KERNELS if _refusal(k) is None]
+
+
+def _pairs() -> list[tuple[M.RealKernel, M.RealKernel]]:
+    if os.environ.get("HFUSE_REALWORLD_PAIRS") == "all":
+        return list(itertools.permutations(FUSABLE, 2))
+    ring = [(FUSABLE[i], FUSABLE[(i + 1) % len(FUSABLE)]) for i in range(len(FUSABLE))]
+    return ring + [(b, a) for a, b in ring]
+
+
+PAIRS = _pairs()
+WITH_DATA = [(a, b) for a, b in PAIRS if b.constant_symbols or "shared_memory_wrapper" in b.constructs]
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+def launch_of(kernel: M.RealKernel, cp, seed: int) -> KernelLaunch:
+    made = kernel.make(np.random.default_rng(seed), cp, kernel.block)
+    spec = replace(kernel.spec(), options=own_options(kernel))
+    return KernelLaunch(spec, list(made.args), [Output(i) for i in made.outputs], grid=made.grid,
+                        dynamic_smem=made.smem, symbols=dict(made.symbols), label=kernel.key)
+
+
+def _id(pair) -> str:
+    return f"{pair[0].key}+{pair[1].key}"
+
+
+def launches_of(first: M.RealKernel, second: M.RealKernel, cp, seeds: tuple[int, int]) -> list[KernelLaunch]:
+    """Two launches; kernels of one file share its ``__constant__`` tables, as they do
+    natively (one module), so the second takes the first's data for the symbols both read."""
+    a, b = launch_of(first, cp, seeds[0]), launch_of(second, cp, seeds[1])
+    if first.file == second.file and set(a.symbols) & set(b.symbols):
+        b = replace(b, symbols={**b.symbols, **{k: v for k, v in a.symbols.items() if k in b.symbols}})
+    return [a, b]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=_id)
+def test_pair_verifies_bit_for_bit_through_tune(cp, pair, tmp_path):
+    first, second = pair
+    launches = launches_of(first, second, cp, (1, 2))
+    plan = tune(launches, SETTINGS, options=request_options(first, second), cache_dir=tmp_path,
+                use_cache=False, progress=False)
+    wrong = [(r.label, r.error) for r in plan.candidates
+             if r.error and ("differ" in r.error or "compile failed" in r.error or "launch" in r.error)]
+    assert not wrong, wrong
+    horizontal = [r for r in plan.candidates if r.candidate.strategy == "horizontal"]
+    assert horizontal and all(r.verified for r in horizontal), [(r.label, r.error) for r in horizontal]
+    assert plan.decision == "fuse"
+
+
+def _unfused_outputs(kernel: M.RealKernel, launch: KernelLaunch, compiler: Compiler) -> list[np.ndarray]:
+    alone = device_source(launch.kernel, options=own_options(kernel))
+    launch = replace(launch, source=alone.source, kernel=replace(launch.kernel, name=alone.qualified_name))
+    return run_once(prepare(launch, compiler))
+
+
+@pytest.mark.parametrize("pair", WITH_DATA, ids=_id)
+def test_plan_launcher_runs_with_constant_data(cp, pair, tmp_path):
+    first, second = pair
+    plan = tune(launches_of(first, second, cp, (1, 2)), SETTINGS,
+                options=request_options(first, second), cache_dir=tmp_path, use_cache=False, progress=False)
+    fused = launches_of(first, second, cp, (5, 6))  # new inputs and new tables
+    run = plan.launcher(symbols=[fused[0].symbols or None, fused[1].symbols or None])
+    run([fused[0].args, fused[1].args])
+    cp.cuda.Device().synchronize()
+    compiler = Compiler()
+    again = launches_of(first, second, cp, (5, 6))  # the same inputs, for the unfused kernels
+    for kernel, launch, unfused in ((first, fused[0], again[0]), (second, fused[1], again[1])):
+        expected = _unfused_outputs(kernel, unfused, compiler)
+        got = [cp.asnumpy(launch.args[o.index]) for o in launch.outputs]
+        for e, g in zip(expected, got):
+            assert e.tobytes() == g.tobytes(), f"{kernel.key}: fused output differs from the unfused kernel"
