@@ -276,3 +276,16 @@ def test_a_tiles_rank_among_tiles_counts_from_the_parts_first_thread(tmp_path):
     assert "out[(tile.meta_group_rank() - 6u)] = 8u;" in _part(fused.source, 2)  # 96 / 16 tiles before it; 120 / 16 -> 8
     with pytest.raises(HFuseError, match="meta_group_rank"):
         fuse([KernelSpec(path, "z", 96), KernelSpec(path, "other", 64)])
+
+
+def test_a_call_through_a_pointer_is_refused_but_a_cast_is_not(tmp_path):
+    path = tmp_path / "pointer.cu"
+    path.write_text("typedef unsigned int u32;\n__device__ int lane() { return threadIdx.x & 31; }\n"
+                    "__device__ int twice(int v) { return 2 * v; }\n"
+                    "__global__ void cast(int* p, long long x) { p[0] = (u32)(x >> 32) + lane(); }\n"
+                    "__global__ void indirect(int* p, int (*f)(int)) { p[0] = (*f)(p[1]); }\n"
+                    "__global__ void z(int* p) { p[threadIdx.x] = 0; }\n")
+    fuse([KernelSpec(path, "cast", 32), KernelSpec(path, "z", 32)])
+    with pytest.raises(HFuseError, match="through a pointer") as err:
+        fuse([KernelSpec(path, "indirect", 32), KernelSpec(path, "z", 32)])
+    assert f"{path}:5" in str(err.value)

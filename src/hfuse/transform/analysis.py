@@ -191,6 +191,15 @@ def analyze(
     return facts
 
 
+def _is_indirect(target: ts.Node) -> bool:
+    """``(*fp)(x)``, ``fp[i](x)``, ``(*tbl[i])(x)``: a call through a pointer. ``(T)(x)`` is a
+    C-style cast the grammar also reads as a call, and stays one."""
+    if target.type == "parenthesized_expression":
+        inner = target.named_children[0] if target.named_children else None
+        return inner is not None and inner.type in ("pointer_expression", "subscript_expression", "field_expression")
+    return target.type in ("pointer_expression", "subscript_expression")
+
+
 def _record_call(
     node: ts.Node, function: Function, facts: FunctionFacts, line: int, resolver: Resolver | None,
     known: set[str] | None, local: LocalNames,
@@ -198,7 +207,7 @@ def _record_call(
     reference = call_reference(node)
     target = node.child_by_field_name("function")
     if reference is None:
-        if target is not None and target.type in ("parenthesized_expression", "pointer_expression", "subscript_expression"):
+        if target is not None and _is_indirect(target):
             facts.indirect_calls.append(line)
         return
     if resolver is None:
@@ -334,7 +343,8 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
     may touch the block where hfuse cannot see it (opaque macros, inline PTX barriers,
     CUB block primitives, calls through pointers when some helper depends on the block)."""
     _check_recursion(kernel.key, program, [kernel.key], kernel)
-    helpers_with_context = program.needs_context - {kernel.key}
+    helpers_with_context = {k for k in program.needs_context
+                            if any(f.function.kind != "global" for f in program.facts.get(k, []))}
     for name in program.reachable(kernel.key):
         for f in program.facts[name]:
             if f.opaque:
