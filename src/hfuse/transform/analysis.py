@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import tree_sitter as ts
 
@@ -260,6 +260,8 @@ class ProgramFacts:
     """Helpers that must be specialised per fused part (they read built-ins, ...)."""
     has_barrier: set[str]
     """Functions that (transitively) execute a block barrier."""
+    early_exit_helpers: Any = None
+    """The early-exit rewrite's view of these functions (made on first use, see specialize.py)."""
 
     def propagate(self) -> None:
         """Callers of functions that need the context (or synchronise) do too."""

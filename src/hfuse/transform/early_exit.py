@@ -153,6 +153,8 @@ class Helpers:
     """A definition's text -> (file, line of its first line), for messages."""
     cg: frozenset[str] = CG_NAMESPACES
     """Spellings of cooperative groups in the program (``g`` after ``namespace g = cooperative_groups;``)."""
+    attempts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    """Memo of one fusion request: helper text -> its flagged rewrite, and "needed" -> ``_needed``."""
 
     @classmethod
     def of(cls, value: "Helpers | Iterable[str]") -> "Helpers":
@@ -1148,26 +1150,21 @@ class _Attempt:
     params: tuple[str, ...] | None
 
 
-_ATTEMPTS: dict[tuple, _Attempt] = {}
-_NEEDED: dict[tuple, frozenset[str]] = {}
-
-
 def _flagged(text: str, helpers: Helpers, file: str, kernel: str) -> _Attempt:
     """The helper ``text`` taking the activity flag (memoised), or why it cannot."""
-    key = (text, helpers.key)
-    if key not in _ATTEMPTS:
-        if len(_ATTEMPTS) > 512:
-            _ATTEMPTS.clear()
+    memo = helpers.attempts
+    key = text
+    if key not in memo:
         params = _parameters(text)
         file, line = helpers.origins.get(text, (file, 1))
         try:
             fn = _Fn(text, helpers, file, line - 1, kernel, flagged=True)
             if fn.is_kernel or fn.params is None:
                 raise HFuseError("it is not a helper function", Location(file, 1, kernel))
-            _ATTEMPTS[key] = _Attempt(_rewrite(fn, exits=False), None, params)
+            memo[key] = _Attempt(_rewrite(fn, exits=False), None, params)
         except HFuseError as err:
-            _ATTEMPTS[key] = _Attempt(None, err, params)
-    return _ATTEMPTS[key]
+            memo[key] = _Attempt(None, err, params)
+    return memo[key]
 
 
 def _calls_in(items: list[_Item], out: set[str]) -> set[str]:
@@ -1182,10 +1179,7 @@ def _calls_in(items: list[_Item], out: set[str]) -> set[str]:
 def _needed(helpers: Helpers) -> frozenset[str]:
     """Helpers some function calls from its region (so they take the activity flag): over all
     functions that synchronise, closed over the calls in the regions of those helpers."""
-    key = helpers.key
-    if key not in _NEEDED:
-        if len(_NEEDED) > 64:
-            _NEEDED.clear()
+    if "needed" not in helpers.attempts:
 
         def region_calls(text: str, whole: bool) -> set[str]:
             try:
@@ -1205,8 +1199,8 @@ def _needed(helpers: Helpers) -> frozenset[str]:
                 continue
             needed.add(name)
             todo.extend(n for t in helpers.definitions(name) for n in region_calls(t, whole=True))
-        _NEEDED[key] = frozenset(needed)
-    return _NEEDED[key]
+        helpers.attempts["needed"] = frozenset(needed)
+    return helpers.attempts["needed"]
 
 
 def make_early_exits_safe(

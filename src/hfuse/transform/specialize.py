@@ -80,8 +80,10 @@ def _barrier_names(program: ProgramFacts) -> Helpers:
     """Functions that synchronise (and every definition's text), by key and by plain name:
     the early-exit rewrite matches calls by spelling, so a namespaced helper must be found
     under its last name too (a same-named function elsewhere then counts as one: it can
-    only make hfuse refuse more)."""
-    return program_helpers(program)
+    only make hfuse refuse more). Made once per program (it memoises the helpers' rewrites)."""
+    if program.early_exit_helpers is None:
+        program.early_exit_helpers = program_helpers(program)
+    return program.early_exit_helpers
 
 
 def _body_function(kernel: Function, ctx: PartContext, program: ProgramFacts) -> str:
