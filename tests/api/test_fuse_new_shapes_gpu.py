@@ -9,22 +9,18 @@ vertically. A fused kernel that hangs stops the session after 30 s instead of fo
 """
 from __future__ import annotations
 
-import hashlib
-import time
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from hfuse.api import fuse
-from hfuse.runtime.compile import cuda_include_dirs
 from hfuse.spec import Dim3, KernelSpec
 
 from corpus import cases as C  # tests/corpus/cases.py (tests/ is on sys.path via its conftest)
 
 pytestmark = pytest.mark.gpu
 
-HANG_SECONDS = 30.0
 SHAPES = C.CORPUS / "early_exit" / "shapes.cu"
 N = 10_045  # the last block is partial and its cut splits a warp, for every block size used here
 
@@ -77,27 +73,7 @@ def cp():
     return pytest.importorskip("cupy")
 
 
-_MODULES: dict[tuple[str, str], object] = {}
-
-
-def _function(cupy, source: str, name: str):
-    key = (hashlib.sha256(source.encode()).hexdigest(), name)
-    if key not in _MODULES:
-        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()))
-        _MODULES[key] = cupy.RawModule(code=source, options=options).get_function(name)
-    return _MODULES[key]
-
-
-def _wait(cupy, what: str) -> None:
-    event = cupy.cuda.Event()
-    event.record()
-    deadline = time.monotonic() + HANG_SECONDS
-    while not event.done:
-        if time.monotonic() > deadline:
-            pytest.exit(f"{what} did not finish in {HANG_SECONDS:.0f} s: a named barrier is probably waiting for "
-                        "threads that exited (hang)", returncode=3)
-        time.sleep(0.0005)
-    cupy.cuda.Device().synchronize()
+from test_fuse_gpu import _function, _wait  # noqa: E402  (one module cache and hang guard for both)
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))

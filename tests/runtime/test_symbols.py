@@ -240,22 +240,8 @@ def test_digest_depends_on_names_and_contents_only():
     assert symbols_digest({"t": x}) != symbols_digest({"t": x + 1})
 
 
-A_CU = r"""
-__constant__ unsigned coeffs[16];
-__global__ void scale(const unsigned* x, unsigned* y, long long n) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)blockDim.x * gridDim.x)
-    y[i] = x[i] * coeffs[i & 15] + coeffs[(i >> 4) & 15];
-}
-"""
-B_CU = r"""
-__constant__ unsigned coeffs[16];
-namespace lut { __constant__ unsigned table[64]; }
-namespace mix { __device__ unsigned salt[4]; }
-__global__ void mixer(const unsigned* s, unsigned* out, long long n) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)blockDim.x * gridDim.x)
-    out[i] = ((s[i] ^ lut::table[s[i] & 63]) * coeffs[i & 15]) + mix::salt[i & 3];
-}
-"""
+from tune.symbol_kernels import MIXER_CU as B_CU, SCALE_CU as A_CU  # noqa: E402  (the same two files)
+
 
 
 def test_fused_kernel_symbols_compile_and_lay_out(nvrtc_compiler):
