@@ -7,7 +7,8 @@ from .errors import HFuseError  # noqa: E402
 from .spec import Dim3, KernelSpec  # noqa: E402
 from .launch import KernelLaunch, Output  # noqa: E402
 from .tune.regcap import RegisterCap  # noqa: E402
-from .api import FusedKernel, FusedLaunch, fuse  # noqa: E402
+from .frontend.options import CompileOptions  # noqa: E402
+from .api import DeviceSource, FusedKernel, FusedLaunch, PreparedUnit, device_source, fuse, prepare  # noqa: E402
 from .tune.plan import Plan, load_plan  # noqa: E402
 
 
@@ -17,4 +18,7 @@ def tune(launches, settings=None, **kwargs):
 
     return _tune(launches, settings or TuneSettings(), **kwargs)
 
-__all__ = ["Plan", "load_plan", "tune", "Dim3", "FusedKernel", "FusedLaunch", "HFuseError", "KernelLaunch", "KernelSpec", "Output", "RegisterCap", "fuse", "__version__"]
+__all__ = [
+    "CompileOptions", "DeviceSource", "Dim3", "FusedKernel", "FusedLaunch", "HFuseError", "KernelLaunch", "KernelSpec",
+    "Output", "Plan", "PreparedUnit", "RegisterCap", "__version__", "device_source", "fuse", "load_plan", "prepare", "tune",
+]

@@ -289,3 +289,15 @@ def test_a_call_through_a_pointer_is_refused_but_a_cast_is_not(tmp_path):
     with pytest.raises(HFuseError, match="through a pointer") as err:
         fuse([KernelSpec(path, "indirect", 32), KernelSpec(path, "z", 32)])
     assert f"{path}:5" in str(err.value)
+
+
+@pytest.mark.nvcc
+def test_example_config_fuses_two_files_built_with_different_defines(tmp_path):
+    from hfuse.cli import main
+
+    config = Path(__file__).resolve().parents[2] / "examples" / "realworld_pair.yaml"
+    out = tmp_path / "fused.cu"
+    assert main(["fuse", "--config", str(config), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "BLOCK_SIZE" not in text.split("// ---- part 1")[1]  # both expansions inlined, each with its own value
+    _compile(text, tmp_path)
