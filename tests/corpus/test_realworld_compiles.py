@@ -27,6 +27,7 @@ import pytest
 
 from corpus.cases import Launch
 from corpus.realworld import manifest as M
+from hfuse.config import split_template_args
 from hfuse.spec import Dim3
 
 ROOT = M.ROOT
@@ -71,23 +72,6 @@ def _matching_paren(text: str, open_at: int) -> int:
     raise ValueError("unbalanced parentheses")
 
 
-def _split_top_level(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "(<[":
-            depth += 1
-        elif ch in ")>]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        parts.append("".join(cur))
-    return [p.strip() for p in parts]
-
-
 def kernel_definition(file: str, name: str) -> tuple[list[str], list[str]] | None:
     """(template parameter names, parameter declarations) of the ``__global__`` function
     ``name`` defined in ``file``, or None."""
@@ -100,11 +84,11 @@ def kernel_definition(file: str, name: str) -> tuple[list[str], list[str]] | Non
         close = _matching_paren(src, m.end() - 1)
         if not src[close + 1:].lstrip().startswith("{"):
             continue  # a declaration, not the definition
-        params = _split_top_level(src[m.end(): close])
+        params = split_template_args(src[m.end(): close])
         tmpl = re.search(r"template\s*<([^>]*)>\s*__global__", head)
         names = []
         if tmpl:
-            for p in _split_top_level(tmpl.group(1)):
+            for p in split_template_args(tmpl.group(1)):
                 names.append(re.findall(r"[A-Za-z_]\w*", p)[-1])
         return names, params
     return None

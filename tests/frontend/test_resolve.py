@@ -58,7 +58,6 @@ def test_cooperative_groups_under_any_spelling():
     assert not r.is_cooperative_groups((), "mylib")
     local = LocalNames.of_text("void f() { namespace g = cooperative_groups; }")
     assert r.is_cooperative_groups(("mylib",), "g", local)
-    assert r.uses_cooperative_groups((), LocalNames.of_text("void f() { using namespace cooperative_groups; }"))
 
 
 def test_kernels_are_selected_by_qualified_or_unique_plain_name():

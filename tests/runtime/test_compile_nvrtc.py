@@ -1,5 +1,6 @@
 """NVRTC compilation through CuPy. NVRTC needs no GPU, so these run wherever CuPy and
-libnvrtc are installed (skipped otherwise); loading and launching are in test_gpu_runtime."""
+libnvrtc are installed (the ``nvrtc`` marker: skipped otherwise, a failure in CI); loading
+and launching are in test_gpu_runtime."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -8,17 +9,16 @@ import pytest
 
 from hfuse.runtime.compile import CompileError, Compiler
 
+from toolchain import nvrtc_compiler
+
 from .test_ptxas import SOURCE
+
+pytestmark = pytest.mark.nvrtc
 
 
 @pytest.fixture(scope="module")
 def compiler() -> Compiler:
-    cupy = pytest.importorskip("cupy")
-    try:
-        cupy.cuda.nvrtc.getVersion()
-    except Exception as exc:
-        pytest.skip(f"NVRTC is not loadable: {exc}")
-    return Compiler("sm_90")
+    return nvrtc_compiler()
 
 
 def test_compile_names_and_resources(compiler):

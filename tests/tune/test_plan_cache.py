@@ -132,7 +132,7 @@ def test_editing_a_user_header_misses_the_cache(tmp_path):
     from types import SimpleNamespace
 
     from hfuse.frontend.options import CompileOptions
-    from hfuse.tune.tuner import TuneSettings, _key
+    from hfuse.tune.tuner import TuneSettings, _FrontEnd
 
     (tmp_path / "inc").mkdir()
     header = tmp_path / "inc" / "tile.cuh"
@@ -142,10 +142,14 @@ def test_editing_a_user_header_misses_the_cache(tmp_path):
     b = launch(name="b", source="__global__ void b(float* x) {}\n")
     limits = SimpleNamespace(name="H100", driver_version="13.0", arch="sm_90")
     options = CompileOptions(include_dirs=[tmp_path / "inc"])
-    first, _ = _key([a, b], TuneSettings(), limits, options)
-    assert _key([a, b], TuneSettings(), limits, options)[0] == first
+
+    def key() -> str:  # the front end runs anew, as each tune() call does
+        return _FrontEnd.of([a, b], options, limits).key([a, b], TuneSettings())
+
+    first = key()
+    assert key() == first
     header.write_text("#define TILE 32\n")
-    assert _key([a, b], TuneSettings(), limits, options)[0] != first
+    assert key() != first
 
 
 def test_plan_keeps_its_compile_options():

@@ -158,11 +158,3 @@ class Resolver:
     def is_cooperative_groups(self, scope: Scope, qualifier: str, local: LocalNames = LocalNames()) -> bool:
         """Whether a qualifier (``cg``, ``g``, ``cooperative_groups``, ``::cooperative_groups``) is CG."""
         return self.namespace(scope, qualifier, local).split("::")[0] == COOPERATIVE_GROUPS
-
-    def uses_cooperative_groups(self, scope: Scope, local: LocalNames = LocalNames()) -> bool:
-        """Whether ``using namespace cooperative_groups;`` is in force in ``scope``."""
-        return any(
-            n.split("::")[0] == COOPERATIVE_GROUPS
-            for depth, level in enumerate(_levels(scope))
-            for n in self._nominated(scope, level, local, innermost=depth == 0)
-        )
