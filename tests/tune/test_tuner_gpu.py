@@ -2,6 +2,7 @@
 times a candidate whose outputs differ from the unfused kernels."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -105,6 +106,23 @@ def test_memory_bound_with_compute_bound_is_fused_and_verified(cp, tmp_path):
     assert again.date == plan.date and again.chosen == plan.chosen
 
 
+def test_second_run_compiles_nothing_it_compiled_before(cp, tmp_path, monkeypatch):
+    """Another request over the same kernels (here other timing settings: a new plan) reads
+    the originals and the candidates it shares with the first run from the cache's binaries."""
+    from hfuse.runtime.compile import Compiler
+
+    settings = TuneSettings(caps=False, refine=False, balance_grids=False, warmup_ms=1, rep_ms=2)
+    tune([gather_launch(cp), hashloop_launch(cp)], settings, cache_dir=tmp_path, progress=False)
+    assert list((tmp_path / "binaries").glob("*.cubin"))
+    runs = []
+    real = Compiler._run_nvrtc
+    monkeypatch.setattr(Compiler, "_run_nvrtc", lambda self, *a: runs.append(a) or real(self, *a))
+    again = tune([gather_launch(cp), hashloop_launch(cp)], replace(settings, rep_ms=3), cache_dir=tmp_path,
+                 progress=False)
+    assert runs == [] and again.decision in ("fuse", "do_not_fuse")
+    assert all(r.verified for r in again.candidates if r.candidate.strategy == "horizontal")
+
+
 def test_two_compute_bound_kernels_are_not_fused(cp, tmp_path):
     from hfuse.bench.workloads import registry
 
@@ -125,8 +143,6 @@ def test_a_wrong_candidate_is_reported_and_never_chosen(cp, tmp_path, monkeypatc
             # an off-by-one in the gather part: every element reads its neighbour's start
             wrong = fused.source.replace("unsigned j = start[i];", "unsigned j = start[i ^ 1];")
             assert wrong != fused.source
-            from dataclasses import replace
-
             return replace(fused, source=wrong)
         return fused
 

@@ -39,7 +39,6 @@ import datetime as _dt
 import gc
 import json
 import math
-import os
 import platform
 import subprocess
 import time
@@ -48,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..files import write_atomically
 from .pairs import DISPLAY, Pair, pair_sizes
 
 RESULTS_FORMAT = 1
@@ -305,8 +305,8 @@ class Results:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         jpath, cpath = out / RESULTS_JSON, out / RESULTS_CSV
-        _atomic_write(jpath, json.dumps(self.to_dict(), indent=1, default=str) + "\n")
-        _atomic_write(cpath, rows_to_csv(self.rows))
+        write_atomically(jpath, json.dumps(self.to_dict(), indent=1, default=str) + "\n")
+        write_atomically(cpath, rows_to_csv(self.rows))
         return jpath, cpath
 
     def select(self, mode: str | None = None) -> list[dict[str, Any]]:
@@ -335,12 +335,6 @@ def rows_to_csv(rows: Sequence[dict[str, Any]]) -> str:
 def read_csv_rows(path: str | Path) -> list[dict[str, Any]]:
     with open(path, newline="") as f:
         return [coerce_row(r) for r in csv.DictReader(f)]
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def plan_path(out_dir: str | Path, mode: str, pair: Pair, sizes: dict[str, int]) -> Path:

@@ -6,7 +6,8 @@ Two stages, on purpose:
    and the compiler log. NVRTC needs no CUDA context and releases the GIL (CuPy's
    wrapper calls it ``nogil``), so the tuner can call it from a thread pool while the
    GPU measures another candidate. Results are cached per (source hash, options, names)
-   in the ``Compiler`` object (one per process or per tuning run; no global state).
+   in the ``Compiler`` object (one per process or per tuning run; no global state) and,
+   when it is given a ``BinaryCache``, on disk across runs and processes.
 2. ``Compiler.load`` turns a cubin into a launchable ``CompiledKernel``. It loads a CUDA
    module (``cuModuleLoad``), which needs the device's context current on the calling
    thread; CuPy sets that up per thread lazily, but to keep the timing loop free of
@@ -25,12 +26,15 @@ import threading
 import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..errors import HFuseError
 from ..spec import Dim3
 from .device import DeviceLimits, require_gpu
 from .ptxas import Resources, find_resources, parse_ptxas
+
+if TYPE_CHECKING:  # binary_cache imports this module for CompiledBinary
+    from .binary_cache import BinaryCache
 
 DEFAULT_SMEM_LIMIT = 48 * 1024
 
@@ -255,7 +259,9 @@ class Compiler:
 
     ``arch`` defaults to the current device's (``sm_90`` on an H100); give it explicitly
     to compile without a GPU. ``verbose_ptxas`` adds ``-Xptxas -v`` so the log has the
-    spill split; it is dropped automatically if this NVRTC refuses it.
+    spill split; it is dropped automatically if this NVRTC refuses it. ``cache`` keeps
+    every binary compiled on disk too (give one only for sources whose user headers are
+    inlined: see ``binary_cache``).
     """
 
     def __init__(
@@ -267,6 +273,7 @@ class Compiler:
         include_dirs: Sequence[str] | None = None,
         options: Sequence[str] = (),
         verbose_ptxas: bool = True,
+        cache: BinaryCache | None = None,
     ):
         self._limits = limits
         self._arch = arch or (limits.arch if limits else None)
@@ -274,12 +281,13 @@ class Compiler:
         self.include_dirs = list(include_dirs) if include_dirs is not None else cuda_include_dirs()
         self.extra_options = tuple(options)
         self.verbose_ptxas = verbose_ptxas
+        self.cache = cache
         self._binaries: dict[tuple, CompiledBinary] = {}
         self._kernels: dict[tuple[str, str, str], CompiledKernel] = {}
         self._symbols_written: dict[tuple[str, str], dict[str, str]] = {}
         """Per loaded module (binary key, instance): what ``set_symbols`` last copied there."""
         self._lock = threading.Lock()
-        self._nvrtc_ready = False
+        self._nvrtc_version: tuple[int, int] | None = None
         self._tmp = tempfile.mkdtemp(prefix="hfuse-cubin-")
         weakref.finalize(self, shutil.rmtree, self._tmp, True)
 
@@ -306,9 +314,8 @@ class Compiler:
         from cupy.cuda import nvrtc  # CuPy loads libnvrtc lazily; do it once, under the lock
 
         with self._lock:
-            if not self._nvrtc_ready:
-                nvrtc.getVersion()
-                self._nvrtc_ready = True
+            if self._nvrtc_version is None:
+                self._nvrtc_version = tuple(nvrtc.getVersion())
         return nvrtc
 
     def compile(self, source: str, names: Sequence[str], *, options: Sequence[str] = ()) -> CompiledBinary:
@@ -318,13 +325,21 @@ class Compiler:
         with self._lock:
             if key in self._binaries:
                 return self._binaries[key]
-        try:
-            binary = self._run_nvrtc(source, names, opts)
-        except CompileError as err:
-            if not (self.verbose_ptxas and "-Xptxas" in err.log):
-                raise
-            # An NVRTC that does not know -Xptxas: compile without the spill report.
-            binary = self._run_nvrtc(source, names, tuple(o for o in opts if not o.startswith("-Xptxas")))
+        stored_as = None
+        if self.cache is not None:
+            self._nvrtc()
+            stored_as = self.cache.key(source, opts, names, self._nvrtc_version)
+            binary = self.cache.get(stored_as)
+        if stored_as is None or binary is None:
+            try:
+                binary = self._run_nvrtc(source, names, opts)
+            except CompileError as err:
+                if not (self.verbose_ptxas and "-Xptxas" in err.log):
+                    raise
+                # An NVRTC that does not know -Xptxas: compile without the spill report.
+                binary = self._run_nvrtc(source, names, tuple(o for o in opts if not o.startswith("-Xptxas")))
+            if stored_as is not None:
+                self.cache.put(stored_as, binary)
         with self._lock:
             self._binaries[key] = binary
         return binary

@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..files import write_atomically
 from ..launch import KernelLaunch, describe_symbol
 from .plan import Plan, load_plan
 
@@ -123,15 +123,5 @@ class PlanCache:
 
     def put(self, key: str, plan: Plan) -> Path:
         plan.cache_key = key
-        self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.path_for(key)
-        # Write then rename, so a concurrent reader never sees half a file.
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key[:16]}-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(plan.to_json() + "\n")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        # Renamed into place, so a concurrent reader never sees half a file.
+        return write_atomically(self.path_for(key), plan.to_json() + "\n")

@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..api import FusedKernel, device_source, fuse
+from ..api import FusedKernel, PreparedUnit, device_source, fuse
 from ..api import prepare as prepare_unit
 from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
-from ..frontend.preprocess import preprocess
 from ..launch import KernelLaunch, describe_symbol
+from ..runtime.binary_cache import BinaryCache
 from ..runtime.compile import CompiledBinary, Compiler, CompileError, LaunchError
 from ..runtime.device import DeviceLimits, require_gpu
 from ..runtime.execute import (
@@ -48,7 +48,7 @@ from ..runtime.symbols import (
     present_symbols,
 )
 from ..runtime.timing import ConcurrentLaunches, LaunchGraph, Timer, Timing
-from ..spec import Dim3
+from ..spec import Dim3, KernelSpec
 from .cache import PlanCache, cache_key, describe_launch, header_digests
 from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
 from .plan import Baselines, CandidateResult, Plan
@@ -89,26 +89,23 @@ class _Session:
     """The state of one tuning run on one GPU (no globals: made and dropped by ``tune``)."""
 
     def __init__(self, launches: Sequence[KernelLaunch], settings: TuneSettings, progress: Progress,
-                 options: CompileOptions = NO_OPTIONS):
+                 front_end: "_FrontEnd", binaries: BinaryCache | None = None):
         self.cupy = require_gpu()
         self.launches = list(launches)
         self.settings = settings
         self.progress = progress
-        self.limits = DeviceLimits.current()
-        self.options = options.with_arch(self.limits.arch)
+        self.limits = front_end.limits
+        self.options = front_end.options
         """The user's options, for this GPU's device pass (``#if __CUDA_ARCH__``)."""
-        # Fused sources hold the -include files' contents already; originals get them per compile.
+        # Every source compiled here (fused or device side) has the -include files inlined already.
         self.compiler = Compiler(limits=self.limits, std=self.options.emitted_std,
-                                 options=self.options.compiler_flags(std=False, pre_includes=False))
+                                 options=self.options.compiler_flags(std=False, pre_includes=False), cache=binaries)
         self.timer = Timer(self.limits, flush_l2=settings.flush_l2)
-        self.sources = {l.kernel.file: read_source(l) for l in self.launches}
-        self.specs = [l.kernel for l in self.launches]
-        given = {str(k): v for k, v in self.sources.items()}
-        # The front end runs once: every candidate is generated from this unit, and the
-        # originals are compiled from their device side alone (a sample's main() and host
-        # headers never reach NVRTC).
-        self.unit = prepare_unit(self.specs, sources=given, options=self.options)
-        self.device_sources = [device_source(s, sources=given, options=self.options) for s in self.specs]
+        self.specs = front_end.specs
+        self.unit = front_end.unit
+        # The originals are compiled from their device side alone (a sample's main() and
+        # host headers never reach NVRTC).
+        self.device_sources = [device_source(s, sources=front_end.sources, options=self.options) for s in self.specs]
         self._references: OrderedDict[tuple[int, Dim3], list] = OrderedDict()
         # Reference outputs stay on the GPU (host comparison of gigabytes is too slow), but
         # only up to a quarter of its memory: least recently used ones are recomputed.
@@ -233,19 +230,34 @@ def _best(results: Sequence[CandidateResult]) -> CandidateResult | None:
     return min(timed, key=lambda r: r.time.median_ms) if timed else None
 
 
-def _key(launches: Sequence[KernelLaunch], settings: TuneSettings, limits: DeviceLimits,
-         options: CompileOptions = NO_OPTIONS) -> tuple[str, list[str]]:
-    sources = [read_source(l) for l in launches]
-    device = options.with_arch(limits.arch)
-    # The user headers the sources read under these options: editing one must miss the cache.
-    # (each kernel's file under its own options when it has them)
-    headers = [h for l, text in zip(launches, sources)
-               for h in preprocess(text, l.kernel.file, (l.kernel.options or options).with_arch(limits.arch)).headers]
-    return cache_key(
-        gpu=limits.name, driver=limits.driver_version, sources=sources,
-        launches=[describe_launch(l) for l in launches], settings=settings.to_dict(),
-        options=device.to_dict(), headers=header_digests(headers),
-    ), sources
+@dataclass(frozen=True)
+class _FrontEnd:
+    """The tuning request as this GPU compiles it, run through the front end once: the
+    cache key reads the headers it found, and every candidate is generated from ``unit``."""
+
+    limits: DeviceLimits
+    options: CompileOptions
+    specs: list[KernelSpec]
+    sources: dict[str, str]
+    unit: PreparedUnit
+
+    @classmethod
+    def of(cls, launches: Sequence[KernelLaunch], options: CompileOptions, limits: DeviceLimits) -> "_FrontEnd":
+        arch = limits.arch
+        # the device pass modelled is this GPU's, for the request and for a kernel's own options
+        specs = [replace(l.kernel, options=l.kernel.options.with_arch(arch)) if l.kernel.options else l.kernel
+                 for l in launches]
+        sources = {str(l.kernel.file): read_source(l) for l in launches}
+        device = options.with_arch(arch)
+        return cls(limits, device, specs, sources, prepare_unit(specs, sources=sources, options=device))
+
+    def key(self, launches: Sequence[KernelLaunch], settings: TuneSettings) -> str:
+        # editing a header a kernel includes must miss the cache
+        return cache_key(
+            gpu=self.limits.name, driver=self.limits.driver_version, sources=list(self.sources.values()),
+            launches=[describe_launch(l) for l in launches], settings=settings.to_dict(),
+            options=self.options.to_dict(), headers=header_digests(self.unit.headers),
+        )
 
 
 def tune(
@@ -264,15 +276,18 @@ def tune(
     """
     if len(launches) < 2:
         raise HFuseError("tuning needs at least two kernel launches")
-    options = options or NO_OPTIONS
     require_gpu()
-    limits = DeviceLimits.current()
-    key, sources = _key(launches, settings, limits, options)
+    front_end = _FrontEnd.of(launches, options or NO_OPTIONS, DeviceLimits.current())
+    limits = front_end.limits
+    key = front_end.key(launches, settings)
     cache = PlanCache(cache_dir) if use_cache else None
     if cache is not None and (cached := cache.get(key)) is not None:
         return cached
+    # Compiled kernels are kept beside the plans: an original tuned again beside another
+    # partner, or a candidate of an interrupted run, is not compiled twice.
+    binaries = BinaryCache(cache.directory / "binaries") if cache is not None else None
     with Progress(enabled=progress) as bar:
-        session = _Session(launches, settings, bar, options)
+        session = _Session(launches, settings, bar, front_end, binaries)
         baselines = session.baselines()
         originals = [p.kernel.resources for p in session.originals]
         first = enumerate_candidates(
@@ -306,7 +321,7 @@ def tune(
             if extra:
                 bar.start(len(extra))
                 results += session.run(extra, pool)
-        plan = _decide(session, results, baselines, settings, key, sources)
+        plan = _decide(session, results, baselines, settings, key, list(front_end.sources.values()))
     if cache is not None:
         cache.put(key, plan)
     return plan
