@@ -15,7 +15,7 @@ from hfuse.runtime.compile import Compiler
 from hfuse.runtime.symbols import SymbolError
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.tune.cache import cache_key, describe_launch
-from hfuse.tune.launcher import PlanLauncher, PlanSymbols
+from hfuse.tune.launcher import FusedLauncher, PlanSymbols
 from hfuse.tune.plan import Plan
 
 from . import symbol_kernels
@@ -135,8 +135,17 @@ class CPUCompiler(Compiler):
                 events.append(("set", instance, {k: bytes(np.asarray(v).tobytes()) for k, v in data.items()}))
                 return list(data)
 
-            def launch(self, grid, block, args, smem, stream):
-                events.append(("launch", instance, len(args)))
+            def bind(self, grid, block, smem, tail=(), direct=False):
+                kernel = self
+
+                class Bound:
+                    def __init__(self):
+                        self.kernel = kernel
+
+                    def __call__(self, args, stream=None):
+                        events.append(("launch", instance, len(args) + len(tail)))
+
+                return Bound()
 
         k = Kernel()
         k.binary = binary
@@ -175,7 +184,7 @@ def test_launcher_copies_before_the_first_launch_and_on_new_data(fused, cpu_comp
 
 
 def test_launcher_without_data_for_tuned_symbols_refuses_to_launch(fused, cpu_compiler):
-    run = PlanLauncher(symbol_plan(fused), cpu_compiler)
+    run = FusedLauncher(symbol_plan(fused), cpu_compiler)
     with pytest.raises(SymbolError, match="tuned with data"):
         run([[object()] * 3, [object()] * 3])
     assert not any(e[0] == "launch" for e in cpu_compiler.events)
@@ -187,6 +196,6 @@ def test_launcher_without_data_for_tuned_symbols_refuses_to_launch(fused, cpu_co
 def test_launcher_of_a_plan_without_symbols_shares_the_plain_module(fused, cpu_compiler):
     plan = symbol_plan(fused)
     plan.symbols, plan.symbol_names = [], []
-    run = PlanLauncher(plan, cpu_compiler)
+    run = FusedLauncher(plan, cpu_compiler)
     run([[object()] * 3, [object()] * 3])
     assert cpu_compiler.events == [("load", ""), ("launch", "", 6 + 8)]

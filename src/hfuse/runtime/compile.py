@@ -132,6 +132,14 @@ class CompiledKernel:
     def params(self) -> list[PtxParam] | None:
         return self.binary.params(self.name)
 
+    @property
+    def direct_launch(self) -> bool:
+        """Whether ``bind(..., direct=True)`` launches through the driver with packed
+        arguments (Python ints accepted for integer parameters), not CuPy's path."""
+        from .param_buffer import ParamBuffer
+
+        return getattr(getattr(self.raw, "kernel", None), "ptr", None) is not None and ParamBuffer.packable(self.params)
+
     def set_symbols(self, symbols: Mapping[str, Any], *, label: str | None = None, force: bool = False) -> list[str]:
         """Copies data into the module's ``__constant__``/``__device__`` variables, by the
         names the source spells (``KernelLaunch.symbols``); returns the names copied.
@@ -168,8 +176,16 @@ class CompiledKernel:
             self.raw.max_dynamic_shared_size_bytes = int(shared_mem)
             self._dynamic_smem_set = shared_mem
 
-    def launch(self, grid: Dim3, block: Dim3, args: Sequence[Any], shared_mem: int = 0, stream: Any = None) -> None:
-        """Launches on ``stream`` (default: CuPy's current stream). Asynchronous."""
+    def bind(self, grid: Dim3, block: Dim3, shared_mem: int = 0, *, tail: Sequence[Any] = (),
+             direct: bool = False) -> "BoundLaunch":
+        """A launch of this kernel at one shape, checked once (block size against the
+        registers, shared memory opted in): calling it costs only the launch itself.
+
+        ``tail``: arguments that follow every call's own (a fused kernel's hidden words).
+        ``direct``: pack the arguments by the PTX parameter list and launch through the
+        driver (``runtime.param_buffer``), a few microseconds less per call than CuPy's
+        argument handling; for launchers called from one thread.
+        """
         self.allow_dynamic_smem(shared_mem)
         grid, block = Dim3.of(grid), Dim3.of(block)
         if block.size > self.resources.max_threads_per_block:
@@ -177,16 +193,45 @@ class CompiledKernel:
                 f"kernel '{self.name}' launched with {block.size} threads per block; its registers allow at most "
                 f"{self.resources.max_threads_per_block}"
             )
+        return BoundLaunch(self, grid, block, int(shared_mem), tuple(tail), direct)
+
+    def launch(self, grid: Dim3, block: Dim3, args: Sequence[Any], shared_mem: int = 0, stream: Any = None) -> None:
+        """Launches on ``stream`` (default: CuPy's current stream). Asynchronous."""
+        self.bind(grid, block, shared_mem)(args, stream)
+
+
+class BoundLaunch:
+    """``CompiledKernel.bind``: one kernel at one grid, block and dynamic shared memory size."""
+
+    def __init__(self, kernel: CompiledKernel, grid: Dim3, block: Dim3, shared_mem: int, tail: tuple = (),
+                 direct: bool = False):
+        from .param_buffer import ParamBuffer
+
+        self.kernel, self.grid, self.block, self.shared_mem, self.tail = kernel, grid, block, shared_mem, tail
+        self._grid, self._block, self._raw = grid.as_tuple(), block.as_tuple(), kernel.raw
+        self._params = ParamBuffer.for_params(kernel.params, tail) if direct and kernel.direct_launch else None
+        if self._params is not None:
+            from cupy.cuda import driver, get_current_stream
+
+            self._function, self._launch_kernel = int(kernel.raw.kernel.ptr), driver.launchKernel
+            self._current_stream = get_current_stream
+
+    def __call__(self, args: Sequence[Any], stream: Any = None) -> None:
+        """Launches with ``args`` (then ``tail``) on ``stream`` (default: CuPy's current stream). Asynchronous."""
         try:
-            if stream is None:
-                self.raw(grid.as_tuple(), block.as_tuple(), tuple(args), shared_mem=int(shared_mem))
+            if self._params is not None:
+                handle = (stream or self._current_stream()).ptr
+                self._launch_kernel(self._function, *self._grid, *self._block, self.shared_mem, handle,
+                                    self._params.pack(args), 0)
+            elif stream is None:
+                self._raw(self._grid, self._block, (*args, *self.tail), shared_mem=self.shared_mem)
             else:
                 with stream:  # RawKernel launches on the current stream
-                    self.raw(grid.as_tuple(), block.as_tuple(), tuple(args), shared_mem=int(shared_mem))
+                    self._raw(self._grid, self._block, (*args, *self.tail), shared_mem=self.shared_mem)
         except Exception as exc:
             raise LaunchError(
-                f"launching kernel '{self.name}' (grid {grid}, block {block}, {shared_mem} B dynamic smem) failed: "
-                f"{type(exc).__name__}: {exc}"
+                f"launching kernel '{self.kernel.name}' (grid {self.grid}, block {self.block}, {self.shared_mem} B "
+                f"dynamic smem) failed: {type(exc).__name__}: {exc}"
             ) from exc
 
 

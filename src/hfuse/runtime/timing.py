@@ -144,29 +144,51 @@ def time_alone(launch: PreparedLaunch, *, timer: Timer | None = None, **kwargs: 
     return time_callable(lambda: launch(), timer=timer, **kwargs)
 
 
-class ConcurrentLaunches:
-    """Launches kernels on separate streams, forked from and joined to the current stream.
+class StreamFork:
+    """Runs launches on streams of their own, forked from and joined to the caller's stream
+    by events: concurrent on the GPU, ordered with what comes before and after on the
+    caller's stream, and captured as parallel branches when that stream is being captured.
+    Streams and events are made once, so a call allocates nothing."""
 
-    Streams and events are made once, so the timed call does no allocation.
-    """
-
-    def __init__(self, launches: Sequence[PreparedLaunch]):
+    def __init__(self, branches: int):
         self.cupy = require_gpu()
         cuda = self.cupy.cuda
-        self.launches = list(launches)
-        self.streams = [cuda.Stream(non_blocking=True) for _ in self.launches]
+        self.streams = [cuda.Stream(non_blocking=True) for _ in range(branches)]
         self.fork = cuda.Event(disable_timing=True)
-        self.joins = [cuda.Event(disable_timing=True) for _ in self.launches]
+        self.joins = [cuda.Event(disable_timing=True) for _ in range(branches)]
 
-    def __call__(self, main: Any = None) -> None:
+    def launch_all(self, launches: Sequence[Callable[[Any], None]], main: Any = None) -> None:
+        """Calls each ``launch(stream)`` on its own stream, joined back to ``main`` (default: current)."""
         main = main or self.cupy.cuda.get_current_stream()
         self.fork.record(main)
-        for launch, stream, join in zip(self.launches, self.streams, self.joins):
+        for launch, stream, join in zip(launches, self.streams, self.joins):
             stream.wait_event(self.fork)
             launch(stream)
             join.record(stream)
-        for join in self.joins:
+        for join in self.joins[:len(launches)]:
             main.wait_event(join)
+
+
+class ConcurrentLaunches:
+    """Prepared launches on separate streams, forked from and joined to the current stream."""
+
+    def __init__(self, launches: Sequence[PreparedLaunch]):
+        self.launches = list(launches)
+        self._fork = StreamFork(len(self.launches))
+
+    def __call__(self, main: Any = None) -> None:
+        self._fork.launch_all(self.launches, main)
+
+
+class SerialLaunches:
+    """Prepared launches one after another on one stream."""
+
+    def __init__(self, launches: Sequence[PreparedLaunch]):
+        self.launches = list(launches)
+
+    def __call__(self, main: Any = None) -> None:
+        for launch in self.launches:
+            launch(main)
 
 
 def time_two_streams(launches: Sequence[PreparedLaunch], *, timer: Timer | None = None, **kwargs: Any) -> Timing:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from .launcher import PlanLauncher
 
 Decision = Literal["fuse", "do_not_fuse"]
+UnfusedWay = Literal["serial", "two_streams", "graph"]
+"""How the original kernels run unfused: one after another on one stream, on two streams
+forked from and joined to the caller's, or as a CUDA graph with parallel branches."""
 PLAN_FORMAT = 1
 
 
@@ -88,12 +91,25 @@ class Baselines:
     alone: dict[str, Timing] = field(default_factory=dict)
     two_streams: Timing | None = None
     graph: Timing | None = None
+    serial: Timing | None = None
+    """All kernels one after another on one stream."""
+
+    def ways(self) -> dict[UnfusedWay, Timing]:
+        """The unfused ways that were measured."""
+        found = {"serial": self.serial, "two_streams": self.two_streams, "graph": self.graph}
+        return {way: t for way, t in found.items() if t is not None}  # type: ignore[misc]
+
+    def fastest_way(self) -> UnfusedWay:
+        """The quickest unfused way measured (two streams, hfuse's native, when none was)."""
+        ways = self.ways()
+        return min(ways, key=lambda w: ways[w].median_ms) if ways else "two_streams"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "alone": {k: v.to_dict() for k, v in self.alone.items()},
             "two_streams": self.two_streams.to_dict() if self.two_streams else None,
             "graph": self.graph.to_dict() if self.graph else None,
+            "serial": self.serial.to_dict() if self.serial else None,
         }
 
     @classmethod
@@ -103,6 +119,7 @@ class Baselines:
             alone={k: Timing(**v) for k, v in (data.get("alone") or {}).items()},
             two_streams=Timing.from_dict(data.get("two_streams")),
             graph=Timing.from_dict(data.get("graph")),
+            serial=Timing.from_dict(data.get("serial")),
         )
 
 
@@ -116,13 +133,13 @@ class Plan:
     reason: str
     strategy: str = "horizontal"
     blocks: list[Dim3] = field(default_factory=list)
-    """Each kernel's block inside the fused block (the partition)."""
+    """Each kernel's block inside the fused block (the partition); unfused, its own block."""
     register_cap: RegisterCap | None = None
     fused_block: Dim3 | None = None
     grid: Dim3 | None = None
     """The fused launch's grid."""
     grids: list[Dim3] = field(default_factory=list)
-    """Each kernel's own grid in the fused launch."""
+    """Each kernel's own grid (in the fused launch, or unfused)."""
     shared_mem: int = 0
     """Dynamic shared memory of the fused launch, bytes."""
     smems: list[int] = field(default_factory=list)
@@ -135,6 +152,11 @@ class Plan:
     """The fused kernel's name expression in ``fused_source`` (empty when not fusing)."""
     fused_source: str = ""
     """The chosen fused kernel's complete CUDA source (as ``hfuse fuse`` writes it)."""
+    unfused_sources: list[str] = field(default_factory=list)
+    """Each original kernel's device side (``hfuse.device_source``): what the launcher runs
+    when the plan does not fuse."""
+    unfused_names: list[str] = field(default_factory=list)
+    """Each original kernel's name expression in its ``unfused_sources`` entry."""
     candidates: list[CandidateResult] = field(default_factory=list)
     baselines: Baselines = field(default_factory=Baselines)
     gpu: str = ""
@@ -188,6 +210,8 @@ class Plan:
             "symbol_names": [dict(m) for m in self.symbol_names],
             "options": self.options.to_dict(),
             "fused_source": self.fused_source,
+            "unfused_names": list(self.unfused_names),
+            "unfused_sources": list(self.unfused_sources),
         }
 
     @classmethod
@@ -210,6 +234,8 @@ class Plan:
             speedup=data.get("speedup"),
             fused_name=data.get("fused_name", ""),
             fused_source=data.get("fused_source", ""),
+            unfused_sources=list(data.get("unfused_sources") or []),
+            unfused_names=list(data.get("unfused_names") or []),
             candidates=[CandidateResult.from_dict(c) for c in data.get("candidates", [])],
             baselines=Baselines.from_dict(data.get("baselines")),
             gpu=data.get("gpu", ""),
@@ -243,20 +269,21 @@ class Plan:
     def should_fuse(self) -> bool:
         return self.decision == "fuse"
 
+    @property
+    def unfused_way(self) -> UnfusedWay:
+        """How the launcher runs the originals when the plan does not fuse: the fastest measured."""
+        return self.baselines.fastest_way()
+
     def launcher(self, compiler: Any = None, *, symbols: Sequence[Mapping[str, Any] | None] | None = None) -> "PlanLauncher":
-        """A callable that launches what the plan decided (fused kernel, or the originals).
+        """A callable that launches what the plan decided: the fused kernel, or the original
+        kernels in the fastest unfused way measured. One call signature either way.
 
         ``symbols``: one mapping per kernel (plan order), its ``__constant__``/``__device__``
-        data as in ``KernelLaunch.symbols``; copied into the fused module before the first launch.
+        data as in ``KernelLaunch.symbols``; copied into the module(s) before the first launch.
         """
-        from .launcher import PlanLauncher
+        from .launcher import launcher_for
 
-        if compiler is None and self.should_fuse:
-            from ..runtime.compile import Compiler
-
-            # The fused file already holds the -include files' contents: not again.
-            compiler = Compiler(std=self.options.emitted_std, options=self.options.compiler_flags(std=False, pre_includes=False))
-        return PlanLauncher(self, compiler, symbols=symbols)
+        return launcher_for(self, compiler, symbols=symbols)
 
     def table(self) -> str:
         """The candidates as a plain-text table, fastest first (for terminals and logs)."""

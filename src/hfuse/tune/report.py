@@ -19,6 +19,8 @@ def plan_table(plan: Plan) -> str:
         lines.append(row("", "native: two streams", plan.baselines.two_streams.median_ms, status="baseline"))
     if plan.baselines.graph:
         lines.append(row("", "CUDA graph, two branches", plan.baselines.graph.median_ms, status="baseline"))
+    if plan.baselines.serial:
+        lines.append(row("", "serial, one stream", plan.baselines.serial.median_ms, status="baseline"))
     ordered = sorted(plan.candidates, key=lambda r: (r.time_ms is None, r.time_ms or 0.0))
     for r in ordered:
         spill = str((r.spill_stores or 0) + (r.spill_loads or 0)) if r.spill_stores is not None else ""
@@ -28,4 +30,6 @@ def plan_table(plan: Plan) -> str:
         lines.append(row(mark, r.label, r.time_ms, str(r.registers or ""), spill, occ, status))
     verdict = "FUSE" if plan.should_fuse else "DO NOT FUSE"
     lines.append(f"decision: {verdict}: {plan.reason}")
+    if not plan.should_fuse:
+        lines.append(f"plan.launcher() runs the original kernels: {plan.unfused_way.replace('_', ' ')} (fastest measured)")
     return "\n".join(lines)

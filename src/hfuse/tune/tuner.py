@@ -47,7 +47,7 @@ from ..runtime.symbols import (
     load_with_symbols,
     present_symbols,
 )
-from ..runtime.timing import ConcurrentLaunches, LaunchGraph, Timer, Timing
+from ..runtime.timing import ConcurrentLaunches, LaunchGraph, SerialLaunches, Timer, Timing
 from ..spec import Dim3, KernelSpec
 from .cache import PlanCache, cache_key, describe_launch, header_digests
 from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
@@ -150,10 +150,10 @@ class _Session:
             while name in alone:
                 name += "'"
             alone[name] = self.time(lambda p=prepared: p())
-        concurrent = ConcurrentLaunches(self.originals)
+        concurrent, serial = ConcurrentLaunches(self.originals), SerialLaunches(self.originals)
         two = self.time(lambda: concurrent())
         graph = LaunchGraph(self.originals)
-        return Baselines(alone=alone, two_streams=two, graph=self.time(lambda: graph()))
+        return Baselines(alone=alone, two_streams=two, graph=self.time(lambda: graph()), serial=self.time(lambda: serial()))
 
     # -- candidates ------------------------------------------------------------------
     def _launches_for(self, candidate: Candidate) -> list[KernelLaunch]:
@@ -344,9 +344,16 @@ def _decide(session: _Session, results: list[CandidateResult], baselines: Baseli
         options=session.options,
         cache_key=key,
         symbols=[{n: describe_symbol(v) for n, v in l.symbols.items()} for l in session.launches],
+        # the originals, so that a plan's launcher runs them when it does not fuse
+        unfused_sources=[d.source for d in session.device_sources],
+        unfused_names=[d.name_expression for d in session.device_sources],
     )
+    # a declined plan launches the originals with their own shapes
+    unfused = dict(blocks=[l.kernel.block for l in session.launches], grids=[l.grid_for() for l in session.launches],
+                   smems=[l.smem_for() for l in session.launches])
     if best is None:
-        return Plan(decision="do_not_fuse", reason="no candidate compiled, ran and matched the unfused outputs", **common)
+        return Plan(decision="do_not_fuse", reason="no candidate compiled, ran and matched the unfused outputs",
+                    **unfused, **common)
     speedup = native / best.time.median_ms
     if best.time.median_ms >= native * (1.0 - settings.min_gain):
         return Plan(
@@ -354,6 +361,7 @@ def _decide(session: _Session, results: list[CandidateResult], baselines: Baseli
             reason=(f"the fastest verified fusion ({best.label}, {best.time.median_ms:.3f} ms) does not beat the two "
                     f"kernels on two streams ({native:.3f} ms) by more than {settings.min_gain:.0%}"),
             speedup=speedup,
+            **unfused,
             **common,
         )
     made = session.build(best.candidate)  # deterministic: same text as the measured one
