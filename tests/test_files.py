@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from hfuse.errors import HFuseError
 from hfuse.files import write_atomically
 
 
@@ -26,3 +27,26 @@ def test_failed_write_keeps_the_old_file(tmp_path):
         write_atomically(target, 12)  # type: ignore[arg-type]
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]
+
+
+def test_read_text_file_drops_a_bom_and_names_a_header_where_it_was_included(tmp_path):
+    from hfuse.errors import Location
+    from hfuse.files import read_text_file
+
+    (tmp_path / "a.cuh").write_bytes(b"\xef\xbb\xbf#define X 1\n")
+    assert read_text_file(tmp_path / "a.cuh") == "#define X 1\n"
+    (tmp_path / "b.cuh").write_bytes(b"\x00")
+    with pytest.raises(HFuseError) as info:
+        read_text_file(tmp_path / "b.cuh", "header", Location(tmp_path / "k.cu", 3))
+    assert str(info.value).startswith(f"{tmp_path / 'k.cu'}:3: the header {tmp_path / 'b.cuh'} is binary")
+
+
+def test_write_output_refuses_a_directory_and_an_impossible_place(tmp_path):
+    from hfuse.files import write_output
+
+    with pytest.raises(HFuseError, match="is a directory"):
+        write_output(tmp_path, "x")
+    (tmp_path / "file").write_text("keep")
+    with pytest.raises(HFuseError, match="cannot write the output"):
+        write_output(tmp_path / "file" / "out.cu", "x")
+    assert (tmp_path / "file").read_text() == "keep"

@@ -14,6 +14,7 @@ from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
+from .files import write_output
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, device_closure
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify
@@ -60,9 +61,8 @@ class FusedKernel:
         return Dim3(self.partition.block_threads)
 
     def write(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.write_text(self.source)
-        return path
+        """Writes the fused file (whole or not at all); an unwritable path is an ``HFuseError``."""
+        return write_output(path, self.source, "fused file")
 
     def pack(self, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3], smems: Sequence[int]) -> FusedLaunch:
         """The fused launch for the given per-kernel arguments, grids and dynamic shared memory."""

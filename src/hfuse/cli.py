@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .errors import HFuseError, Location
+from .files import read_text_file
 from .frontend.options import KNOWN_STDS, NO_OPTIONS, CompileOptions
 
 
@@ -48,12 +49,7 @@ def _fuse(args: argparse.Namespace, console: Console) -> int:
         request = load_config(args.config)
     else:
         files = [Path(f) for f in args.files]
-        sources = {}
-        for f in files:
-            try:
-                sources[f] = f.read_text()
-            except OSError as exc:
-                raise HFuseError(f"cannot read the source file: {exc.strerror}", Location(f)) from exc
+        sources = {f: read_text_file(f) for f in files}
         if not args.kernel:
             raise HFuseError("name the kernels to fuse with --kernel NAME:BLOCK (twice or more), or pass --config FILE")
         request = FuseRequest([parse_kernel_option(k, files, sources) for k in args.kernel])
@@ -82,7 +78,6 @@ def _fuse(args: argparse.Namespace, console: Console) -> int:
         options=request.options,
     )
     elapsed = time.perf_counter() - start
-    output.parent.mkdir(parents=True, exist_ok=True)
     fused.write(output)
     console.print(f"[bold]{fused.name}[/]: {fused.strategy} fusion, block of {fused.block.x} threads, "
                   f"{'register cap ' + fused.register_cap.label if fused.register_cap else 'no register cap'}")

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from .errors import HFuseError, Location
+from .files import read_text_file
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .spec import Dim3, KernelSpec
 from .tune.regcap import RegisterCap
@@ -52,15 +53,17 @@ class FuseRequest:
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise HFuseError(f"cannot read the config file: {exc.strerror}", Location(path)) from exc
+    text = read_text_file(path, "config file")
     try:
         data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise HFuseError(f"the config file is not valid {path.suffix.lstrip('.').upper() or 'YAML'}: {exc}",
+        if line is None:
+            line = getattr(exc, "lineno", None)
+            line = line - 1 if line is not None else None
+        # one line: YAML's own message quotes the source over several
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise HFuseError(f"the config file is not valid {path.suffix.lstrip('.').upper() or 'YAML'}: {problem}",
                          Location(path, line + 1 if line is not None else None)) from exc
     if not isinstance(data, dict):
         raise HFuseError("the config file must be a mapping with a 'kernels' list", Location(path))
@@ -83,6 +86,7 @@ def load_config(path: str | Path) -> FuseRequest:
     except (ValueError, TypeError) as exc:
         raise HFuseError(f"register_cap: {exc}", Location(path)) from exc
     output = data.get("output")
+    _check_choices(data, path)
     options = compile_options(data.get("compile"), path)
     kernels = [_own_options(k, entry, options, path) for k, entry in zip(kernels, entries)]
     return FuseRequest(
@@ -95,6 +99,20 @@ def load_config(path: str | Path) -> FuseRequest:
         extra={k: v for k, v in data.items() if k in ("tune", "pair", "workloads")},
         options=options,
     )
+
+
+_CHOICES = {"strategy": ("horizontal", "vertical"), "barrier": ("barrier", "bar")}
+
+
+def _check_choices(data: dict[str, Any], path: Path) -> None:
+    """The top-level values of plain types: each of its type, or an error naming the key."""
+    for key, allowed in _CHOICES.items():
+        if key in data and data[key] not in allowed:
+            raise HFuseError(f"'{key}' must be one of {', '.join(allowed)}, not {data[key]!r}", Location(path))
+    for key in ("output", "name"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise HFuseError(f"'{key}' must be a string, not {type(data[key]).__name__} ({data[key]!r})",
+                             Location(path))
 
 
 def compile_options(section: Any, path: Path) -> CompileOptions:

@@ -1,9 +1,46 @@
-"""Writing files that other processes may read while they are written."""
+"""Reading the user's files and writing ours, with one-line errors for what goes wrong.
+
+Inputs: text files only (CUDA sources, headers, configs). A file with NUL bytes, one
+that is not UTF-8, or one larger than ``MAX_INPUT_BYTES`` (no hand-written or generated
+kernel source comes near it; parsing one would take minutes) is refused naming the file.
+Outputs: written to a temporary file beside the target and renamed over it, so a failure
+leaves nothing half-written; an unwritable place is an error naming it.
+"""
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
+
+from .errors import HFuseError, Location
+
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+
+
+def read_text_file(path: str | Path, what: str = "source file", where: Location | None = None) -> str:
+    """The text of ``path`` (a leading BOM dropped), or an ``HFuseError`` saying why not."""
+    path = Path(path)
+    named = f"the {what} {path}" if where is not None else f"the {what}"  # a Location of its own names the file
+    where = where or Location(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise HFuseError(f"{named} is {size / 1e6:.1f} MB; hfuse reads files of at most "
+                             f"{MAX_INPUT_BYTES // (1024 * 1024)} MiB", where,
+                             hint="pass the file that holds the kernels, not a generated or binary one")
+        data = path.read_bytes()
+    except IsADirectoryError as exc:
+        raise HFuseError(f"{named} is a directory", where) from exc
+    except OSError as exc:
+        raise HFuseError(f"cannot read {named}: {exc.strerror or exc}", where) from exc
+    if b"\0" in data:
+        raise HFuseError(f"{named} is binary (it holds NUL bytes), not text", where)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HFuseError(f"{named} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                         where, hint="save it as UTF-8") from exc
+    return text.removeprefix("\ufeff")
 
 
 def write_atomically(path: str | Path, data: str | bytes) -> Path:
@@ -20,4 +57,32 @@ def write_atomically(path: str | Path, data: str | bytes) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path
+
+
+def write_output(path: str | Path, data: str | bytes, what: str = "output") -> Path:
+    """``write_atomically`` for a file the user asked for: a place that cannot be written
+    (no such directory and none can be made, no permission, a directory in the way) is
+    an ``HFuseError`` naming it, and nothing is written."""
+    path = Path(path)
+    if path.is_dir():
+        raise HFuseError(f"cannot write the {what} {path}: it is a directory", Location(path),
+                         hint="give a file name, e.g. -o out/fused.cu")
+    try:
+        return write_atomically(path, data)
+    except OSError as exc:
+        raise HFuseError(f"cannot write the {what} {path}: {exc.strerror or exc}", Location(path),
+                         hint="choose a directory you can write to") from exc
+
+
+def writable_directory(path: str | Path) -> Path:
+    """``path`` as a directory hfuse can write into (made if missing), or an ``HFuseError``."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=path, prefix=".hfuse-probe-")
+        probe.close()
+    except OSError as exc:
+        raise HFuseError(f"cannot write into the directory {path}: {exc.strerror or exc}", Location(path),
+                         hint="choose a directory you can write to") from exc
     return path

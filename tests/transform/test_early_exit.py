@@ -344,3 +344,22 @@ def test_rewritten_functions_compile(tmp_path):
     result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-cubin", "-o", str(tmp_path / "r.cubin"), str(path)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, source + result.stderr
+
+
+def test_value_barriers_under_a_cast_are_rewritten_in_place():
+    """Found by the fuzzer: ``v += (unsigned)__syncthreads_count(p);`` was refused."""
+    text = _kernel(
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) return;\n"
+        "  unsigned v = i;\n"
+        "  v += (unsigned)__syncthreads_count(v & 1u);\n"
+        "  v ^= ((unsigned)__syncthreads_or(v == 0u));\n"
+        "  a[i] += (float)__syncthreads_and(v > 2u);\n"
+        "  a[i] = v;",
+        params="float* a, int n",
+    )
+    out = _squash(_safe(text))
+    assert "v += (unsigned)__syncthreads_count(hf_active && (v & 1u));" in out
+    assert "v ^= ((unsigned)__syncthreads_or(hf_active && (v == 0u)));" in out
+    # a store to memory keeps the cast and happens only while the thread is active
+    assert "auto hf_ret = (float)__syncthreads_and(!hf_active || (v > 2u)); if (hf_active) a[i] += hf_ret;" in out

@@ -14,7 +14,6 @@ from hfuse.tune.launcher import FusedLauncher, UnfusedLauncher, launcher_for
 from hfuse.tune.plan import Baselines, Plan
 
 from .symbol_kernels import MIXER_CU, SCALE_CU, tables
-from .test_symbols_plan import cpu_compiler  # noqa: F401 (fixture)
 
 
 def _t(ms: float) -> Timing:
@@ -48,7 +47,7 @@ def test_round_trip_keeps_what_the_unfused_launch_needs():
     assert again.unfused_sources == [SCALE_CU, MIXER_CU] and again.baselines.serial == plan.baselines.serial
 
 
-def test_declined_plan_launches_the_originals_serially_with_their_shapes(cpu_compiler):  # noqa: F811
+def test_declined_plan_launches_the_originals_serially_with_their_shapes(cpu_compiler):
     plan = declined_plan()
     run = plan.launcher(cpu_compiler, symbols=list(tables(1)))
     assert isinstance(run, UnfusedLauncher)
@@ -63,33 +62,33 @@ def test_declined_plan_launches_the_originals_serially_with_their_shapes(cpu_com
     assert [e[1] for e in launches] == [loads[0][1], loads[1][1]] and [e[2] for e in launches] == [3, 3]
 
 
-def test_missing_symbol_data_is_refused_before_any_launch(cpu_compiler):  # noqa: F811
+def test_missing_symbol_data_is_refused_before_any_launch(cpu_compiler):
     run = launcher_for(declined_plan(), cpu_compiler, symbols=[tables(1)[0], None])
     with pytest.raises(SymbolError, match="'coeffs', 'lut::table', 'mix::salt'"):
         run([[1], [2]])
     assert not any(e[0] == "launch" for e in cpu_compiler.events)
 
 
-def test_data_for_a_kernel_tuned_without_any_is_refused(cpu_compiler):  # noqa: F811
+def test_data_for_a_kernel_tuned_without_any_is_refused(cpu_compiler):
     plan = declined_plan()
     plan.symbols = [{}, plan.symbols[1]]
     with pytest.raises(SymbolError, match="tuned without symbol data"):
         launcher_for(plan, cpu_compiler, symbols=[tables(1)[0], None])
 
 
-def test_plan_of_an_older_hfuse_says_to_tune_again(cpu_compiler):  # noqa: F811
+def test_plan_of_an_older_hfuse_says_to_tune_again(cpu_compiler):
     plan = declined_plan()
     plan.unfused_sources = []
     with pytest.raises(HFuseError, match="tune again"):
         plan.launcher(cpu_compiler)
 
 
-def test_fused_launcher_of_a_declined_plan_points_to_plan_launcher(cpu_compiler):  # noqa: F811
+def test_fused_launcher_of_a_declined_plan_points_to_plan_launcher(cpu_compiler):
     with pytest.raises(HFuseError, match="plan.launcher"):
         FusedLauncher(declined_plan(), cpu_compiler)
 
 
-def test_wrong_number_of_argument_lists(cpu_compiler):  # noqa: F811
+def test_wrong_number_of_argument_lists(cpu_compiler):
     run = launcher_for(declined_plan(), cpu_compiler, symbols=list(tables(1)))
     with pytest.raises(HFuseError, match="2 kernels"):
         run([[1]])

@@ -11,7 +11,6 @@ import pytest
 import hfuse
 from hfuse.errors import HFuseError
 from hfuse.launch import KernelLaunch, Output
-from hfuse.runtime.compile import Compiler
 from hfuse.runtime.symbols import SymbolError
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.tune.cache import cache_key, describe_launch
@@ -116,50 +115,6 @@ def test_plan_symbols_merge_check_and_map(fused):
     # expressions are compiled for what is tuned, given or renamed (mix::salt is none of these)
     names = PlanSymbols(plan).names()
     assert set(names) == {renames[0]["coeffs"], renames[1]["coeffs"], "lut::table"}
-
-
-class CPUCompiler(Compiler):
-    """NVRTC for real, loading faked: records modules and what goes into them."""
-
-    def __init__(self):
-        super().__init__("sm_90")
-        self.events: list = []
-
-    def load(self, binary, name, *, instance=""):
-        self.events.append(("load", instance))
-        events = self.events
-
-        class Kernel:
-            def set_symbols(self, data, label=None, force=False):
-                assert force  # a launcher always copies what it is given
-                events.append(("set", instance, {k: bytes(np.asarray(v).tobytes()) for k, v in data.items()}))
-                return list(data)
-
-            def bind(self, grid, block, smem, tail=(), direct=False):
-                kernel = self
-
-                class Bound:
-                    def __init__(self):
-                        self.kernel = kernel
-
-                    def __call__(self, args, stream=None):
-                        events.append(("launch", instance, len(args) + len(tail)))
-
-                return Bound()
-
-        k = Kernel()
-        k.binary = binary
-        return k
-
-
-@pytest.fixture
-def cpu_compiler():
-    cupy = pytest.importorskip("cupy")
-    try:
-        cupy.cuda.nvrtc.getVersion()
-    except Exception as exc:
-        pytest.skip(f"NVRTC is not loadable: {exc}")
-    return CPUCompiler()
 
 
 def test_launcher_copies_before_the_first_launch_and_on_new_data(fused, cpu_compiler):

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hfuse.errors import HFuseError
 from hfuse.frontend.options import CompileOptions
 from hfuse.launch import KernelLaunch, Output
 from hfuse.spec import Dim3, KernelSpec

@@ -9,6 +9,7 @@ from typing import Callable
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
+from ..files import read_text_file
 from .model import Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem
 from .parse import line_of, parse, walk
 from .options import NO_OPTIONS, CompileOptions
@@ -25,12 +26,7 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
     """Read (unless ``text`` is given), preprocess as nvcc would, parse and model one file."""
     path = Path(path)
     if text is None:
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise HFuseError(f"cannot read the source file: {exc.strerror}", Location(path)) from exc
-        except UnicodeDecodeError as exc:
-            raise HFuseError("the source file is not UTF-8 text", Location(path)) from exc
+        text = read_text_file(path)
     pre = preprocess(text, path, options)
     source = model_source(path, pre.text, pre.origin)
     source.headers = tuple(pre.headers)

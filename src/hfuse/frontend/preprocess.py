@@ -37,6 +37,7 @@ from typing import Iterable, Iterator
 import pcpp
 
 from ..errors import HFuseError, Location
+from ..files import read_text_file
 from .options import NO_OPTIONS, CompileOptions
 
 CUDACC_VERSION = (13, 0)
@@ -306,12 +307,7 @@ class _DevicePass(pcpp.Preprocessor):
         if self.include_depth >= MAX_INCLUDE_DEPTH:
             raise HFuseError(f'#include "{name}" nested more than {MAX_INCLUDE_DEPTH} deep', where,
                              hint="a header includes itself: give it an include guard or #pragma once")
-        try:
-            data = path.read_text()
-        except OSError as exc:
-            raise HFuseError(f"cannot read the header {path}: {exc.strerror}", where) from exc
-        except UnicodeDecodeError as exc:
-            raise HFuseError(f"the header {path} is not UTF-8 text", where) from exc
+        data = read_text_file(path, "header", where)
         if path not in self.headers:
             self.headers.append(path)
         self.files[key] = path

@@ -109,7 +109,10 @@ class Program:
         known = ", ".join(sorted(kernels)) or "none"
         hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else None
         unparsed = next((i for i in source.items if i.kind == "other" and re.search(rf"\b{re.escape(wanted.split('::')[-1])}\s*\(", i.text)), None)
-        if unparsed is not None:
+        if unparsed is not None and unparsed.text.count("{") > unparsed.text.count("}"):
+            hint = (f"{unparsed.file}:{unparsed.line} defines '{name}' but the file ends before its body closes "
+                    "(a missing '}'): is the file truncated?")
+        elif unparsed is not None:
             hint = (f"{unparsed.file}:{unparsed.line} mentions '{name}' in code hfuse could not parse; check that it "
                     "compiles with nvcc with the same -I/-D options")
         raise HFuseError(f"no __global__ kernel named '{name}' (kernels in this file: {known})", Location(file, None, name), hint=hint)

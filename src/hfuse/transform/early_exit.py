@@ -375,6 +375,11 @@ class _Fn:
         elif statement.type == "return_statement":
             values = _real(statement.named_children)
             call = values[0] if values else None
+        while call is not None and call.type in ("cast_expression", "parenthesized_expression"):
+            # ``x += (unsigned)__syncthreads_count(p);``: a cast or parentheses around the call
+            # only convert its value, which every thread computes alike
+            inner = call.child_by_field_name("value") if call.type == "cast_expression" else None
+            call = inner if inner is not None else next(iter(_real(call.named_children)), None)
         if call is None or call.type != "call_expression":
             return None
         name = called_name(call)
@@ -969,7 +974,10 @@ class _Rewrite:
             target = assignment.child_by_field_name("left")
             if _base_identifier(target) is None or target.type != "identifier":
                 operator = assignment.child_by_field_name("operator").type
-                return [f"{indent}{{", f"{indent}  auto {RESULT} = {new_call};",
+                right = assignment.child_by_field_name("right")  # the call, or a cast of it
+                value = (fn.data[right.start_byte : call.start_byte].decode() + new_call
+                         + fn.data[call.end_byte : right.end_byte].decode())
+                return [f"{indent}{{", f"{indent}  auto {RESULT} = {value};",
                         f"{indent}  if ({FLAG}) {fn.src(target)} {operator} {RESULT};", f"{indent}}}"]
         return [_indented(before + new_call + after, indent)]
 

@@ -29,6 +29,7 @@ from rich.console import Console
 
 from ..config import compile_options, read_config_file
 from ..errors import HFuseError, Location
+from ..files import writable_directory, write_output
 from ..frontend.options import CompileOptions
 from ..launch import KernelLaunch
 from ..runtime.device import require_gpu
@@ -98,13 +99,13 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
     name = data.get("name") or "_".join(l.name for l in launches)
     out_dir = output or Path(data.get("output", "."))
     start = time.perf_counter()
+    writable_directory(out_dir)  # before minutes of tuning, not after
     plan = tune(launches, settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache, options=options)
     elapsed = time.perf_counter() - start
-    out_dir.mkdir(parents=True, exist_ok=True)
     plan_path = plan.save(out_dir / f"{name}-plan.json")
     console.print(plan.table(), markup=False)
     if plan.should_fuse:
-        (out_dir / f"{name}.cu").write_text(plan.fused_source)
+        write_output(out_dir / f"{name}.cu", plan.fused_source, "fused file")
         console.print(f"wrote {out_dir / (name + '.cu')}")
     console.print(f"wrote {plan_path} ({len(plan.candidates)} candidates, {elapsed:.1f} s)")
     return 0

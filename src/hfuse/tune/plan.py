@@ -260,10 +260,10 @@ class Plan:
         return cls.from_dict(json.loads(text))
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.to_json() + "\n")
-        return path
+        """Writes the plan's JSON (whole or not at all); an unwritable path is an ``HFuseError``."""
+        from ..files import write_output
+
+        return write_output(path, self.to_json() + "\n", "plan")
 
     @property
     def should_fuse(self) -> bool:

@@ -30,6 +30,10 @@ class RegisterCap:
     max_registers: int | None = None
 
     def __post_init__(self) -> None:
+        for key in ("min_blocks", "max_registers"):
+            value = getattr(self, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"RegisterCap({key}={value!r}) must be an integer")
         if (self.min_blocks is None) == (self.max_registers is None):
             raise ValueError("RegisterCap needs exactly one of min_blocks and max_registers")
         if self.min_blocks is not None and self.min_blocks < 1:
@@ -55,6 +59,8 @@ class RegisterCap:
     def from_dict(cls, data: dict[str, Any] | None) -> "RegisterCap | None":
         if not data:
             return None
+        if not isinstance(data, dict) or set(data) - {"min_blocks", "max_registers"}:
+            raise ValueError("a register cap is a mapping with one of min_blocks or max_registers, e.g. {min_blocks: 2}")
         return cls(min_blocks=data.get("min_blocks"), max_registers=data.get("max_registers"))
 
 

@@ -1,0 +1,1 @@
+"""Tools for testing hfuse itself: random kernels for differential testing (``fuzz``)."""

@@ -1,0 +1,293 @@
+"""Random, valid, deterministic CUDA kernels for differential testing of the fuser.
+
+A ``KernelRecipe`` is a kernel as data: a block shape, a grid, and a list of steps, each
+a small piece of CUDA that transforms the thread's running value ``v`` (barriers at top
+level, in loops and in block-uniform branches, ``__syncthreads_count/and/or``, static
+and dynamic shared memory, also through a wrapper struct, early exits of whole blocks,
+helpers that read built-ins or synchronise, warp shuffles and votes, atomics on distinct
+addresses), optionally inside a grid-stride loop, a template and a namespace. Every
+thread ends by writing ``v`` to its own element of ``out``, so the result is
+deterministic and compared bit for bit.
+
+``generate(seed, count)`` draws a set of kernels; ``FuzzCase.render`` writes each one's
+file; ``reduce_case`` shrinks a failing case (fewer kernels, fewer steps, plainer shapes)
+while a predicate still fails. The runner (compile-only on the CPU, verify on a GPU) is
+in ``hfuse.testing.fuzz_run``.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+from ..spec import Dim3
+
+WARP = 32
+
+# step kind -> needs (what the kernel must have for it to be valid)
+STEP_KINDS = ("arith", "static_smem", "dynamic_smem", "wrapper_smem", "loop_barrier", "uniform_branch_barrier",
+              "sync_count", "sync_and", "sync_or", "helper_builtin", "helper_barrier", "shuffle", "vote",
+              "atomic", "block_exit")
+WARP_STEPS = {"shuffle", "vote"}
+"""Steps that need whole warps (the block a multiple of 32)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str
+    constant: int
+    """A per-step number (shift, multiplier, offset) so steps differ."""
+
+
+@dataclass(frozen=True)
+class KernelRecipe:
+    """One generated kernel."""
+
+    index: int
+    block: Dim3
+    grid: Dim3
+    steps: tuple[Step, ...]
+    grid_stride: bool = False
+    template: bool = False
+    namespace: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"fz{self.index}"
+
+    @property
+    def qualified(self) -> str:
+        return f"fzns{self.index}::{self.name}" if self.namespace else self.name
+
+    @property
+    def template_args(self) -> tuple[str, ...]:
+        return (str(3 + self.index),) if self.template else ()
+
+    @property
+    def file(self) -> str:
+        return f"fuzz_{self.index}.cu"
+
+    @property
+    def threads(self) -> int:
+        return self.block.size * self.grid.size
+
+    @property
+    def n(self) -> int:
+        """Elements of ``in``/``out``: with a grid-stride loop, more than one per thread."""
+        return self.threads * 2 + 7 if self.grid_stride else self.threads
+
+    @property
+    def dynamic_smem(self) -> int:
+        return 4 * self.block.size if any(s.kind in ("dynamic_smem", "wrapper_smem") for s in self.steps) else 0
+
+    @property
+    def features(self) -> set[str]:
+        found = {s.kind for s in self.steps} | {f"block_{self.block.rank}d"}
+        found |= {f for f, on in (("grid_stride", self.grid_stride), ("template", self.template),
+                                  ("namespace", self.namespace)) if on}
+        if self.block.size % WARP:
+            found.add("partial_warp_block")
+        return found
+
+    def render(self) -> str:
+        return _render(self)
+
+
+@dataclass(frozen=True)
+class FuzzCase:
+    """A set of kernels to fuse together, and how."""
+
+    seed: int
+    kernels: tuple[KernelRecipe, ...]
+    choice: int = 0
+    """Picks the candidate (partition, register cap, strategy) among those enumerated."""
+
+    def sources(self) -> dict[str, str]:
+        return {k.file: k.render() for k in self.kernels}
+
+    @property
+    def features(self) -> set[str]:
+        return set().union(*(k.features for k in self.kernels)) | {f"{len(self.kernels)}_kernels"}
+
+    def describe(self) -> str:
+        parts = [f"{k.qualified}<{','.join(k.template_args)}> block {k.block} grid {k.grid} "
+                 f"steps {[s.kind for s in k.steps]}" for k in self.kernels]
+        return f"seed {self.seed} choice {self.choice}: " + "; ".join(parts)
+
+
+# -- generation ------------------------------------------------------------------
+
+_BLOCKS_1D = (32, 64, 96, 128, 192, 256, 384, 512, 120, 200)
+_BLOCKS_ND = ((16, 8, 1), (32, 4, 1), (8, 8, 2), (8, 4, 4), (16, 4, 2), (12, 10, 1))
+
+
+def _block(rng: random.Random) -> Dim3:
+    if rng.random() < 0.6:
+        return Dim3(rng.choice(_BLOCKS_1D))
+    return Dim3(*rng.choice(_BLOCKS_ND))
+
+
+def _grid(rng: random.Random) -> Dim3:
+    return rng.choice((Dim3(rng.randint(1, 40)), Dim3(rng.randint(1, 9), rng.randint(1, 5)),
+                       Dim3(rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3))))
+
+
+def random_kernel(rng: random.Random, index: int) -> KernelRecipe:
+    block = _block(rng)
+    kinds = [k for k in STEP_KINDS if not (k in WARP_STEPS and block.size % WARP)]
+    steps = tuple(Step(rng.choice(kinds), rng.randint(1, 31)) for _ in range(rng.randint(1, 6)))
+    return KernelRecipe(index, block, _grid(rng), steps, grid_stride=rng.random() < 0.3,
+                        template=rng.random() < 0.25, namespace=rng.random() < 0.25)
+
+
+def generate(seed: int, *, kernels: tuple[int, int] = (2, 4)) -> FuzzCase:
+    """One random case: 2-4 kernels (``kernels``: inclusive range) and a candidate choice."""
+    rng = random.Random(seed)
+    count = rng.randint(*kernels)
+    made = tuple(random_kernel(rng, i) for i in range(count))
+    while sum(-(-k.block.size // WARP) * WARP for k in made) > 1024:  # a fused block holds at most 1024 threads
+        made = tuple(replace(k, block=Dim3(max(WARP, k.block.size // 2 // WARP * WARP))) for k in made)
+    return FuzzCase(seed, made, choice=rng.randint(0, 1 << 16))
+
+
+# -- rendering -------------------------------------------------------------------
+
+def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[str]:
+    """CUDA statements for step ``j`` (in the kernel body, with ``v``, ``tid``, ``B`` in scope)."""
+    c, k = step.constant, step.kind
+    if k == "arith":
+        return [f"v = v * {2 * c + 1}u + (v >> {c % 16 + 1});"]
+    if k == "static_smem":
+        return [f"{{ __shared__ unsigned st{j}[{r.block.size}];",
+                f"  unsigned* s = st{j};",
+                "  s[tid] = v; __syncthreads();",
+                f"  v += s[(tid + {c}) % B]; __syncthreads(); }}"]
+    if k == "dynamic_smem":
+        return ["{ extern __shared__ unsigned dyn[];",
+                "  dyn[tid] = v ^ 0x9e3779b9u; __syncthreads();",
+                f"  v = v * 7u + dyn[(tid + B - {c % max(r.block.size, 1)}) % B]; __syncthreads(); }}"]
+    if k == "wrapper_smem":
+        helpers.append("struct FzShared { __device__ unsigned* get() { extern __shared__ unsigned fz_dyn[]; "
+                       "return fz_dyn; } };")
+        return ["{ unsigned* s = FzShared().get();",
+                "  s[tid] = v + 1u; __syncthreads();",
+                f"  v ^= s[(tid * {c | 1}) % B]; __syncthreads(); }}"]
+    if k == "loop_barrier":
+        return [f"{{ __shared__ unsigned lb{j}[{r.block.size}];",
+                f"  for (int it = 0; it < {c % 4 + 1}; ++it) {{",
+                f"    lb{j}[tid] = v; __syncthreads();",
+                f"    v = v * 3u + lb{j}[(tid + it + 1) % B]; __syncthreads();",
+                "  } }"]
+    if k == "uniform_branch_barrier":
+        return [f"if (bid % {c % 3 + 2} == 0) {{ __shared__ unsigned ub{j}[{r.block.size}];",
+                f"  ub{j}[tid] = v; __syncthreads(); v += ub{j}[B - 1 - tid]; __syncthreads(); }}"]
+    # the value barriers as real code writes them: the result in a local of its own
+    if k == "sync_count":
+        return [f"const int sc{j} = __syncthreads_count((v >> {c % 8}) & 1u);", f"v += (unsigned)sc{j};"]
+    if k == "sync_and":
+        return [f"int sa{j} = __syncthreads_and(v > {c}u);", f"v += (unsigned)sa{j};"]
+    if k == "sync_or":
+        return [f"const int so{j} = __syncthreads_or((v & {c}u) == 0u);", f"v ^= (unsigned)so{j} << 3;"]
+    if k == "helper_builtin":
+        helpers.append("__device__ unsigned fz_salt(unsigned v) {\n"
+                       "  return v ^ (threadIdx.x * 2654435761u) ^ (threadIdx.y * 40503u) ^ (blockIdx.x << 7)"
+                       " ^ (blockDim.x * 31u + blockDim.y + blockDim.z);\n}")
+        return ["v = fz_salt(v);"]
+    if k == "helper_barrier":
+        helpers.append("__device__ unsigned fz_exchange(unsigned v, unsigned* s, int tid, int B) {\n"
+                       "  s[tid] = v; __syncthreads();\n  unsigned w = s[(tid + 1) % B]; __syncthreads();\n"
+                       "  return v + w;\n}")
+        return [f"{{ __shared__ unsigned hx{j}[{r.block.size}]; v = fz_exchange(v, hx{j}, tid, B); }}"]
+    if k == "shuffle":
+        return [f"v += __shfl_xor_sync(0xffffffffu, v, {1 << (c % 5)});"]
+    if k == "vote":
+        return [f"v += (unsigned)__popc(__ballot_sync(0xffffffffu, (v >> {c % 8}) & 1u));"]
+    if k == "atomic":
+        return ["atomicAdd(&scratch[gtid], v);", "v ^= scratch[gtid];"] if not r.grid_stride else \
+            ["atomicXor(&scratch[i % n_scratch], v & 0u);"]
+    if k == "block_exit":
+        return [f"if (bid % {c % 4 + 2} == {c % 2}) {{ if (i < n) out[i] = v ^ 0xdeadu; return; }}"]
+    raise ValueError(k)
+
+
+def _render(r: KernelRecipe) -> str:
+    helpers: list[str] = []
+    body = [line for j, s in enumerate(r.steps) for line in _step_code(s, j, r, helpers)]
+    # the exit of a whole block (block_exit) must not skip a later iteration's barriers:
+    # in a grid-stride loop it is legal only as the last step; the generator keeps it so
+    if r.grid_stride:
+        body = [line for line in body if "return;" not in line]
+    indent = "    "
+    head = ("template <int K>\n" if r.template else "")
+    k_term = "(unsigned)K" if r.template else "5u"
+    lines = [
+        "// generated by hfuse.testing.fuzz",
+        *dict.fromkeys(helpers),
+        f"{'namespace fzns' + str(r.index) + ' {' if r.namespace else ''}",
+        f"{head}__global__ void {r.name}(const unsigned* __restrict__ in, unsigned* __restrict__ out, "
+        "unsigned* __restrict__ scratch, int n, int n_scratch) {",
+        "  const int B = blockDim.x * blockDim.y * blockDim.z;",
+        "  const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
+        "  const int bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);",
+        "  const int gtid = bid * B + tid;",
+        "  const int total = B * gridDim.x * gridDim.y * gridDim.z;",
+    ]
+    if r.grid_stride:
+        lines += ["  for (int base = 0; base < n; base += total) {  // uniform trip count: barriers stay legal",
+                  "    const int i = base + gtid;",
+                  f"    unsigned v = (i < n ? in[i] : 0u) + {k_term};"]
+    else:
+        indent = "  "
+        lines += ["  const int i = gtid;", f"  unsigned v = (i < n ? in[i] : 0u) + {k_term};"]
+    lines += [indent + line for line in body]
+    lines += [f"{indent}if (i < n) out[i] = v;"] + (["  }"] if r.grid_stride else []) + ["}"]
+    if r.namespace:
+        lines.append("}  // namespace")
+    return "\n".join(line for line in lines if line != "") + "\n"
+
+
+# -- reduction -------------------------------------------------------------------
+
+def reduce_case(case: FuzzCase, fails: Callable[[FuzzCase], bool], *, budget: int = 200) -> FuzzCase:
+    """The smallest variant of ``case`` (greedy, one change at a time) for which ``fails``
+    still holds: kernels dropped (down to two), steps dropped, grid-stride loops,
+    templates and namespaces removed, grids shrunk to one block."""
+    tries = 0
+
+    def attempt(candidate: FuzzCase) -> bool:
+        nonlocal tries
+        tries += 1
+        return tries <= budget and fails(candidate)
+
+    changed = True
+    while changed and tries < budget:
+        changed = False
+        for variant in _variants(case):
+            if attempt(variant):
+                case, changed = variant, True
+                break
+    return case
+
+
+def _variants(case: FuzzCase) -> list[FuzzCase]:
+    out = []
+    kernels = case.kernels
+    if len(kernels) > 2:
+        out += [replace(case, kernels=_renumbered(kernels[:i] + kernels[i + 1:])) for i in range(len(kernels))]
+    for i, k in enumerate(kernels):
+        def swap(new: KernelRecipe, i: int = i) -> FuzzCase:
+            return replace(case, kernels=kernels[:i] + (new,) + kernels[i + 1:])
+
+        out += [swap(replace(k, steps=k.steps[:j] + k.steps[j + 1:])) for j in range(len(k.steps))]
+        out += [swap(replace(k, **{flag: False})) for flag in ("grid_stride", "template", "namespace")
+                if getattr(k, flag)]
+        if k.grid.size > 1:
+            out.append(swap(replace(k, grid=Dim3(1))))
+    return out
+
+
+def _renumbered(kernels: Sequence[KernelRecipe]) -> tuple[KernelRecipe, ...]:
+    return tuple(replace(k, index=i) for i, k in enumerate(kernels))
+
+
+__all__ = ["FuzzCase", "KernelRecipe", "Step", "STEP_KINDS", "generate", "random_kernel", "reduce_case"]
