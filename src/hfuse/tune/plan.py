@@ -147,7 +147,8 @@ class Plan:
     chosen: str | None = None
     """Label of the chosen candidate (None when not fusing)."""
     speedup: float | None = None
-    """Two-stream baseline time over the chosen candidate's time."""
+    """The fastest unfused way's time (``baselines.fastest_way()``) over the fastest verified
+    fusion's: above 1 + min_gain the plan fuses."""
     fused_name: str = ""
     """The fused kernel's name expression in ``fused_source`` (empty when not fusing)."""
     fused_source: str = ""

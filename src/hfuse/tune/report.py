@@ -28,6 +28,11 @@ def plan_table(plan: Plan) -> str:
         status = "verified" if r.verified else ("FAILED: " + (r.error or "").splitlines()[0][:60] if r.error else "")
         mark = "*" if r.label == plan.chosen else ""
         lines.append(row(mark, r.label, r.time_ms, str(r.registers or ""), spill, occ, status))
+    ways = plan.baselines.ways()
+    if ways:
+        way = plan.baselines.fastest_way()
+        lines.append(f"fastest unfused way: {way.replace('_', ' ')} ({ways[way].median_ms:.3f} ms), the reference "
+                     "for the decision")
     verdict = "FUSE" if plan.should_fuse else "DO NOT FUSE"
     lines.append(f"decision: {verdict}: {plan.reason}")
     if not plan.should_fuse:

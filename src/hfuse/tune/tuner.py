@@ -1,7 +1,8 @@
 """The search (paper Algorithm 2, extended): measure, build, verify, time, choose.
 
 1. Baselines on the tuning inputs: each kernel alone, the kernels on concurrent streams
-   (the paper's native baseline) and as a CUDA graph with parallel branches.
+   (the paper's native baseline), as a CUDA graph with parallel branches, and one after
+   another on one stream.
 2. Candidates: partitions x register caps, the even split ("naive"), vertical fusion;
    then warp-granular partitions around the best, and balanced grids for grid-free kernels.
 3. Each candidate is generated and compiled on worker threads while the GPU measures
@@ -9,8 +10,9 @@
    with the unfused kernels' outputs at the same block shapes. A candidate that does not
    compile, fails to launch or computes something else is recorded with its error and
    never timed.
-4. The fastest verified horizontal candidate is chosen if it beats the native baseline by
-   more than ``min_gain``; otherwise the plan says "do not fuse", with the numbers.
+4. The fastest verified horizontal candidate is chosen if it beats the fastest unfused way
+   (serial, two streams or a graph) by more than ``min_gain``; otherwise the plan says
+   "do not fuse", with the numbers (``decision``).
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ from ..runtime.timing import ConcurrentLaunches, LaunchGraph, SerialLaunches, Ti
 from ..spec import Dim3, KernelSpec
 from .cache import PlanCache, cache_key, describe_launch, header_digests
 from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
+from .decision import decide, fastest_verified
 from .plan import Baselines, CandidateResult, Plan
 from .progress import Progress
 
@@ -72,7 +75,7 @@ class TuneSettings:
     flush_l2: bool = True
     workers: int = 8
     min_gain: float = 0.01
-    """Fuse only when the best candidate beats native by more than this fraction (noise)."""
+    """Fuse only when the best candidate beats the fastest unfused way by more than this fraction (noise)."""
     barrier_form: str = "barrier"
 
     def to_dict(self) -> dict[str, Any]:
@@ -225,11 +228,6 @@ class _Session:
         return results
 
 
-def _best(results: Sequence[CandidateResult]) -> CandidateResult | None:
-    timed = [r for r in results if r.verified and r.time is not None and r.candidate.strategy == "horizontal"]
-    return min(timed, key=lambda r: r.time.median_ms) if timed else None
-
-
 @dataclass(frozen=True)
 class _FrontEnd:
     """The tuning request as this GPU compiles it, run through the front end once: the
@@ -303,7 +301,7 @@ def tune(
         with futures.ThreadPoolExecutor(max_workers=settings.workers) as pool:
             bar.start(len(first))
             results = session.run(first, pool)
-            best = _best(results)
+            best = fastest_verified(results)
             extra: list[Candidate] = []
             if best is not None and settings.refine:
                 extra += refine_around(best.candidate, session.specs)
@@ -321,17 +319,16 @@ def tune(
             if extra:
                 bar.start(len(extra))
                 results += session.run(extra, pool)
-        plan = _decide(session, results, baselines, settings, key, list(front_end.sources.values()))
+        plan = _make_plan(session, results, baselines, settings, key, list(front_end.sources.values()))
     if cache is not None:
         cache.put(key, plan)
     return plan
 
 
-def _decide(session: _Session, results: list[CandidateResult], baselines: Baselines, settings: TuneSettings,
+def _make_plan(session: _Session, results: list[CandidateResult], baselines: Baselines, settings: TuneSettings,
             key: str, sources: list[str]) -> Plan:
     limits = session.limits
-    native = baselines.two_streams.median_ms
-    best = _best(results)
+    verdict = decide(results, baselines, settings.min_gain)
     common = dict(
         kernels=[s.instance for s in session.specs],
         candidates=results,
@@ -347,29 +344,19 @@ def _decide(session: _Session, results: list[CandidateResult], baselines: Baseli
         # the originals, so that a plan's launcher runs them when it does not fuse
         unfused_sources=[d.source for d in session.device_sources],
         unfused_names=[d.name_expression for d in session.device_sources],
+        decision=verdict.decision,
+        reason=verdict.reason,
+        speedup=verdict.speedup,
     )
-    # a declined plan launches the originals with their own shapes
-    unfused = dict(blocks=[l.kernel.block for l in session.launches], grids=[l.grid_for() for l in session.launches],
-                   smems=[l.smem_for() for l in session.launches])
-    if best is None:
-        return Plan(decision="do_not_fuse", reason="no candidate compiled, ran and matched the unfused outputs",
-                    **unfused, **common)
-    speedup = native / best.time.median_ms
-    if best.time.median_ms >= native * (1.0 - settings.min_gain):
-        return Plan(
-            decision="do_not_fuse",
-            reason=(f"the fastest verified fusion ({best.label}, {best.time.median_ms:.3f} ms) does not beat the two "
-                    f"kernels on two streams ({native:.3f} ms) by more than {settings.min_gain:.0%}"),
-            speedup=speedup,
-            **unfused,
-            **common,
-        )
+    best = verdict.best
+    if verdict.decision != "fuse" or best is None:
+        # a declined plan launches the originals with their own shapes
+        return Plan(blocks=[l.kernel.block for l in session.launches], grids=[l.grid_for() for l in session.launches],
+                    smems=[l.smem_for() for l in session.launches], **common)
     made = session.build(best.candidate)  # deterministic: same text as the measured one
     launches = session._launches_for(best.candidate)
     packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
     return Plan(
-        decision="fuse",
-        reason=f"{best.label} runs in {best.time.median_ms:.3f} ms vs {native:.3f} ms on two streams ({speedup:.2f}x)",
         strategy=best.candidate.strategy,
         blocks=list(best.candidate.blocks),
         register_cap=best.candidate.register_cap,
@@ -379,7 +366,6 @@ def _decide(session: _Session, results: list[CandidateResult], baselines: Baseli
         shared_mem=packed.shared_mem,
         smems=[l.smem_for() for l in launches],
         chosen=best.label,
-        speedup=speedup,
         fused_name=made.fused.name_expression,
         fused_source=made.fused.source,
         symbol_names=[dict(m) for m in made.fused.symbol_names],
