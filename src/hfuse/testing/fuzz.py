@@ -82,12 +82,17 @@ class KernelRecipe:
 
     @property
     def features(self) -> set[str]:
-        found = {s.kind for s in self.steps} | {f"block_{self.block.rank}d"}
+        found = {s.kind for s in self.steps if self.renders(s)} | {f"block_{self.block.rank}d"}
         found |= {f for f, on in (("grid_stride", self.grid_stride), ("template", self.template),
                                   ("namespace", self.namespace)) if on}
         if self.block.size % WARP:
             found.add("partial_warp_block")
         return found
+
+    def renders(self, step: Step) -> bool:
+        """Whether ``step`` is in the kernel's text: a whole-block exit is left out of a
+        grid-stride loop, where it would skip the later iterations' barriers."""
+        return not (self.grid_stride and step.kind == "block_exit")
 
     def render(self) -> str:
         return _render(self)
@@ -212,11 +217,7 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
 
 def _render(r: KernelRecipe) -> str:
     helpers: list[str] = []
-    body = [line for j, s in enumerate(r.steps) for line in _step_code(s, j, r, helpers)]
-    # the exit of a whole block (block_exit) must not skip a later iteration's barriers:
-    # in a grid-stride loop it is legal only as the last step; the generator keeps it so
-    if r.grid_stride:
-        body = [line for line in body if "return;" not in line]
+    body = [line for j, s in enumerate(r.steps) if r.renders(s) for line in _step_code(s, j, r, helpers)]
     indent = "    "
     head = ("template <int K>\n" if r.template else "")
     k_term = "(unsigned)K" if r.template else "5u"

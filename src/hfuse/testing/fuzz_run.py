@@ -6,13 +6,13 @@ vertical, a register cap (none, ``__launch_bounds__`` minimum blocks, or a regis
 maximum) and the barrier form. ``check_case`` says what happened: ``refused`` (an
 ``HFuseError``: hfuse cannot prove the fusion correct, with its message), ``compiled``
 (CPU mode), ``verified``, ``mismatch``, ``compile_error`` or ``launch_error``. Only the
-last three are failures of hfuse; ``run`` reduces each to a small reproducer.
+last three are failures of hfuse; ``run_many`` reduces each to a small reproducer.
 """
 from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -28,7 +28,9 @@ FAILURES = ("mismatch", "compile_error", "launch_error")
 
 
 @dataclass(frozen=True)
-class Candidate:
+class FusionChoice:
+    """How a case is fused (the tuner's ``Candidate`` has no kernel order or barrier form)."""
+
     order: tuple[int, ...]
     strategy: str
     register_cap: RegisterCap | None
@@ -39,13 +41,13 @@ class Candidate:
         return f"order {list(self.order)}, {self.strategy}, cap {cap}, {self.barrier_form}"
 
 
-def candidate_of(case: FuzzCase) -> Candidate:
+def choice_of(case: FuzzCase) -> FusionChoice:
     rng = random.Random(case.choice)
     order = list(range(len(case.kernels)))
     rng.shuffle(order)
     cap = rng.choice([None, None, RegisterCap(min_blocks=rng.randint(1, 4)),
                       RegisterCap(max_registers=rng.choice((32, 48, 64, 96, 128)))])
-    return Candidate(tuple(order), rng.choice(("horizontal", "horizontal", "horizontal", "vertical")), cap,
+    return FusionChoice(tuple(order), rng.choice(("horizontal", "horizontal", "horizontal", "vertical")), cap,
                      rng.choice(("barrier", "bar")))
 
 
@@ -59,14 +61,14 @@ class CaseResult:
     seconds: float = 0.0
     reduced: str = ""
     """For a failure: the reduced case's description and sources."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def spec_of(k: KernelRecipe) -> KernelSpec:
     return KernelSpec(k.file, k.qualified, k.block, k.template_args)
 
 
-def fused_source(case: FuzzCase, candidate: Candidate):
+def fuse_case(case: FuzzCase, candidate: FusionChoice) -> tuple[Any, list[KernelRecipe]]:
+    """The fused kernel, and the kernels in its order."""
     kernels = [case.kernels[i] for i in candidate.order]
     return fuse([spec_of(k) for k in kernels], strategy=candidate.strategy,  # type: ignore[arg-type]
                 register_cap=candidate.register_cap, barrier_form=candidate.barrier_form,  # type: ignore[arg-type]
@@ -78,10 +80,10 @@ def check_case(case: FuzzCase, compiler: Any, *, gpu: bool) -> CaseResult:
     from ..runtime.compile import CompileError, LaunchError
 
     start = time.perf_counter()
-    candidate = candidate_of(case)
+    candidate = choice_of(case)
     result = CaseResult(case.seed, "", candidate.describe(), sorted(case.features))
     try:
-        fused, kernels = fused_source(case, candidate)
+        fused, kernels = fuse_case(case, candidate)
     except HFuseError as err:
         result.outcome, result.detail = "refused", str(err).splitlines()[0]
         return _timed(result, start)
@@ -152,7 +154,7 @@ def keep_reproducer(case: FuzzCase, result: CaseResult, corpus_dir: Path) -> Pat
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in case.sources().items():
         (folder / name).write_text(text)
-    (folder / "case.txt").write_text(f"{case.describe()}\ncandidate: {candidate_of(case).describe()}\n"
+    (folder / "case.txt").write_text(f"{case.describe()}\ncandidate: {choice_of(case).describe()}\n"
                                      f"outcome: {result.outcome}\n{result.detail}\n")
     return folder
 
