@@ -58,3 +58,19 @@ def test_what_an_op_cannot_pass_is_refused_by_name():
         op_params(0, "odd", fn.params[1:], {}, outputs=[])
     with pytest.raises(HFuseError, match="cannot be an output"):
         op_params(0, "scale", _params("scale", TEMPLATED, ("float",)).params, {"T": "float"}, outputs=[2])
+
+
+def test_kernel_params_of_torch_kernels_from_one_front_end_run():
+    """``kernel_params`` (what the op checks every call against), template arguments
+    substituted, from source strings as ``load_inline`` users have them."""
+    from hfuse.torch import kernel_params, torch_kernel
+
+    kernels = [torch_kernel("t.cu", "scale", 128, outputs=[1], grid=4, template_args=("double", "8"),
+                            source=TEMPLATED),
+               torch_kernel(EXAMPLE, "feature_hash", 256, outputs=[1], grid=lambda args, block: args[2] // block.size)]
+    scale, hashed = kernel_params(kernels, CompileOptions())
+    assert [(p.name, p.c_type) for p in scale] == [("k0_x", "double*"), ("k0_y", "double*"), ("k0_factor", "double"),
+                                                   ("k0_n", "long long"), ("k0_v", "float4*")]
+    assert [p.mutated for p in scale] == [False, True, False, False, False]
+    assert [p.name for p in hashed] == ["k1_keys", "k1_buckets", "k1_n", "k1_salt", "k1_num_buckets"]
+    assert kernels[1].grid_for([None, None, 4096], kernels[1].spec.block).x == 16

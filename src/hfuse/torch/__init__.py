@@ -1,17 +1,20 @@
 """hfuse for PyTorch: fused kernels as custom ops (optional; needs torch).
 
-``import hfuse`` never imports torch. The names below import it on first use (``op``);
-``hfuse.torch.params``, the parameter mapping, is plain Python.
+``import hfuse`` never imports torch. ``TorchKernel``, ``torch_kernel`` and
+``kernel_params`` (``kernels``) and the parameter mapping (``params``) are plain Python;
+``fused_op`` and ``FusedOp`` (``op``) import torch on first use.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from .kernels import TorchKernel, kernel_params, torch_kernel
+
 __all__ = ["FusedOp", "TorchKernel", "fused_op", "kernel_params", "torch_kernel"]
 
 
 def __getattr__(name: str) -> Any:
-    if name not in __all__:
+    if name not in ("FusedOp", "fused_op"):
         raise AttributeError(f"module 'hfuse.torch' has no attribute {name!r}")
     try:
         from . import op

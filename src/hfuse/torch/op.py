@@ -12,60 +12,22 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
-from ..api import prepare
-from ..config import split_template_args
-from ..errors import HFuseError, Location
+from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..launch import KernelLaunch, Output
 from ..runtime.arrays import as_device_array
-from ..spec import Dim3, KernelSpec
 from ..tune.plan import Plan
 from ..tune.tuner import TuneSettings, tune
-from .params import OpParam, op_params, op_schema
+from .kernels import TorchKernel, kernel_params
+from .params import OpParam, op_schema
 
-GridRule = Callable[[Sequence[Any], Dim3], Dim3]
-"""The grid of a launch from its arguments and the kernel's block (in the fused plan, the part's)."""
 _OPS = itertools.count()
-
-
-@dataclass(frozen=True)
-class TorchKernel:
-    """One kernel of a fused op: where it is, which of its arguments it writes, its grid."""
-
-    spec: KernelSpec
-    outputs: tuple[int, ...]
-    grid: Dim3 | GridRule
-    dynamic_smem: int = 0
-    source: str | None = None
-    """The CUDA text when it is not in ``spec.file`` (``load_inline``-style sources)."""
-
-    def grid_for(self, args: Sequence[Any], block: Dim3) -> Dim3:
-        return Dim3.of(self.grid(args, block)) if callable(self.grid) else Dim3.of(self.grid)
-
-
-def _template(header: str, args: Sequence[str]) -> dict[str, str]:
-    inside = header.split("<", 1)[1].rsplit(">", 1)[0] if "<" in header else ""
-    names = [p.split("=")[0].split()[-1].lstrip("*&") for p in split_template_args(inside) if p.strip()]
-    return dict(zip(names, args))
-
-
-def kernel_params(kernels: Sequence[TorchKernel], options: CompileOptions) -> list[list[OpParam]]:
-    """Each kernel's parameters as the op takes them, from one run of the front end."""
-    sources = {str(k.spec.file): k.source for k in kernels if k.source is not None}
-    unit = prepare([k.spec for k in kernels], sources=sources or None, options=options)
-    found = []
-    for i, (kernel, prepared) in enumerate(zip(kernels, unit.kernels)):
-        fn = prepared.function
-        found.append(op_params(i, kernel.spec.instance, fn.params, _template(fn.template_header, kernel.spec.template_args),
-                               kernel.outputs, Location(fn.file, fn.line, kernel.spec.instance)))
-    return found
 
 
 class ArgumentCheck:
@@ -272,12 +234,4 @@ def fused_op(
     return FusedOp(plan, kernels, params, device, symbols)
 
 
-def torch_kernel(file: str | Path, name: str, block: Any, *, outputs: Sequence[int], grid: Dim3 | GridRule,
-                 template_args: Sequence[str] = (), tunable: bool = False, dynamic_smem: int = 0,
-                 source: str | None = None, options: CompileOptions | None = None) -> TorchKernel:
-    """Shorthand for ``TorchKernel(KernelSpec(...), ...)``."""
-    spec = KernelSpec(Path(file), name, Dim3.of(block), tuple(template_args), tunable, options)
-    return TorchKernel(spec, tuple(outputs), grid, dynamic_smem, source)
-
-
-__all__ = ["FusedOp", "TorchKernel", "fused_op", "torch_kernel", "kernel_params"]
+__all__ = ["ArgumentCheck", "FusedOp", "fused_op"]
