@@ -297,8 +297,8 @@ def test_helpers_take_the_flag_recursively():
         # relies on a default argument: the flag would land in its place
         ("out[i] = dflt(buf);", "__device__ int dflt(int* buf, int v = 3) { __syncthreads(); return buf[v]; }\n",
          ("every parameter",)),
-        # the barrier inside an expression hfuse cannot split
-        ("out[i] = exchange(buf, 1) + 1;", EXCHANGE, ("construct",)),
+        # the barrier inside an expression that reads memory beside it
+        ("out[i] = exchange(buf, 1) + in[i];", EXCHANGE, ("construct",)),
     ],
 )
 def test_unsafe_helper_calls_are_refused(call, helper, words):
@@ -363,3 +363,38 @@ def test_value_barriers_under_a_cast_are_rewritten_in_place():
     assert "v ^= ((unsigned)__syncthreads_or(hf_active && (v == 0u)));" in out
     # a store to memory keeps the cast and happens only while the thread is active
     assert "auto hf_ret = (float)__syncthreads_and(!hf_active || (v > 2u)); if (hf_active) a[i] += hf_ret;" in out
+
+
+def test_value_barrier_inside_arithmetic_is_rewritten_in_place():
+    """Found by the fuzzer: ``v ^= (unsigned)__syncthreads_or(p) << 3;`` was refused."""
+    text = _kernel(
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) return;\n"
+        "  unsigned v = i;\n"
+        "  v ^= (unsigned)__syncthreads_or(v == 0u) << 3;\n"
+        "  const int twice = 2 * __syncthreads_count(v & 1u) + 1;\n"
+        "  a[i] = v + twice;",
+    )
+    out = _squash(_safe(text))
+    assert "v ^= (unsigned)__syncthreads_or(hf_active && (v == 0u)) << 3;" in out
+    assert "const int twice = 2 * __syncthreads_count(hf_active && (v & 1u)) + 1;" in out
+
+
+@pytest.mark.parametrize("statement", [
+    "  a[i] = a[i + 1] + __syncthreads_count(i & 1);",           # reads memory beside the barrier
+    "  int c = (i > 3) && __syncthreads_or(i & 1);",            # the barrier skipped by some threads
+    "  int c = i > 3 ? __syncthreads_count(1) : 0;",
+    "  int c = __syncthreads_count(i & 1) + __syncthreads_or(i);",  # two barriers in one expression
+])
+def test_value_barrier_in_an_expression_it_cannot_prove_safe_is_refused(statement):
+    text = _kernel("  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n" + statement +
+                   "\n  a[i] = 1;")
+    err = _refused(text)
+    assert "early return at line 3" in str(err)
+
+
+def test_helper_barrier_inside_arithmetic_stores_only_while_active():
+    kernel = _kernel("  __shared__ int buf[256];\n  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     "  if (i >= n) return;\n  out[i] = exchange(buf, 1) + 1;", "const int* in, int* out, int n")
+    out = _squash(_safe(kernel, _helpers(exchange=EXCHANGE, k=kernel)))
+    assert "{ auto hf_ret = exchange(buf, 1, hf_active) + 1; if (hf_active) out[i] = hf_ret; }" in out

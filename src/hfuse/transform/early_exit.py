@@ -375,16 +375,37 @@ class _Fn:
         elif statement.type == "return_statement":
             values = _real(statement.named_children)
             call = values[0] if values else None
-        while call is not None and call.type in ("cast_expression", "parenthesized_expression"):
-            # ``x += (unsigned)__syncthreads_count(p);``: a cast or parentheses around the call
-            # only convert its value, which every thread computes alike
-            inner = call.child_by_field_name("value") if call.type == "cast_expression" else None
-            call = inner if inner is not None else next(iter(_real(call.named_children)), None)
-        if call is None or call.type != "call_expression":
+        if call is None:
             return None
+        if call.type == "call_expression":
+            return call if self._value_sync(call) else None
+        # ``x += (unsigned)__syncthreads_count(p) << 3;``: the call inside an expression that
+        # only computes with its value, which the threads that returned may evaluate too
+        found = [n for n in walk(call) if n.type == "call_expression" and self._value_sync(n)]
+        if len(found) == 1 and self._pure_around(call, found[0]) is None:
+            return found[0]
+        return None
+
+    def _value_sync(self, call: ts.Node) -> bool:
         name = called_name(call)
-        if name in _RED or (name in self.helpers.barriers and name not in SYNC_BUILTINS):
-            return call
+        return name in _RED or (name in self.helpers.barriers and name not in SYNC_BUILTINS)
+
+    def _pure_around(self, node: ts.Node, hole: ts.Node) -> ts.Node | None:
+        """As ``pure``, for ``node`` with the call ``hole`` in it taken as pure; an operator
+        that would skip the call in some threads (``&&``, ``||``, ``?:``) is not."""
+        if (node.start_byte, node.end_byte, node.type) == (hole.start_byte, hole.end_byte, hole.type):
+            return None
+        if not (node.start_byte <= hole.start_byte and hole.end_byte <= node.end_byte):
+            return self.pure(node)
+        if node.type == "binary_expression":
+            if node.child_by_field_name("operator").type in ("&&", "||"):
+                return node
+        elif node.type not in ("cast_expression", "parenthesized_expression", "unary_expression"):
+            return node
+        for child in node.named_children:
+            bad = self._pure_around(child, hole)
+            if bad is not None:
+                return bad
         return None
 
     # ---- purity and uniformity
