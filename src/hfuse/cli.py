@@ -106,9 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     fuse.add_argument("--barrier", choices=["barrier", "bar"], help="PTX barrier form: barrier.sync (default, non-aligned) or bar.sync")
     add_compile_flags(fuse, arch=True)
     fuse.set_defaults(run=_fuse)
-    from .tune.command import add_tune_parser
+    from .tune.command import add_check_parser, add_tune_parser
 
     add_tune_parser(sub)
+    add_check_parser(sub)
     try:
         from .bench.command import add_bench_parser
     except ImportError:  # the benchmark suite is optional at import time

@@ -37,6 +37,18 @@ class HFuseError(Exception):
             text += f"\n  hint: {self.hint}"
         return text
 
+    def __reduce__(self) -> tuple:
+        # Subclasses take other constructor arguments (a compiler log, ...): rebuild from
+        # the fields, so that an error raised in a worker process arrives whole.
+        return (_restore_error, (type(self), self.__dict__.copy()))
+
+
+def _restore_error(cls: type[HFuseError], state: dict) -> HFuseError:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    Exception.__init__(error, str(error))
+    return error
+
 
 class GPUUnavailableError(HFuseError):
     """No CUDA GPU (or no CuPy) where a GPU is needed."""

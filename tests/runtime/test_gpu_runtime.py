@@ -99,7 +99,10 @@ def test_compile_launch_and_resources(compiler, cupy, limits):
     add = compiler.get(SOURCE, "add")
     r = add.resources
     assert 4 <= r.registers <= 64 and r.static_smem == 0 and r.max_threads_per_block == 1024
-    assert r.spill_stores == 0  # from the -Xptxas -v log
+    if "ptxas info" in add.binary.log:
+        assert r.spill_stores == 0  # from the -Xptxas -v log
+    else:  # some NVRTC builds (seen: CUDA 13.2's on an H100) return no ptxas report: unknown, not 0
+        assert r.spill_stores is None and r.spill_loads is None
     hist = compiler.get(SOURCE, "hist<float, 256>")
     assert hist.resources.static_smem == 1024 and hist.symbol == "_Z4histIfLi256EEvPKT_Pji"
     n = 1000

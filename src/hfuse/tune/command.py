@@ -21,9 +21,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import time
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from rich.console import Console
 
@@ -33,7 +33,9 @@ from ..files import writable_directory, write_output
 from ..frontend.options import CompileOptions
 from ..launch import KernelLaunch
 from ..runtime.device import require_gpu
-from .tuner import TuneSettings, tune
+from ..runtime.sanitizer import TOOLS, Tool, verdict_of
+from .plan import load_plan
+from .tuner import TuneSettings, check, tune
 
 _KEYS = {"name", "workloads", "launches", "tune", "output", "seed", "compile"}
 
@@ -79,9 +81,19 @@ def _workload_launches(entries: list[Any], seed: int, where: Location) -> list[K
     return out
 
 
-def run_tune(config: Path, output: Path | None, use_cache: bool, console: Console,
-             flags: argparse.Namespace | None = None) -> int:
-    """``flags``: parsed command-line compile flags, added to the config's ``compile:``."""
+@dataclass
+class _Request:
+    """A tune config read and its inputs made: what ``tune`` and ``check`` both start from."""
+
+    data: dict[str, Any]
+    settings: TuneSettings
+    options: CompileOptions
+    launches: list[KernelLaunch]
+    name: str
+    out_dir: Path
+
+
+def _read_request(config: Path, output: Path | None, flags: argparse.Namespace | None) -> _Request:
     where = Location(config)
     data = read_config_file(config)
     unknown = set(data) - _KEYS
@@ -97,10 +109,18 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
     else:
         raise HFuseError("a tune config needs 'workloads' (benchmark kernels) or 'launches: FILE.py:FUNCTION'", where)
     name = data.get("name") or "_".join(l.name for l in launches)
-    out_dir = output or Path(data.get("output", "."))
+    return _Request(data, settings, options, launches, name, output or Path(data.get("output", ".")))
+
+
+def run_tune(config: Path, output: Path | None, use_cache: bool, console: Console,
+             flags: argparse.Namespace | None = None, sanitize: bool = False) -> int:
+    """``flags``: parsed command-line compile flags, added to the config's ``compile:``."""
+    request = _read_request(config, output, flags)
+    out_dir, name = request.out_dir, request.name
     start = time.perf_counter()
     writable_directory(out_dir)  # before minutes of tuning, not after
-    plan = tune(launches, settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache, options=options)
+    plan = tune(request.launches, request.settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache,
+                options=request.options, sanitize=sanitize)
     elapsed = time.perf_counter() - start
     plan_path = plan.save(out_dir / f"{name}-plan.json")
     console.print(plan.table(), markup=False)
@@ -109,6 +129,22 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
         console.print(f"wrote {out_dir / (name + '.cu')}")
     console.print(f"wrote {plan_path} ({len(plan.candidates)} candidates, {elapsed:.1f} s)")
     return 0
+
+
+def run_check(config: Path, plan_path: Path | None, output: Path | None, tools: Sequence[Tool], console: Console,
+              flags: argparse.Namespace | None = None) -> int:
+    """Runs a tuned plan's fused kernel under compute-sanitizer; 1 if the fusion added findings."""
+    request = _read_request(config, output, flags)
+    path = plan_path or request.out_dir / f"{request.name}-plan.json"
+    if not path.is_file():
+        raise HFuseError(f"no plan at {path}", hint="run 'hfuse tune' with this config first, or give --plan")
+    plan = load_plan(path)
+    plan.sanitizer = check(request.launches, plan, tools=tools, options=request.options)
+    plan.save(path)
+    for result in plan.sanitizer:
+        console.print(f"{result.tool:10} {result.verdict:9} {result.note}", markup=False)
+    console.print(f"wrote the verdicts into {path}")
+    return 1 if verdict_of(plan.sanitizer) == "findings" else 0
 
 
 def tune_options(data: dict[str, Any], config: Path, flags: argparse.Namespace | None) -> CompileOptions:
@@ -129,7 +165,30 @@ def add_tune_parser(sub: argparse._SubParsersAction) -> None:
 
     add_compile_flags(parser)  # no -arch: the tuner's device pass is the GPU's
 
+    parser.add_argument("--sanitize", action="store_true",
+                        help="also run the chosen fused kernel under compute-sanitizer (as 'hfuse check')")
+
     def run(args: argparse.Namespace, console: Console) -> int:
-        return run_tune(args.config, args.output, not args.no_cache, console, args)
+        return run_tune(args.config, args.output, not args.no_cache, console, args, sanitize=args.sanitize)
+
+    parser.set_defaults(run=run)
+
+
+def add_check_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "check", help="run a tuned plan's fused kernel under compute-sanitizer, beside the original kernels",
+        description="Runs the fused kernel of a plan (made by 'hfuse tune' from the same config) and the original "
+        "kernels on the config's inputs under compute-sanitizer's memcheck, racecheck, synccheck and initcheck. "
+        "A finding the originals show too is 'explained'; the exit status is 1 if the fused kernel has any other.")
+    parser.add_argument("config", type=Path, help="the YAML or TOML tune config the plan was made from")
+    parser.add_argument("--plan", type=Path, help="the plan JSON (default: OUTPUT/NAME-plan.json, as 'hfuse tune' writes it)")
+    parser.add_argument("-o", "--output", type=Path, help="the directory 'hfuse tune' wrote to (default: the config's)")
+    parser.add_argument("--tool", action="append", choices=TOOLS, help="one tool (repeatable; default: all four)")
+    from ..cli import add_compile_flags
+
+    add_compile_flags(parser)
+
+    def run(args: argparse.Namespace, console: Console) -> int:
+        return run_check(args.config, args.plan, args.output, tuple(args.tool or TOOLS), console, args)
 
     parser.set_defaults(run=run)

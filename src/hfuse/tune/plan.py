@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from ..frontend.options import NO_OPTIONS, CompileOptions
+from ..runtime.sanitizer import SanitizerResult
 from ..runtime.timing import Timing
 from ..spec import Dim3
 from .candidates import Candidate
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from .launcher import PlanLauncher
 
 Decision = Literal["fuse", "do_not_fuse"]
+Failure = Literal["compile", "launch", "mismatch", "timeout", "crashed"]
+"""Why a candidate was not verified: NVRTC refused it; it could not be loaded or launched;
+its outputs differ from the unfused kernels'; it ran past its time limit (a deadlock, or
+far slower than the originals); it faulted and took its CUDA context down."""
 UnfusedWay = Literal["serial", "two_streams", "graph"]
 """How the original kernels run unfused: one after another on one stream, on two streams
 forked from and joined to the caller's, or as a CUDA graph with parallel branches."""
@@ -61,6 +66,8 @@ class CandidateResult:
     blocks_per_sm: int | None = None
     verified: bool = False
     error: str | None = None
+    failure: Failure | None = None
+    """Set with ``error`` when the candidate was not verified."""
 
     @property
     def label(self) -> str:
@@ -178,6 +185,9 @@ class Plan:
     options: CompileOptions = NO_OPTIONS
     """The ``-I/-D/-U/-include/-std`` and device arch the sources were fused under; the
     launcher compiles ``fused_source`` with them again."""
+    sanitizer: list[SanitizerResult] = field(default_factory=list)
+    """compute-sanitizer's verdict per tool on the fused kernel (``hfuse tune --sanitize``,
+    ``hfuse check``); empty: not checked."""
     format: int = PLAN_FORMAT
 
     def to_dict(self) -> dict[str, Any]:
@@ -210,6 +220,7 @@ class Plan:
             "symbols": [{n: dict(d) for n, d in s.items()} for s in self.symbols],
             "symbol_names": [dict(m) for m in self.symbol_names],
             "options": self.options.to_dict(),
+            "sanitizer": [r.to_dict() for r in self.sanitizer],
             "fused_source": self.fused_source,
             "unfused_names": list(self.unfused_names),
             "unfused_sources": list(self.unfused_sources),
@@ -250,6 +261,7 @@ class Plan:
             symbols=[{n: dict(d) for n, d in s.items()} for s in data.get("symbols") or []],
             symbol_names=[dict(m) for m in data.get("symbol_names") or []],
             options=CompileOptions.from_dict(data.get("options")),
+            sanitizer=[SanitizerResult.from_dict(r) for r in data.get("sanitizer") or []],
             format=int(data.get("format", PLAN_FORMAT)),
         )
 

@@ -47,4 +47,5 @@ class Progress:
             self._bar.advance(self._task)
         if self.enabled and result.error:
             first = result.error.splitlines()[0]
-            self.console.print(f"  [yellow]skipped[/] {escape(result.label)}: {escape(first)}")
+            what = {"timeout": "[red]timed out[/]", "crashed": "[red]crashed[/]"}.get(result.failure or "", "[yellow]skipped[/]")
+            self.console.print(f"  {what} {escape(result.label)}: {escape(first)}")

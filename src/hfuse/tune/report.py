@@ -25,7 +25,7 @@ def plan_table(plan: Plan) -> str:
     for r in ordered:
         spill = str((r.spill_stores or 0) + (r.spill_loads or 0)) if r.spill_stores is not None else ""
         occ = f"{r.occupancy:.2f}" if r.occupancy is not None else ""
-        status = "verified" if r.verified else ("FAILED: " + (r.error or "").splitlines()[0][:60] if r.error else "")
+        status = "verified" if r.verified else (f"{(r.failure or 'failed').upper()}: " + (r.error or "").splitlines()[0][:60] if r.error else "")
         mark = "*" if r.label == plan.chosen else ""
         lines.append(row(mark, r.label, r.time_ms, str(r.registers or ""), spill, occ, status))
     ways = plan.baselines.ways()
@@ -33,6 +33,8 @@ def plan_table(plan: Plan) -> str:
         way = plan.baselines.fastest_way()
         lines.append(f"fastest unfused way: {way.replace('_', ' ')} ({ways[way].median_ms:.3f} ms), the reference "
                      "for the decision")
+    for result in plan.sanitizer:
+        lines.append(f"compute-sanitizer {result.tool}: {result.note}")
     verdict = "FUSE" if plan.should_fuse else "DO NOT FUSE"
     lines.append(f"decision: {verdict}: {plan.reason}")
     if not plan.should_fuse:

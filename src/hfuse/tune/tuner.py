@@ -5,11 +5,13 @@
    another on one stream.
 2. Candidates: partitions x register caps, the even split ("naive"), vertical fusion;
    then warp-granular partitions around the best, and balanced grids for grid-free kernels.
-3. Each candidate is generated and compiled on worker threads while the GPU measures
+3. Each candidate is generated and compiled on threads here while the GPU measures
    earlier ones; then it is run once on the tuning inputs and its outputs are compared
    with the unfused kernels' outputs at the same block shapes. A candidate that does not
    compile, fails to launch or computes something else is recorded with its error and
-   never timed.
+   never timed. Kernels run in a worker process (``isolation``) under time limits: a
+   candidate that hangs is recorded as ``timeout``, one that faults as ``crashed``, and
+   the search goes on in a fresh worker.
 4. The fastest verified horizontal candidate is chosen if it beats the fastest unfused way
    (serial, two streams or a graph) by more than ``min_gain``; otherwise the plan says
    "do not fuse", with the numbers (``decision``).
@@ -17,11 +19,11 @@
 from __future__ import annotations
 
 import concurrent.futures as futures
-from collections import OrderedDict
+import contextlib
 import hashlib
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..api import FusedKernel, PreparedUnit, device_source, fuse
 from ..api import prepare as prepare_unit
@@ -29,33 +31,28 @@ from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..launch import KernelLaunch, describe_symbol
 from ..runtime.binary_cache import BinaryCache
-from ..runtime.compile import CompiledBinary, Compiler, CompileError, LaunchError
+from ..runtime.compile import CompiledBinary, Compiler, CompileError
 from ..runtime.device import DeviceLimits, require_gpu
-from ..runtime.execute import (
-    OutputSnapshot,
-    PreparedLaunch,
-    compare_outputs,
-    prepare,
-    prepare_fused,
-    read_source,
-    run_once_on_device,
-)
-from ..runtime.occupancy import occupancy
+from ..runtime.execute import read_source
+from ..runtime.jobs import LaunchJob, job_of
+from ..runtime.sanitizer import TOOLS, SanitizerResult, Tool
 from ..runtime.symbols import (
     SymbolError,
     compile_with_symbols,
     fused_symbol_names,
     fused_symbols,
-    load_with_symbols,
     present_symbols,
 )
-from ..runtime.timing import ConcurrentLaunches, LaunchGraph, SerialLaunches, Timer, Timing
+from ..runtime.transfer import ArrayTable, resolve, save_image
 from ..spec import Dim3, KernelSpec
 from .cache import PlanCache, cache_key, describe_launch, header_digests
 from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
 from .decision import decide, fastest_verified
+from .isolation import TimeLimits, WorkerMeasurer, WorkerSetup
+from .measure import MeasureRequest, MeasureSettings, Measurer
 from .plan import Baselines, CandidateResult, Plan
 from .progress import Progress
+from .sanitize import sanitize as run_sanitizers
 
 
 @dataclass(frozen=True)
@@ -77,6 +74,13 @@ class TuneSettings:
     min_gain: float = 0.01
     """Fuse only when the best candidate beats the fastest unfused way by more than this fraction (noise)."""
     barrier_form: str = "barrier"
+    isolate: bool = True
+    """Verify and time candidates in a worker process, so that one that deadlocks is stopped
+    (``timeout``) and one that faults (``crashed``) cannot take this process down."""
+    time_limit_factor: float = 20.0
+    """A candidate's run may take this many times the slowest original kernel alone ..."""
+    time_limit_floor_s: float = 2.0
+    """... and at least this long, before it is deemed hung."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,11 +93,11 @@ class _Built:
 
 
 class _Session:
-    """The state of one tuning run on one GPU (no globals: made and dropped by ``tune``)."""
+    """One tuning run: generates and compiles what is measured, and hands it to a measurer
+    (no globals: made and dropped by ``tune``). Nothing here runs a kernel."""
 
     def __init__(self, launches: Sequence[KernelLaunch], settings: TuneSettings, progress: Progress,
                  front_end: "_FrontEnd", binaries: BinaryCache | None = None):
-        self.cupy = require_gpu()
         self.launches = list(launches)
         self.settings = settings
         self.progress = progress
@@ -103,60 +107,41 @@ class _Session:
         # Every source compiled here (fused or device side) has the -include files inlined already.
         self.compiler = Compiler(limits=self.limits, std=self.options.emitted_std,
                                  options=self.options.compiler_flags(std=False, pre_includes=False), cache=binaries)
-        self.timer = Timer(self.limits, flush_l2=settings.flush_l2)
         self.specs = front_end.specs
         self.unit = front_end.unit
         # The originals are compiled from their device side alone (a sample's main() and
         # host headers never reach NVRTC).
         self.device_sources = [device_source(s, sources=front_end.sources, options=self.options) for s in self.specs]
-        self._references: OrderedDict[tuple[int, Dim3], list] = OrderedDict()
-        # Reference outputs stay on the GPU (host comparison of gigabytes is too slow), but
-        # only up to a quarter of its memory: least recently used ones are recomputed.
-        self._reference_budget = self.cupy.cuda.Device().mem_info[1] // 4
-        self._prepared: dict[tuple[int, Dim3], PreparedLaunch] = {}
-        self.originals = [self.original(i, l.kernel.block) for i, l in enumerate(self.launches)]
-        arrays = [a for l in self.launches for a in (l.args[o.index] for o in l.outputs)]
-        self.snapshot = OutputSnapshot(arrays)
+        self.table = ArrayTable()
+        for launch in self.launches:
+            self.table.refs(launch.args)
+        self.outputs = self.table.refs([l.args[o.index] for l in self.launches for o in l.outputs])
+        self._originals: dict[tuple[int, Dim3], LaunchJob] = {}
+
+    def measure_settings(self) -> MeasureSettings:
+        s = self.settings
+        return MeasureSettings(self.limits, warmup_ms=s.warmup_ms, rep_ms=s.rep_ms, flush_l2=s.flush_l2)
 
     # -- originals -------------------------------------------------------------------
-    def original(self, index: int, block: Dim3) -> PreparedLaunch:
+    def original(self, index: int, block: Dim3) -> LaunchJob:
+        """The ``index``-th unfused kernel at ``block``, compiled from its device source."""
         key = (index, block)
-        if key not in self._prepared:
-            # Already preprocessed: user headers and -include files are inlined in it.
+        if key not in self._originals:
             unfused = self.device_sources[index]
-            launch = self.launches[index]
-            launch = replace(launch, source=unfused.source, kernel=replace(launch.kernel, name=unfused.qualified_name))
-            self._prepared[key] = prepare(launch.with_block(block), self.compiler)
-        return self._prepared[key]
+            launch = self.launches[index].with_block(block)
+            name = unfused.name_expression
+            if launch.symbols:  # a symbol it does not define is the user's error, said here
+                binary = compile_with_symbols(self.compiler, unfused.source, name, launch.symbols, kernel=launch.name)
+            else:
+                binary = self.compiler.compile(unfused.source, [name])
+            self._originals[key] = job_of(
+                launch.name, binary, name, grid=launch.grid_for(block), block=block, shared_mem=launch.smem_for(block),
+                args=launch.args, outputs=launch.outputs, output_arrays=[launch.args[o.index] for o in launch.outputs],
+                table=self.table, symbols=launch.symbols)
+        return self._originals[key]
 
-    def reference(self, index: int, block: Dim3) -> list:
-        """Outputs of the unfused kernel at this block shape, from the initial outputs."""
-        key = (index, block)
-        if key in self._references:
-            self._references.move_to_end(key)
-            return self._references[key]
-        outputs = run_once_on_device(self.original(index, block), self.snapshot)
-        self._references[key] = outputs
-        while len(self._references) > 1 and sum(a.nbytes for v in self._references.values() for a in v) > self._reference_budget:
-            self._references.popitem(last=False)
-        return outputs
-
-    def time(self, fn: Callable[[], None]) -> Timing:
-        s = self.settings
-        return self.timer.time(fn, warmup_ms=s.warmup_ms, rep_ms=s.rep_ms, setup=None)
-
-    def baselines(self) -> Baselines:
-        self.progress.note("measuring the unfused kernels")
-        alone = {}
-        for launch, prepared in zip(self.launches, self.originals):
-            name = launch.name
-            while name in alone:
-                name += "'"
-            alone[name] = self.time(lambda p=prepared: p())
-        concurrent, serial = ConcurrentLaunches(self.originals), SerialLaunches(self.originals)
-        two = self.time(lambda: concurrent())
-        graph = LaunchGraph(self.originals)
-        return Baselines(alone=alone, two_streams=two, graph=self.time(lambda: graph()), serial=self.time(lambda: serial()))
+    def originals(self) -> list[LaunchJob]:
+        return [self.original(i, l.kernel.block) for i, l in enumerate(self.launches)]
 
     # -- candidates ------------------------------------------------------------------
     def _launches_for(self, candidate: Candidate) -> list[KernelLaunch]:
@@ -184,45 +169,41 @@ class _Session:
         return _Built(fused, compile_with_symbols(self.compiler, fused.source, fused.name_expression, symbols,
                                                   kernel=fused.name, optional=True))
 
-    def measure(self, candidate: Candidate, built: futures.Future) -> CandidateResult:
-        result = CandidateResult(candidate)
+    def request(self, candidate: Candidate, made: _Built) -> MeasureRequest:
+        """What a measurer needs to verify and time a built candidate."""
+        launches = self._launches_for(candidate)
+        # Every part's __constant__/__device__ data under the fused names, copied into the
+        # candidate's module before it runs (verification and timing alike).
+        symbols = present_symbols(made.binary, fused_symbols(
+            made.fused.symbol_names, [l.symbols for l in launches], [l.name for l in launches], made.fused.source))
+        packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
+        fused = job_of(candidate.label, made.binary, made.fused.name_expression, grid=packed.grid, block=packed.block,
+                       shared_mem=packed.shared_mem, args=packed.args,
+                       outputs=[o for l in launches for o in l.outputs],
+                       output_arrays=[l.args[o.index] for l in launches for o in l.outputs],
+                       table=self.table, symbols=symbols)
+        references = tuple(self.original(i, b) for i, b in enumerate(candidate.blocks))
+        return MeasureRequest(candidate, fused, references)
+
+    def measure(self, candidate: Candidate, built: futures.Future, measurer: "Measurer | WorkerMeasurer") -> CandidateResult:
         try:
-            made: _Built = built.result()
-            launches = self._launches_for(candidate)
-            # Every part's __constant__/__device__ data under the fused names, copied into the
-            # candidate's module before it runs (verification and timing alike).
-            symbols = present_symbols(made.binary, fused_symbols(
-                made.fused.symbol_names, [l.symbols for l in launches], [l.name for l in launches], made.fused.source))
-            kernel = load_with_symbols(self.compiler, made.binary, made.fused.name_expression, symbols,
-                                       kernel=candidate.label)
-            res = kernel.resources
-            result.registers, result.local_bytes, result.static_smem = res.registers, res.local_bytes, res.static_smem
-            result.spill_stores, result.spill_loads = res.spill_stores, res.spill_loads
-            packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
-            occ = occupancy(self.limits, res.registers, packed.block.size, res.static_smem, packed.shared_mem)
-            result.occupancy, result.blocks_per_sm = occ.occupancy, occ.blocks_per_sm
-            prepared = prepare_fused(kernel, packed, launches, name=candidate.label)
-            expected = [o for i, b in enumerate(candidate.blocks) for o in self.reference(i, b)]
-            problems = compare_outputs(expected, run_once_on_device(prepared, self.snapshot), prepared.outputs)
-            if problems:
-                result.error = "outputs differ from the unfused kernels: " + "; ".join(problems[:3])
-                return result
-            result.verified = True
-            result.time = self.time(lambda: prepared())
+            request = self.request(candidate, built.result())
         except SymbolError:
             raise  # the user's symbol data, the same for every candidate: say so once, loudly
         except CompileError as err:
-            result.error = f"compile failed: {err.message}\n{err.log.strip()[:2000]}"
-        except (LaunchError, HFuseError) as err:
-            result.error = str(err)
-        return result
+            return CandidateResult(candidate, error=f"compile failed: {err.message}\n{err.log.strip()[:2000]}",
+                                   failure="compile")
+        except HFuseError as err:
+            return CandidateResult(candidate, error=str(err), failure="launch")
+        return measurer.measure(request)
 
-    def run(self, candidates: Sequence[Candidate], pool: futures.Executor) -> list[CandidateResult]:
+    def run(self, candidates: Sequence[Candidate], pool: futures.Executor,
+            measurer: "Measurer | WorkerMeasurer") -> list[CandidateResult]:
         jobs = [(c, pool.submit(self.build, c)) for c in candidates]
         results = []
         for candidate, job in jobs:
             self.progress.step(candidate.label)
-            result = self.measure(candidate, job)
+            result = self.measure(candidate, job, measurer)
             self.progress.result(result)
             results.append(result)
         return results
@@ -266,12 +247,65 @@ def tune(
     use_cache: bool = True,
     progress: bool = True,
     options: CompileOptions | None = None,
+    sanitize: bool = False,
 ) -> Plan:
     """Find the fastest verified fusion of ``launches`` on this GPU, or decide not to fuse.
 
     ``options`` are nvcc's ``-I/-D/-U/-include/-std`` for the sources; the device pass
     modelled (``__CUDA_ARCH__``) is always this GPU's, whatever ``options.arch`` says.
+    ``sanitize`` also runs the chosen fused kernel under compute-sanitizer (``check``)
+    and keeps the verdicts in ``plan.sanitizer``.
     """
+    plan = _tune(launches, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress, options=options)
+    if sanitize and plan.should_fuse and not plan.sanitizer:
+        plan.sanitizer = check(launches, plan, options=options)
+        if use_cache and plan.cache_key:
+            PlanCache(cache_dir).put(plan.cache_key, plan)
+    return plan
+
+
+def check(launches: Sequence[KernelLaunch], plan: Plan, *, tools: Sequence[Tool] = TOOLS,
+          options: CompileOptions | None = None) -> list[SanitizerResult]:
+    """The plan's fused kernel and the original kernels under each compute-sanitizer tool,
+    on ``launches``' inputs (the launches the plan was tuned for, or others like them)."""
+    if not plan.should_fuse:
+        raise HFuseError("the plan does not fuse: there is no fused kernel to check")
+    chosen = next((r.candidate for r in plan.candidates if r.label == plan.chosen), None)
+    if chosen is None:
+        raise HFuseError(f"the plan's chosen candidate '{plan.chosen}' is not among its candidates")
+    known = {f.name for f in fields(TuneSettings)}
+    settings = TuneSettings(**{k: v for k, v in plan.settings.items() if k in known})
+    return sanitize_candidate(launches, chosen, settings, tools=tools, options=options or plan.options,
+                              expected_source=plan.fused_source)
+
+
+def sanitize_candidate(launches: Sequence[KernelLaunch], candidate: Candidate, settings: TuneSettings = TuneSettings(),
+                       *, tools: Sequence[Tool] = TOOLS, options: CompileOptions | None = None,
+                       expected_source: str | None = None) -> list[SanitizerResult]:
+    """One fusion of ``launches`` (and the originals, for comparison) under each tool."""
+    require_gpu()
+    front_end = _FrontEnd.of(launches, options or NO_OPTIONS, DeviceLimits.current())
+    session = _Session(launches, settings, Progress(enabled=False), front_end)
+    made = session.build(candidate)
+    if expected_source is not None and made.fused.source != expected_source:
+        raise HFuseError("these sources no longer generate the plan's fused kernel", hint="tune them again")
+    request = session.request(candidate, made)
+    image = save_image(session.table.arrays)
+    try:
+        return run_sanitizers(request, WorkerSetup(image, session.outputs, session.measure_settings()), tools)
+    finally:
+        image.remove()
+
+
+def _tune(
+    launches: Sequence[KernelLaunch],
+    settings: TuneSettings,
+    *,
+    cache_dir: str | Path | None,
+    use_cache: bool,
+    progress: bool,
+    options: CompileOptions | None,
+) -> Plan:
     if len(launches) < 2:
         raise HFuseError("tuning needs at least two kernel launches")
     require_gpu()
@@ -284,10 +318,12 @@ def tune(
     # Compiled kernels are kept beside the plans: an original tuned again beside another
     # partner, or a candidate of an interrupted run, is not compiled twice.
     binaries = BinaryCache(cache.directory / "binaries") if cache is not None else None
-    with Progress(enabled=progress) as bar:
+    with Progress(enabled=progress) as bar, contextlib.ExitStack() as stack:
         session = _Session(launches, settings, bar, front_end, binaries)
-        baselines = session.baselines()
-        originals = [p.kernel.resources for p in session.originals]
+        measurer = stack.enter_context(_measurer(session))
+        bar.note("measuring the unfused kernels")
+        unfused = measurer.unfused(session.originals())
+        baselines, originals = unfused.baselines, unfused.resources
         first = enumerate_candidates(
             session.specs,
             limits=limits,
@@ -298,31 +334,49 @@ def tune(
             caps=settings.caps,
             neighbours=settings.neighbour_caps,
         )
-        with futures.ThreadPoolExecutor(max_workers=settings.workers) as pool:
-            bar.start(len(first))
-            results = session.run(first, pool)
-            best = fastest_verified(results)
-            extra: list[Candidate] = []
-            if best is not None and settings.refine:
-                extra += refine_around(best.candidate, session.specs)
-            if best is not None and settings.balance_grids and any(l.grid_free for l in launches):
-                alone = [t.median_ms for t in baselines.alone.values()]
-                grids = balance_grids(alone, [l.grid_for(b) for l, b in zip(launches, best.candidate.blocks)],
-                                      best.candidate.blocks, [l.grid_free for l in launches])
-                if any(g is not None for g in grids):
-                    extra.append(with_grids(best.candidate, grids))
-                    extra += [with_grids(replace(best.candidate, register_cap=c.candidate.register_cap, label=""), grids)
-                              for c in results if c.verified and c.candidate.blocks == best.candidate.blocks
-                              and c.candidate.register_cap != best.candidate.register_cap and c.candidate.strategy == "horizontal"]
-            seen = {r.candidate.key for r in results}
-            extra = [c for c in dict((c.key, c) for c in extra).values() if c.key not in seen]
-            if extra:
-                bar.start(len(extra))
-                results += session.run(extra, pool)
+        pool = futures.ThreadPoolExecutor(max_workers=settings.workers)
+        # On Ctrl-C or an error, compiles not started yet are dropped rather than waited for.
+        stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+        bar.start(len(first))
+        results = session.run(first, pool, measurer)
+        best = fastest_verified(results)
+        extra: list[Candidate] = []
+        if best is not None and settings.refine:
+            extra += refine_around(best.candidate, session.specs)
+        if best is not None and settings.balance_grids and any(l.grid_free for l in launches):
+            alone = [t.median_ms for t in baselines.alone.values()]
+            grids = balance_grids(alone, [l.grid_for(b) for l, b in zip(launches, best.candidate.blocks)],
+                                  best.candidate.blocks, [l.grid_free for l in launches])
+            if any(g is not None for g in grids):
+                extra.append(with_grids(best.candidate, grids))
+                extra += [with_grids(replace(best.candidate, register_cap=c.candidate.register_cap, label=""), grids)
+                          for c in results if c.verified and c.candidate.blocks == best.candidate.blocks
+                          and c.candidate.register_cap != best.candidate.register_cap and c.candidate.strategy == "horizontal"]
+        seen = {r.candidate.key for r in results}
+        extra = [c for c in dict((c.key, c) for c in extra).values() if c.key not in seen]
+        if extra:
+            bar.start(len(extra))
+            results += session.run(extra, pool, measurer)
         plan = _make_plan(session, results, baselines, settings, key, list(front_end.sources.values()))
     if cache is not None:
         cache.put(key, plan)
     return plan
+
+
+@contextlib.contextmanager
+def _measurer(session: _Session) -> Iterator["Measurer | WorkerMeasurer"]:
+    """A worker process under time limits (``settings.isolate``), or this process."""
+    settings = session.measure_settings()
+    if not session.settings.isolate:
+        yield Measurer(session.table.arrays, resolve(session.outputs, session.table.arrays), settings)
+        return
+    image = save_image(session.table.arrays)
+    try:
+        limits = TimeLimits(run_factor=session.settings.time_limit_factor, run_floor_s=session.settings.time_limit_floor_s)
+        with WorkerMeasurer(WorkerSetup(image, session.outputs, settings), limits) as measurer:
+            yield measurer
+    finally:
+        image.remove()
 
 
 def _make_plan(session: _Session, results: list[CandidateResult], baselines: Baselines, settings: TuneSettings,
