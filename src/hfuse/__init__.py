@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 from .errors import HFuseError  # noqa: E402
 from .spec import Dim3, KernelSpec  # noqa: E402
 from .launch import KernelLaunch, Output  # noqa: E402
-from .tune.regcap import RegisterCap  # noqa: E402
+from .tune.regcap import RegisterCap, WarpgroupRegisters  # noqa: E402
 from .frontend.options import CompileOptions  # noqa: E402
 from .api import DeviceSource, FusedKernel, FusedLaunch, PreparedUnit, device_source, fuse, prepare  # noqa: E402
 from .tune.plan import Plan, load_plan  # noqa: E402
@@ -20,5 +20,6 @@ def tune(launches, settings=None, **kwargs):
 
 __all__ = [
     "CompileOptions", "DeviceSource", "Dim3", "FusedKernel", "FusedLaunch", "HFuseError", "KernelLaunch", "KernelSpec",
-    "Output", "Plan", "PreparedUnit", "RegisterCap", "__version__", "device_source", "fuse", "load_plan", "prepare", "tune",
+    "Output", "Plan", "PreparedUnit", "RegisterCap", "WarpgroupRegisters", "__version__", "device_source", "fuse",
+    "load_plan", "prepare", "tune",
 ]

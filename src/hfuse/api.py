@@ -30,7 +30,7 @@ from .transform.specialize import specialise_part
 
 FUSED_NAMESPACE = "hfuse_fused"
 """Where the fused kernel is emitted when some part lives in a namespace."""
-from .tune.regcap import RegisterCap
+from .tune.regcap import RegisterPolicy, WarpgroupRegisters
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class FusedKernel:
     name_expression: str
     """What to look the kernel up by (NVRTC name expression; equals ``name`` unless templated)."""
     partition: Partition
-    register_cap: RegisterCap | None
+    register_cap: RegisterPolicy | None
     signatures: tuple[PartSignature, ...] = field(repr=False)
     symbol_names: tuple[dict[str, str], ...] = ()
     """Per part: user's ``__constant__``/``__device__`` symbol name -> its name in the fused
@@ -287,7 +287,7 @@ def fuse(
     kernels: Sequence[KernelSpec],
     *,
     strategy: Strategy = "horizontal",
-    register_cap: RegisterCap | None = None,
+    register_cap: RegisterPolicy | None = None,
     name: str | None = None,
     barrier_form: BarrierForm = "barrier",
     sources: Mapping[str | Path, str] | None = None,
@@ -319,7 +319,7 @@ def _generate(
     specs: list[KernelSpec],
     prepared: PreparedUnit,
     strategy: Strategy,
-    register_cap: RegisterCap | None,
+    register_cap: RegisterPolicy | None,
     name: str | None,
     barrier_form: BarrierForm,
 ) -> FusedKernel:
@@ -353,8 +353,16 @@ def _generate(
     sigs = [part_signature(part) for part in partition.parts]
 
     bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
-    emit_kernel = horizontal_kernel if strategy == "horizontal" else vertical_kernel
-    kernel_text = emit_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds)
+    if isinstance(register_cap, WarpgroupRegisters):
+        sizes = [part.size for part in partition.parts]
+        problem = "vertical fusion has one part per thread" if strategy != "horizontal" else register_cap.violation(sizes)
+        if problem:
+            raise HFuseError(f"per-part register budgets {register_cap.label} cannot apply: {problem}")
+        budgets = (register_cap.budgets, register_cap.entry(partition.block_threads))
+        kernel_text = horizontal_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds, budgets)
+    else:
+        emit_kernel = horizontal_kernel if strategy == "horizontal" else vertical_kernel
+        kernel_text = emit_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds)
     launch_text = launcher(fused_name, partition.block_threads, sigs)
     namespaces = [k.scope for k in found if any(k.scope)]
     expression_prefix = ""
@@ -366,7 +374,11 @@ def _generate(
         launch_text = launch_text.replace("#ifndef __CUDACC_RTC__\n", f"#ifndef __CUDACC_RTC__\nnamespace {FUSED_NAMESPACE} {{\n", 1)
         launch_text = launch_text.replace("\n#endif", f"\n}}  // namespace {FUSED_NAMESPACE}\n#endif")
         expression_prefix = f"{FUSED_NAMESPACE}::"
-    header = header_comment(fused_name, partition, sigs, f"register cap {bounds}" if register_cap else "no register cap",
+    if isinstance(register_cap, WarpgroupRegisters):
+        regs = f"{bounds} and per-part budgets {register_cap.label} set with setmaxnreg (sm_90a only)"
+    else:
+        regs = f"register cap {bounds}" if register_cap else "no register cap"
+    header = header_comment(fused_name, partition, sigs, regs,
                             __version__)
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "

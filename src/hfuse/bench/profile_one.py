@@ -116,7 +116,7 @@ def build_variants(pair: Pair, sizes: dict[str, int], plan: Any = None, *, with_
     from ..runtime.compile import Compiler
     from ..runtime.device import DeviceLimits
     from ..runtime.execute import prepare, prepare_fused
-    from ..tune.regcap import paper_cap
+    from ..tune.regcap import WarpgroupRegisters, paper_cap
     from .suite import make_launches
 
     limits = DeviceLimits.current()
@@ -151,9 +151,12 @@ def build_variants(pair: Pair, sizes: dict[str, int], plan: Any = None, *, with_
     if cap is not None:
         wanted["cap"] = cap
 
+    budgets = Compiler(arch=limits.arch + "a", limits=limits)  # setmaxnreg needs the sm_90a target
+
     def build(variant: str) -> tuple[Any, Any]:
         fk = fuse(specs, strategy="horizontal", register_cap=wanted[variant], name=names[variant])
-        return fk, compiler.compile(fk.source, [fk.name_expression])
+        chosen = budgets if isinstance(wanted[variant], WarpgroupRegisters) else compiler
+        return fk, chosen.compile(fk.source, [fk.name_expression])
 
     with futures.ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {k: pool.submit(build, k) for k in wanted}

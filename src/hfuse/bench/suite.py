@@ -57,7 +57,8 @@ RESULTS_CSV = "results.csv"
 ROW_FIELDS: tuple[str, ...] = (
     "mode", "pair", "title", "category", "k1", "k2", "swept", "size_k1", "size_k2", "swept_size",
     "t1_ms", "t2_ms", "ratio",
-    "native_ms", "graph_ms", "vertical_ms", "naive_ms", "best_hfuse_ms", "best_hfuse_label", "tuned_ms",
+    "native_ms", "graph_ms", "serial_ms", "co_resident_ms", "co_resident_k", "best_unfused_ms", "best_unfused_way",
+    "vertical_ms", "naive_ms", "best_hfuse_ms", "best_hfuse_label", "tuned_ms",
     "decision", "chosen", "chosen_strategy", "chosen_blocks", "chosen_grids", "registers", "register_cap",
     "occupancy",
     "speedup_graph", "speedup_vertical", "speedup_naive", "speedup_best_hfuse", "speedup_tuned",
@@ -68,7 +69,8 @@ ROW_FIELDS: tuple[str, ...] = (
 """Columns of results.csv (and keys of each JSON row), in order."""
 
 NUMERIC_FIELDS = {
-    "size_k1", "size_k2", "swept_size", "t1_ms", "t2_ms", "ratio", "native_ms", "graph_ms", "vertical_ms",
+    "size_k1", "size_k2", "swept_size", "t1_ms", "t2_ms", "ratio", "native_ms", "graph_ms", "serial_ms",
+    "co_resident_ms", "co_resident_k", "best_unfused_ms", "vertical_ms",
     "naive_ms", "best_hfuse_ms", "tuned_ms", "registers", "occupancy", "speedup_graph", "speedup_vertical",
     "speedup_naive", "speedup_best_hfuse", "speedup_tuned", "torch_ms", "torch_t1_ms", "torch_t2_ms",
     "speedup_torch", "candidates", "verified_candidates", "failed_candidates", "elapsed_s",
@@ -141,10 +143,13 @@ def row_from_plan(
     best = min(horizontal, key=lambda c: c.time_ms) if horizontal else None
     chosen = by_label.get(plan.chosen) if plan.chosen else None
 
+    ways = base.ways()
+    fastest_way = base.fastest_way() if ways else ""
+    best_unfused = ways[fastest_way].median_ms if ways else None
     if plan.decision == "fuse" and chosen is not None and chosen.time_ms is not None:
         tuned = chosen.time_ms
-    else:
-        tuned = native
+    else:  # a declined plan's launcher runs the fastest unfused way it measured
+        tuned = best_unfused if best_unfused is not None else native
 
     def ms(c: Any) -> float | None:
         return c.time_ms if (c is not None and c.verified) else None
@@ -166,6 +171,11 @@ def row_from_plan(
         "ratio": (t1 / t2) if (t1 and t2) else None,
         "native_ms": native,
         "graph_ms": graph,
+        "serial_ms": base.serial.median_ms if base.serial else None,
+        "co_resident_ms": base.co_resident.median_ms if base.co_resident else None,
+        "co_resident_k": base.co_resident_k,
+        "best_unfused_ms": best_unfused,
+        "best_unfused_way": fastest_way,
         "vertical_ms": ms(vertical),
         "naive_ms": ms(naive),
         "best_hfuse_ms": best.time_ms if best else None,
@@ -252,6 +262,10 @@ def coerce_row(row: dict[str, Any]) -> dict[str, Any]:
                 out[key] = {"true": True, "false": False}.get(str(value).strip().lower())
         else:
             out[key] = "" if value is None else value
+    # columns added since the row was written: unknown (numbers) or empty (text)
+    for key in ROW_FIELDS:
+        if key not in out:
+            out[key] = None if key in NUMERIC_FIELDS or key in BOOL_FIELDS else ""
     return out
 
 

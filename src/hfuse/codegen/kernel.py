@@ -56,8 +56,26 @@ def _declaration(name: str, partition: Partition, sigs: list[PartSignature], lau
     return f"{head}{bounds}\n{name}(\n    {joined})"
 
 
-def horizontal_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str], launch_bounds: str) -> str:
-    lines = [_declaration(name, partition, sigs, launch_bounds) + " {"]
+def _set_registers(budget: int, entry: int) -> str:
+    """A warpgroup's ``setmaxnreg`` from the entry count to ``budget`` (empty when equal)."""
+    if budget == entry:
+        return ""
+    way = "inc" if budget > entry else "dec"
+    return (f'    asm volatile("setmaxnreg.{way}.sync.aligned.u32 {budget};\\n" ::: "memory");'
+            f"  // {budget} registers per thread here (entry {entry})")
+
+
+SM90A_ONLY = ("#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+              '#error "this fused kernel sets per-part register budgets with setmaxnreg: compile it for sm_90a"\n'
+              "#endif\n")
+
+
+def horizontal_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str], launch_bounds: str,
+                      budgets: tuple[tuple[int, ...], int] | None = None) -> str:
+    """``budgets``: each part's registers per thread and the entry count, for ``setmaxnreg``
+    on entry to each part (whole warpgroups, checked by ``WarpgroupRegisters``)."""
+    lines = [SM90A_ONLY] if budgets else []
+    lines.append(_declaration(name, partition, sigs, launch_bounds) + " {")
     lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
     lines.append("  const unsigned hf_block = blockIdx.x;")
     for n, (sig, body) in enumerate(zip(sigs, bodies)):
@@ -67,6 +85,8 @@ def horizontal_kernel(name: str, partition: Partition, sigs: list[PartSignature]
         test = "" if last else f"if (threadIdx.x < {end}u) "
         keyword = "" if n == 0 else "else "
         lines.append(f"  {keyword}{test}{{  // part {part.index}: {part.spec.name}, threads [{part.offset}, {end}), block {part.block}")
+        if budgets and (change := _set_registers(budgets[0][n], budgets[1])):
+            lines.append(change)  # by every thread of the part's warpgroups, before any of them can leave
         lines.append(f"    if ({_in_grid(sig)}) {{")
         local = "threadIdx.x" if part.offset == 0 else f"(threadIdx.x - {part.offset}u)"
         lines.append(f"      const unsigned hf_tid = {local};")

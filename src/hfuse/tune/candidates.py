@@ -22,7 +22,16 @@ from ..errors import HFuseError
 from ..runtime.device import DeviceLimits
 from ..spec import Dim3, KernelSpec
 from ..transform.partition import padded
-from .regcap import RegisterCap, neighbour_caps, paper_cap
+from ..runtime.occupancy import blocks_by_threads, smem_per_block
+from .regcap import (
+    RegisterCap,
+    RegisterPolicy,
+    WarpgroupRegisters,
+    neighbour_caps,
+    paper_cap,
+    register_policy_from_dict,
+    warpgroup_budgets,
+)
 
 Strategy = Literal["horizontal", "vertical"]
 MAX_BLOCK = 1024
@@ -35,7 +44,7 @@ class Candidate:
 
     blocks: tuple[Dim3, ...]
     """Block shape of each kernel inside the fused block (its partition)."""
-    register_cap: RegisterCap | None = None
+    register_cap: RegisterPolicy | None = None
     strategy: Strategy = "horizontal"
     grids: tuple[Dim3 | None, ...] | None = None
     """Per-kernel grid override (grid-free kernels only); None keeps each launch's grid."""
@@ -72,7 +81,7 @@ class Candidate:
         grids = data.get("grids")
         return cls(
             blocks=tuple(Dim3.of(b) for b in data["blocks"]),
-            register_cap=RegisterCap.from_dict(data.get("register_cap")),
+            register_cap=register_policy_from_dict(data.get("register_cap")),
             strategy=data.get("strategy", "horizontal"),
             grids=None if grids is None else tuple(None if g is None else Dim3.of(g) for g in grids),
             label=data.get("label", ""),
@@ -196,6 +205,19 @@ def _caps_for(
     return caps
 
 
+def _budgets_for(blocks: tuple[Dim3, ...], limits: DeviceLimits, kernel_registers: Sequence[int],
+                 smem: int) -> list[WarpgroupRegisters]:
+    """Per-part budgets (``setmaxnreg``, Hopper's sm_90a only) at block counts an SM can hold."""
+    if limits.compute_capability != (9, 0):
+        return []
+    sizes = [padded(b.size) for b in blocks]
+    fused = sum(sizes)
+    most = min(blocks_by_threads(limits, fused), limits.max_blocks_per_sm)
+    if smem > 0:
+        most = min(most, limits.smem_per_sm // smem_per_block(limits, smem))
+    return [p for p in warpgroup_budgets(sizes, kernel_registers, limits.regs_per_sm) if p.min_blocks <= most]
+
+
 def enumerate_candidates(
     specs: Sequence[KernelSpec],
     *,
@@ -208,6 +230,7 @@ def enumerate_candidates(
     neighbours: bool = False,
     naive: bool = True,
     vertical: bool = True,
+    warpgroup_registers: bool = False,
 ) -> list[Candidate]:
     """All candidates for fusing ``specs``, references first, deduplicated.
 
@@ -228,6 +251,9 @@ def enumerate_candidates(
         if caps and limits is not None and kernel_registers is not None:
             for cap in _caps_for(blocks, limits, kernel_registers, smem_of(blocks), neighbours):
                 out.append(Candidate(blocks, register_cap=cap))
+        if warpgroup_registers and limits is not None and kernel_registers is not None:
+            for policy in _budgets_for(blocks, limits, kernel_registers, smem_of(blocks)):
+                out.append(Candidate(blocks, register_cap=policy))
     if vertical:
         out.append(Candidate(tuple(s.block for s in specs), strategy="vertical"))
     return dedupe(out)
@@ -238,8 +264,8 @@ def refine_around(
 ) -> list[Candidate]:
     """Partitions next to ``best``: ``granularity`` threads (up to ``radius`` steps) moved
     from one tunable kernel to another; cap and grids kept. ``best`` is not included."""
-    if best.strategy != "horizontal":
-        return []
+    if best.strategy != "horizontal" or isinstance(best.register_cap, WarpgroupRegisters):
+        return []  # moving a warp would break the warpgroups the budgets are set for
     tunable = [i for i, s in enumerate(specs) if s.tunable]
     out = []
     for i in tunable:

@@ -1,7 +1,8 @@
 """Whether to fuse: the fastest verified fusion against the fastest unfused way.
 
 The reference is not one unfused way but the best of those measured: the kernels one
-after another on one stream, on two streams, or as a CUDA graph with parallel branches.
+after another on one stream, on two streams, as a CUDA graph with parallel branches, or
+on two streams with grid-stride kernels cut to k blocks per SM (``coresident``).
 On some pairs two streams are slower than serial (0.979 ms against 0.841 ms on a pair of
 third-party kernels): compared with two streams alone, a fusion no better than serial
 would be chosen. A fusion is chosen only when it beats the reference by more than
@@ -15,7 +16,8 @@ from typing import Sequence
 from .plan import Baselines, CandidateResult, Decision
 
 WAY_TEXT = {"serial": "one after another on one stream", "two_streams": "on two streams",
-            "graph": "as a CUDA graph with parallel branches"}
+            "graph": "as a CUDA graph with parallel branches",
+            "co_resident": "on two streams with grids cut so that both stay resident"}
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from ..errors import HFuseError
 from ..runtime.jobs import LaunchJob
 from ..runtime.transfer import ArrayRef, HostImage
-from .measure import MeasureRequest, MeasureSettings, UnfusedReport
+from .measure import CoResidentReport, CoResidentRequest, MeasureRequest, MeasureSettings, UnfusedReport
 from .plan import CandidateResult
 
 
@@ -130,6 +130,12 @@ class WorkerMeasurer:
             raise HFuseError(f"the unfused kernels failed: {err.message}") from err
         self.slowest_ms = max((t.median_ms for t in report.baselines.alone.values()), default=None)
         return report
+
+    def co_resident(self, request: CoResidentRequest) -> CoResidentReport:
+        try:
+            return self._call("co_resident", request)
+        except (WorkerTimeout, WorkerCrashed) as err:
+            return CoResidentReport({}, {k: err.message for k in request.by_k})
 
     def measure(self, request: MeasureRequest) -> CandidateResult:
         try:

@@ -16,10 +16,12 @@ from ..errors import HFuseError, Location
 from ..launch import check_symbols
 from ..runtime.arrays import as_kernel_args
 from ..runtime.compile import BoundLaunch, CompiledKernel, Compiler
+from ..runtime.device import DeviceLimits
 from ..runtime.symbols import SymbolError, compile_with_symbols, fused_symbol_names, fused_symbols, present_symbols
 from ..runtime.timing import StreamFork
 from ..spec import Dim3
 from .plan import Plan
+from .regcap import WarpgroupRegisters
 
 _LAUNCHER_MODULES = itertools.count()
 
@@ -94,7 +96,11 @@ class PlanSymbols:
 def plan_compiler(plan: Plan) -> Compiler:
     """A compiler with the options the plan was tuned under (its sources, fused or unfused,
     already hold the -include files' contents: not again)."""
-    return Compiler(std=plan.options.emitted_std, options=plan.options.compiler_flags(std=False, pre_includes=False))
+    # a fused kernel with per-part budgets (setmaxnreg) needs the arch-specific target, sm_90a
+    arch = None
+    if plan.should_fuse and isinstance(plan.register_cap, WarpgroupRegisters):
+        arch = DeviceLimits.current().arch + "a"
+    return Compiler(arch, std=plan.options.emitted_std, options=plan.options.compiler_flags(std=False, pre_includes=False))
 
 
 def launcher_for(plan: Plan, compiler: Compiler | None = None, *,
@@ -225,7 +231,8 @@ class UnfusedLauncher(PlanLauncher):
     """Runs the original kernels of a plan that declined, in the fastest unfused way it
     measured (``plan.unfused_way``): serial on the caller's stream, or forked onto one
     stream per kernel and joined back (a graph's parallel branches run the same way, and a
-    graph captured around this call gets them as branches)."""
+    graph captured around this call gets them as branches). For co-resident streams the
+    plan's ``grids`` are the cut grids it measured."""
 
     def __init__(self, plan: Plan, compiler: Compiler | None = None, *,
                  symbols: Sequence[Mapping[str, Any] | None] | None = None):

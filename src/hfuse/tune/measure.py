@@ -47,6 +47,25 @@ class MeasureRequest:
     references: tuple[LaunchJob, ...]
     """The unfused kernels at the candidate's block shapes, in kernel order: their outputs
     (from the same initial contents) are what the fused kernel must reproduce."""
+    entry_registers: int | None = None
+    """Per-part budgets (``setmaxnreg``) add up only if the kernel has exactly this many
+    registers per thread on entry: checked before it runs."""
+
+
+@dataclass(frozen=True)
+class CoResidentRequest:
+    """Verify and time the unfused kernels with other grids, one set per ``k``."""
+
+    originals: tuple[LaunchJob, ...]
+    """At their own grids: the reference outputs."""
+    by_k: dict[int, tuple[LaunchJob, ...]]
+
+
+@dataclass(frozen=True)
+class CoResidentReport:
+    timings: dict[int, Timing]
+    errors: dict[int, str]
+    """Why a ``k`` has no timing (outputs differ, or it failed)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +136,33 @@ class Measurer:
                               graph=self.time(lambda: graph()), serial=self.time(lambda: serial()))
         return UnfusedReport(baselines, tuple(p.kernel.resources for p in prepared))
 
+    def co_resident(self, request: CoResidentRequest) -> CoResidentReport:
+        """For each ``k``: its kernels on streams of their own, once each against the
+        reference outputs (a grid-stride kernel must not depend on its grid), then timed."""
+        timings: dict[int, Timing] = {}
+        errors: dict[int, str] = {}
+        for k, jobs in request.by_k.items():
+            try:
+                launches = [self.prepare(job) for job in jobs]
+                problems = []
+                for i, (launch, original) in enumerate(zip(launches, request.originals)):
+                    if launch.grid != original.grid:
+                        expected = self.reference(i, original)
+                        self.phase("verify")
+                        problems += compare_outputs(expected, run_once_on_device(launch, self.snapshot), launch.outputs)
+                if problems:
+                    errors[k] = "outputs differ from the full grids': " + "; ".join(problems[:2])
+                    continue
+                self.phase("time")
+                together = ConcurrentLaunches(launches)
+                timings[k] = self.time(lambda: together())
+            except (LaunchError, HFuseError) as err:
+                errors[k] = str(err)
+                if not context_usable():
+                    self.broken = True
+                    break
+        return CoResidentReport(timings, errors)
+
     def reference(self, index: int, job: LaunchJob) -> list:
         """Outputs of the ``index``-th unfused kernel at the job's block shape, from the initial outputs."""
         key = (index, job.block)
@@ -143,6 +189,11 @@ class Measurer:
             result.spill_stores, result.spill_loads = res.spill_stores, res.spill_loads
             occ = occupancy(self.settings.limits, res.registers, launch.block.size, res.static_smem, launch.shared_mem)
             result.occupancy, result.blocks_per_sm = occ.occupancy, occ.blocks_per_sm
+            if request.entry_registers is not None and res.registers != request.entry_registers:
+                result.error = (f"the kernel has {res.registers} registers per thread on entry, not the "
+                                f"{request.entry_registers} its setmaxnreg budgets assume: not run")
+                result.failure = "launch"
+                return result
             expected = [o for i, job in enumerate(request.references) for o in self.reference(i, job)]
             self._warm_comparison(expected, launch.outputs)
             self.phase("verify")

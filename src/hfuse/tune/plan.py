@@ -18,7 +18,7 @@ from ..runtime.sanitizer import SanitizerResult
 from ..runtime.timing import Timing
 from ..spec import Dim3
 from .candidates import Candidate
-from .regcap import RegisterCap
+from .regcap import RegisterPolicy, register_policy_from_dict
 
 if TYPE_CHECKING:
     from .launcher import PlanLauncher
@@ -28,9 +28,10 @@ Failure = Literal["compile", "launch", "mismatch", "timeout", "crashed"]
 """Why a candidate was not verified: NVRTC refused it; it could not be loaded or launched;
 its outputs differ from the unfused kernels'; it ran past its time limit (a deadlock, or
 far slower than the originals); it faulted and took its CUDA context down."""
-UnfusedWay = Literal["serial", "two_streams", "graph"]
+UnfusedWay = Literal["serial", "two_streams", "graph", "co_resident"]
 """How the original kernels run unfused: one after another on one stream, on two streams
-forked from and joined to the caller's, or as a CUDA graph with parallel branches."""
+forked from and joined to the caller's, as a CUDA graph with parallel branches, or on two
+streams with grid-stride kernels cut to k blocks per SM so that all stay resident."""
 PLAN_FORMAT = 1
 
 
@@ -100,10 +101,17 @@ class Baselines:
     graph: Timing | None = None
     serial: Timing | None = None
     """All kernels one after another on one stream."""
+    co_resident: Timing | None = None
+    """On streams of their own, each grid-stride kernel with ``co_resident_k`` blocks per SM
+    (the fastest verified k; ``coresident``); None when no kernel is grid-stride."""
+    co_resident_k: int | None = None
+    co_resident_grids: list[Dim3] = field(default_factory=list)
+    """The grids of that measurement, per kernel."""
 
     def ways(self) -> dict[UnfusedWay, Timing]:
         """The unfused ways that were measured."""
-        found = {"serial": self.serial, "two_streams": self.two_streams, "graph": self.graph}
+        found = {"serial": self.serial, "two_streams": self.two_streams, "graph": self.graph,
+                 "co_resident": self.co_resident}
         return {way: t for way, t in found.items() if t is not None}  # type: ignore[misc]
 
     def fastest_way(self) -> UnfusedWay:
@@ -117,6 +125,9 @@ class Baselines:
             "two_streams": self.two_streams.to_dict() if self.two_streams else None,
             "graph": self.graph.to_dict() if self.graph else None,
             "serial": self.serial.to_dict() if self.serial else None,
+            "co_resident": self.co_resident.to_dict() if self.co_resident else None,
+            "co_resident_k": self.co_resident_k,
+            "co_resident_grids": [_dim(g) for g in self.co_resident_grids],
         }
 
     @classmethod
@@ -127,6 +138,9 @@ class Baselines:
             two_streams=Timing.from_dict(data.get("two_streams")),
             graph=Timing.from_dict(data.get("graph")),
             serial=Timing.from_dict(data.get("serial")),
+            co_resident=Timing.from_dict(data.get("co_resident")),
+            co_resident_k=data.get("co_resident_k"),
+            co_resident_grids=[Dim3.of(g) for g in data.get("co_resident_grids") or []],
         )
 
 
@@ -141,7 +155,7 @@ class Plan:
     strategy: str = "horizontal"
     blocks: list[Dim3] = field(default_factory=list)
     """Each kernel's block inside the fused block (the partition); unfused, its own block."""
-    register_cap: RegisterCap | None = None
+    register_cap: RegisterPolicy | None = None
     fused_block: Dim3 | None = None
     grid: Dim3 | None = None
     """The fused launch's grid."""
@@ -236,7 +250,7 @@ class Plan:
             reason=data.get("reason", ""),
             strategy=data.get("strategy", "horizontal"),
             blocks=[Dim3.of(b) for b in data.get("blocks", [])],
-            register_cap=RegisterCap.from_dict(data.get("register_cap")),
+            register_cap=register_policy_from_dict(data.get("register_cap")),
             fused_block=_undim(data.get("fused_block")),
             grid=_undim(data.get("grid")),
             grids=[Dim3.of(g) for g in data.get("grids", [])],

@@ -64,6 +64,111 @@ class RegisterCap:
         return cls(min_blocks=data.get("min_blocks"), max_registers=data.get("max_registers"))
 
 
+WARPGROUP = 128
+"""Threads that execute ``setmaxnreg`` together (four warps)."""
+SM90_REGISTERS = 65536
+
+
+def entry_registers(block_threads: int, min_blocks: int, regs_per_sm: int = SM90_REGISTERS) -> int:
+    """The registers per thread a kernel has on entry under ``__launch_bounds__(block_threads,
+    min_blocks)``: the SM's share per thread, at most 255, rounded down to a multiple of 8
+    (``__launch_bounds__(384, 1)`` gives 168)."""
+    return min(255, regs_per_sm // (min_blocks * block_threads)) // 8 * 8
+
+
+@dataclass(frozen=True)
+class WarpgroupRegisters:
+    """Per-part register budgets on Hopper (sm_90a): each part's warpgroups set their own
+    register count with ``setmaxnreg`` on entry, the latency-bound part raising it and the
+    light part lowering it, in a block given ``min_blocks`` per SM.
+
+    PTX's rules, which ``violation`` checks: the parts are whole warpgroups (multiples of
+    128 threads, so each starts at a multiple of 128); budgets are 24..256 in multiples of
+    8; the entry count must be known, which ``__launch_bounds__(d0, min_blocks)`` gives
+    (ptxas otherwise ignores setmaxnreg with warning C7508); and the budgets may not add
+    up to more than the block had on entry, or a ``.inc`` waits for ever for registers no
+    warp frees."""
+
+    min_blocks: int
+    budgets: tuple[int, ...]
+    """Registers per thread of each part, in part order."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "budgets", tuple(int(b) for b in self.budgets))
+        if self.min_blocks < 1:
+            raise ValueError(f"WarpgroupRegisters(min_blocks={self.min_blocks}) must be at least 1")
+        bad = [b for b in self.budgets if not (24 <= b <= 256 and b % 8 == 0)]
+        if bad:
+            raise ValueError(f"setmaxnreg counts must be 24..256 in multiples of 8, not {bad}")
+
+    @property
+    def label(self) -> str:
+        return "wg" + "/".join(str(b) for b in self.budgets) + f"@b{self.min_blocks}"
+
+    def attribute(self, block_threads: int) -> str:
+        return f"__launch_bounds__({block_threads}, {self.min_blocks})"
+
+    def entry(self, block_threads: int, regs_per_sm: int = SM90_REGISTERS) -> int:
+        return entry_registers(block_threads, self.min_blocks, regs_per_sm)
+
+    def violation(self, part_sizes: Sequence[int], regs_per_sm: int = SM90_REGISTERS) -> str | None:
+        """Why these budgets cannot apply to parts of these sizes (None when they can)."""
+        if len(part_sizes) != len(self.budgets):
+            return f"{len(self.budgets)} budgets for {len(part_sizes)} parts"
+        if any(size % WARPGROUP for size in part_sizes):
+            return f"parts of {list(part_sizes)} threads are not whole warpgroups (multiples of {WARPGROUP})"
+        block = sum(part_sizes)
+        entry = self.entry(block, regs_per_sm)
+        if entry < 24:
+            return f"{self.min_blocks} blocks of {block} threads leave {entry} registers per thread on entry"
+        used = sum(size // WARPGROUP * b for size, b in zip(part_sizes, self.budgets))
+        have = block // WARPGROUP * entry
+        if used > have:
+            return (f"the budgets need {used * WARPGROUP} registers per block but {self.min_blocks} blocks of "
+                    f"{block} threads have {have * WARPGROUP} (a .inc would wait for ever)")
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"min_blocks": self.min_blocks, "budgets": list(self.budgets)}
+
+
+RegisterPolicy = RegisterCap | WarpgroupRegisters
+"""How a fused kernel's registers are bounded: one cap for every thread, or a budget per part."""
+
+
+def register_policy_from_dict(data: dict[str, Any] | None) -> RegisterPolicy | None:
+    if isinstance(data, dict) and "budgets" in data:
+        return WarpgroupRegisters(min_blocks=int(data["min_blocks"]), budgets=tuple(data["budgets"]))
+    return RegisterCap.from_dict(data)
+
+
+def warpgroup_budgets(part_sizes: Sequence[int], part_registers: Sequence[int],
+                      regs_per_sm: int = SM90_REGISTERS, most_blocks: int = 4) -> list[WarpgroupRegisters]:
+    """Budgets worth trying: at each ``min_blocks``, the part that needs the most registers
+    keeps what its original kernel used (rounded up to 8) where the uniform entry count
+    would cut it, and the other parts share what is left. None when the parts are not
+    whole warpgroups, or nothing is left for the others."""
+    if len(part_sizes) < 2 or any(s % WARPGROUP for s in part_sizes):
+        return []
+    block = sum(part_sizes)
+    need = [min(256, max(24, -(-r // 8) * 8)) for r in part_registers]
+    heavy = max(range(len(need)), key=lambda i: need[i])
+    out = []
+    for blocks in range(1, most_blocks + 1):
+        entry = entry_registers(block, blocks, regs_per_sm)
+        if entry < 24 or need[heavy] <= entry:
+            continue  # the uniform count already holds the heaviest part
+        left = block // WARPGROUP * entry - part_sizes[heavy] // WARPGROUP * need[heavy]
+        others = sum(s // WARPGROUP for i, s in enumerate(part_sizes) if i != heavy)
+        share = min(256, left // others // 8 * 8)
+        if share < 24:
+            continue
+        policy = WarpgroupRegisters(blocks, tuple(need[heavy] if i == heavy else share for i in range(len(need))))
+        if policy.violation(part_sizes, regs_per_sm) is None:
+            out.append(policy)
+    return out
+
+
 @dataclass(frozen=True)
 class CapProposal:
     """The paper's cap for one partition, with how it was reached."""

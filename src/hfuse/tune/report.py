@@ -21,6 +21,9 @@ def plan_table(plan: Plan) -> str:
         lines.append(row("", "CUDA graph, two branches", plan.baselines.graph.median_ms, status="baseline"))
     if plan.baselines.serial:
         lines.append(row("", "serial, one stream", plan.baselines.serial.median_ms, status="baseline"))
+    if plan.baselines.co_resident:
+        lines.append(row("", f"co-resident streams, {plan.baselines.co_resident_k}/SM", plan.baselines.co_resident.median_ms,
+                         status="baseline"))
     ordered = sorted(plan.candidates, key=lambda r: (r.time_ms is None, r.time_ms or 0.0))
     for r in ordered:
         spill = str((r.spill_stores or 0) + (r.spill_loads or 0)) if r.spill_stores is not None else ""

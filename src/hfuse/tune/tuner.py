@@ -1,8 +1,9 @@
 """The search (paper Algorithm 2, extended): measure, build, verify, time, choose.
 
 1. Baselines on the tuning inputs: each kernel alone, the kernels on concurrent streams
-   (the paper's native baseline), as a CUDA graph with parallel branches, and one after
-   another on one stream.
+   (the paper's native baseline), as a CUDA graph with parallel branches, one after
+   another on one stream, and on concurrent streams with grid-stride kernels cut to k
+   blocks per SM so that all stay resident (``coresident``, k tuned).
 2. Candidates: partitions x register caps, the even split ("naive"), vertical fusion;
    then warp-granular partitions around the best, and balanced grids for grid-free kernels.
 3. Each candidate is generated and compiled on threads here while the GPU measures
@@ -13,14 +14,15 @@
    candidate that hangs is recorded as ``timeout``, one that faults as ``crashed``, and
    the search goes on in a fresh worker.
 4. The fastest verified horizontal candidate is chosen if it beats the fastest unfused way
-   (serial, two streams or a graph) by more than ``min_gain``; otherwise the plan says
-   "do not fuse", with the numbers (``decision``).
+   (serial, two streams, a graph or co-resident streams) by more than ``min_gain``;
+   otherwise the plan says "do not fuse", with the numbers (``decision``).
 """
 from __future__ import annotations
 
 import concurrent.futures as futures
 import contextlib
 import hashlib
+import re
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -31,10 +33,11 @@ from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..launch import KernelLaunch, describe_symbol
 from ..runtime.binary_cache import BinaryCache
-from ..runtime.compile import CompiledBinary, Compiler, CompileError
+from ..runtime.compile import CompiledBinary, Compiler, CompileError, KernelResources
 from ..runtime.device import DeviceLimits, require_gpu
 from ..runtime.execute import read_source
 from ..runtime.jobs import LaunchJob, job_of
+from ..runtime.occupancy import occupancy
 from ..runtime.sanitizer import TOOLS, SanitizerResult, Tool
 from ..runtime.symbols import (
     SymbolError,
@@ -49,10 +52,16 @@ from .cache import PlanCache, cache_key, describe_launch, header_digests
 from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
 from .decision import decide, fastest_verified
 from .isolation import TimeLimits, WorkerMeasurer, WorkerSetup
-from .measure import MeasureRequest, MeasureSettings, Measurer
+from .coresident import co_resident_grids, resident_ks
+from .measure import CoResidentRequest, MeasureRequest, MeasureSettings, Measurer
 from .plan import Baselines, CandidateResult, Plan
 from .progress import Progress
+from .regcap import WarpgroupRegisters
 from .sanitize import sanitize as run_sanitizers
+
+SETMAXNREG_IGNORED = re.compile(r"C7508|setmaxnreg[^\n]*ignored", re.IGNORECASE)
+"""ptxas's warning when it cannot tell a kernel's register count on entry: the budgets
+would silently not apply, so such a candidate is a compile failure."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,9 @@ class TuneSettings:
     min_gain: float = 0.01
     """Fuse only when the best candidate beats the fastest unfused way by more than this fraction (noise)."""
     barrier_form: str = "barrier"
+    warpgroup_registers: bool = True
+    """On Hopper, also try per-part register budgets (``setmaxnreg``, sm_90a) for partitions
+    of whole warpgroups whose heaviest part the uniform count would cut."""
     isolate: bool = True
     """Verify and time candidates in a worker process, so that one that deadlocks is stopped
     (``timeout``) and one that faults (``crashed``) cannot take this process down."""
@@ -117,6 +129,11 @@ class _Session:
             self.table.refs(launch.args)
         self.outputs = self.table.refs([l.args[o.index] for l in self.launches for o in l.outputs])
         self._originals: dict[tuple[int, Dim3], LaunchJob] = {}
+        # Hopper's arch-specific target, for candidates with per-part budgets (setmaxnreg)
+        self.sm90a_compiler = (Compiler(arch=self.limits.arch + "a", limits=self.limits, std=self.options.emitted_std,
+                                        options=self.options.compiler_flags(std=False, pre_includes=False),
+                                        cache=binaries)
+                               if self.limits.compute_capability == (9, 0) else None)
 
     def measure_settings(self) -> MeasureSettings:
         s = self.settings
@@ -143,6 +160,22 @@ class _Session:
     def originals(self) -> list[LaunchJob]:
         return [self.original(i, l.kernel.block) for i, l in enumerate(self.launches)]
 
+    def co_resident_jobs(self, resources: Sequence[KernelResources]) -> dict[int, tuple[LaunchJob, ...]]:
+        """The originals with grid-stride kernels cut to ``k`` blocks per SM, for each ``k``
+        at which a block of every kernel fits on an SM together (none without a grid-stride kernel)."""
+        if not any(l.grid_free for l in self.launches):
+            return {}
+        originals = self.originals()
+        fits = [occupancy(self.limits, r.registers, job.block.size, r.static_smem, job.shared_mem).blocks_per_sm
+                for r, job in zip(resources, originals)]
+        out = {}
+        for k in resident_ks(fits):
+            grids = co_resident_grids([j.grid for j in originals], [l.grid_free for l in self.launches],
+                                      self.limits.sm_count, k)
+            if grids != [j.grid for j in originals]:
+                out[k] = tuple(replace(job, grid=grid) for job, grid in zip(originals, grids))
+        return out
+
     # -- candidates ------------------------------------------------------------------
     def _launches_for(self, candidate: Candidate) -> list[KernelLaunch]:
         out = []
@@ -166,8 +199,14 @@ class _Session:
         )
         # The fused names of the symbols given data (``&name`` expressions for their lowered names).
         symbols = fused_symbol_names(fused.symbol_names, [l.symbols for l in self.launches], fused.source)
-        return _Built(fused, compile_with_symbols(self.compiler, fused.source, fused.name_expression, symbols,
-                                                  kernel=fused.name, optional=True))
+        budgets = isinstance(candidate.register_cap, WarpgroupRegisters)
+        if budgets and self.sm90a_compiler is None:
+            raise HFuseError("per-part register budgets (setmaxnreg) need a Hopper GPU (sm_90a)")
+        binary = compile_with_symbols(self.sm90a_compiler if budgets else self.compiler, fused.source,
+                                      fused.name_expression, symbols, kernel=fused.name, optional=True)
+        if budgets and SETMAXNREG_IGNORED.search(binary.log):
+            raise CompileError("ptxas ignored setmaxnreg (it could not tell the register count on entry)", binary.log)
+        return _Built(fused, binary)
 
     def request(self, candidate: Candidate, made: _Built) -> MeasureRequest:
         """What a measurer needs to verify and time a built candidate."""
@@ -183,7 +222,9 @@ class _Session:
                        output_arrays=[l.args[o.index] for l in launches for o in l.outputs],
                        table=self.table, symbols=symbols)
         references = tuple(self.original(i, b) for i, b in enumerate(candidate.blocks))
-        return MeasureRequest(candidate, fused, references)
+        policy = candidate.register_cap
+        entry = policy.entry(packed.block.size, self.limits.regs_per_sm) if isinstance(policy, WarpgroupRegisters) else None
+        return MeasureRequest(candidate, fused, references, entry_registers=entry)
 
     def measure(self, candidate: Candidate, built: futures.Future, measurer: "Measurer | WorkerMeasurer") -> CandidateResult:
         try:
@@ -324,6 +365,14 @@ def _tune(
         bar.note("measuring the unfused kernels")
         unfused = measurer.unfused(session.originals())
         baselines, originals = unfused.baselines, unfused.resources
+        co_resident = session.co_resident_jobs(originals)
+        if co_resident:
+            bar.note(f"measuring co-resident streams ({', '.join(str(k) for k in co_resident)} blocks per SM)")
+            report = measurer.co_resident(CoResidentRequest(tuple(session.originals()), co_resident))
+            if report.timings:
+                k = min(report.timings, key=lambda v: report.timings[v].median_ms)
+                baselines = replace(baselines, co_resident=report.timings[k], co_resident_k=k,
+                                    co_resident_grids=[job.grid for job in co_resident[k]])
         first = enumerate_candidates(
             session.specs,
             limits=limits,
@@ -333,6 +382,7 @@ def _tune(
             granularity=settings.granularity,
             caps=settings.caps,
             neighbours=settings.neighbour_caps,
+            warpgroup_registers=settings.warpgroup_registers,
         )
         pool = futures.ThreadPoolExecutor(max_workers=settings.workers)
         # On Ctrl-C or an error, compiles not started yet are dropped rather than waited for.
@@ -404,8 +454,12 @@ def _make_plan(session: _Session, results: list[CandidateResult], baselines: Bas
     )
     best = verdict.best
     if verdict.decision != "fuse" or best is None:
-        # a declined plan launches the originals with their own shapes
-        return Plan(blocks=[l.kernel.block for l in session.launches], grids=[l.grid_for() for l in session.launches],
+        # a declined plan launches the originals with their own shapes (and the grids of the
+        # fastest unfused way)
+        grids = [l.grid_for() for l in session.launches]
+        if baselines.fastest_way() == "co_resident":
+            grids = list(baselines.co_resident_grids)
+        return Plan(blocks=[l.kernel.block for l in session.launches], grids=grids,
                     smems=[l.smem_for() for l in session.launches], **common)
     made = session.build(best.candidate)  # deterministic: same text as the measured one
     launches = session._launches_for(best.candidate)

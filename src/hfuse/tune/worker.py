@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import HFuseError
 
-_METHODS = ("unfused", "measure", "run_once")
+_METHODS = ("unfused", "co_resident", "measure", "run_once")
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:
