@@ -125,3 +125,14 @@ def test_ctrl_c_while_waiting_stops_the_worker(measurer, tmp_path):
     while alive(pids(tmp_path)[0]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(pids(tmp_path)[0])
+
+
+def test_a_worker_gone_between_requests_is_replaced_before_the_next(measurer, tmp_path):
+    assert measurer.measure(request("ok")).verified
+    first = pids(tmp_path)[0]
+    os.kill(first, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while measurer._worker.process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert measurer.measure(request("ok")).verified
+    assert measurer.workers_started == 2

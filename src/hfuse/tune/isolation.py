@@ -162,9 +162,16 @@ class WorkerMeasurer:
 
     # -- the worker ------------------------------------------------------------------
     def _call(self, method: str, argument: Any) -> Any:
+        if self._worker is not None and self._worker.process.poll() is not None:
+            self._stop()  # it exited after its last answer (a lost context): start afresh
         worker = self._worker or self._start()
+        try:
+            worker.connection.send((method, argument))
+        except OSError:  # it exited between the check and the send
+            self._stop(kill=True)
+            worker = self._start()
+            worker.connection.send((method, argument))
         worker.busy = True
-        worker.connection.send((method, argument))
         value = self._answer(worker, method)
         worker.busy = False
         return value
