@@ -38,9 +38,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -48,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..runtime.toolkit import find_cuda_tool
 from .pairs import Pair
 
 
@@ -269,13 +268,7 @@ def kernel_regex(names: Sequence[str]) -> str:
 
 
 def find_ncu() -> str | None:
-    found = shutil.which("ncu")
-    if found:
-        return found
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "bin" / "ncu").is_file():
-            return str(Path(root) / "bin" / "ncu")
-    return None
+    return find_cuda_tool("ncu")
 
 
 def ncu_command(

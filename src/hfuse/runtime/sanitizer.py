@@ -8,15 +8,14 @@ matched exactly to the symbol of a kernel we loaded.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from ..errors import HFuseError
+from .toolkit import find_cuda_tool
 
 Tool = Literal["memcheck", "racecheck", "synccheck", "initcheck"]
 TOOLS: tuple[Tool, ...] = ("memcheck", "racecheck", "synccheck", "initcheck")
@@ -26,12 +25,9 @@ Verdict = Literal["clean", "explained", "findings"]
 
 def find_sanitizer() -> str:
     """The compute-sanitizer executable: on ``PATH``, else in ``$CUDA_HOME/bin`` or ``/usr/local/cuda/bin``."""
-    found = shutil.which("compute-sanitizer")
+    found = find_cuda_tool("compute-sanitizer")
     if found:
         return found
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "bin" / "compute-sanitizer").is_file():
-            return str(Path(root) / "bin" / "compute-sanitizer")
     raise HFuseError("compute-sanitizer was not found", hint="it comes with the CUDA toolkit: put its bin/ on PATH "
                      "or set CUDA_HOME")
 
