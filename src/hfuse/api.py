@@ -9,8 +9,9 @@ from typing import Any, Mapping, Sequence
 from . import __version__
 from .codegen.emit import assemble, assemble_device_file, dropped_comment, header_comment
 from .codegen.includes import IncludePlan, plan_includes
-from .codegen.kernel import horizontal_kernel, vertical_kernel
+from .codegen.kernel import horizontal_kernel
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
+from .layouts import layout_of
 from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
@@ -74,7 +75,7 @@ class FusedKernel:
                     f"{len(args)} arguments given, the kernel takes {len(sig.names)} ({', '.join(sig.part.kernel.params[i].text for i in range(len(sig.names)))})",
                     Location(sig.part.kernel.file, sig.part.kernel.line, sig.part.spec.name),
                 )
-        return pack_launch(self.block.size, args_per_kernel, grids, smems)
+        return pack_launch(self.block.size, args_per_kernel, grids, smems, layout_of(self.strategy).blocks_add_up)
 
 
 def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> list[SourceFile]:
@@ -305,8 +306,7 @@ def fuse(
     specs = list(kernels)
     if len(specs) < 2:
         raise HFuseError("fusion needs at least two kernels")
-    if strategy not in ("horizontal", "vertical"):
-        raise HFuseError(f"unknown strategy '{strategy}' (use 'horizontal' or 'vertical')")
+    layout_of(strategy)  # an unknown name says which exist
     if prepared is None:
         prepared = prepare(specs, sources=sources, options=options)
     elif not prepared.matches(specs):
@@ -326,7 +326,8 @@ def _generate(
     program = prepared.program
     found = [k.function for k in prepared.kernels]
     partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], strategy)
-    suffix = "__hfused" if strategy == "horizontal" else "__vfused"
+    layout = layout_of(strategy)
+    suffix = {"horizontal": "__hfused", "vertical": "__vfused"}.get(strategy, f"__{strategy[0]}fused")
     fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + suffix
 
     known = frozenset(program.functions) | {k.key for k in found}
@@ -344,7 +345,7 @@ def _generate(
             known=known,
             context_types=prepared.context_types,
             symbols=frozenset(k for i in unit_kernel.symbols for k in i.keys),
-            return_exits=strategy == "horizontal",
+            return_exits=layout.return_exits,
             offset=part.offset,
             block_threads=part.threads,
         )
@@ -355,15 +356,15 @@ def _generate(
     bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
     if isinstance(register_cap, WarpgroupRegisters):
         sizes = [part.size for part in partition.parts]
-        problem = "vertical fusion has one part per thread" if strategy != "horizontal" else register_cap.violation(sizes)
+        problem = (f"{strategy} fusion does not give parts warpgroups of their own" if strategy != "horizontal"
+                   else register_cap.violation(sizes))
         if problem:
             raise HFuseError(f"per-part register budgets {register_cap.label} cannot apply: {problem}")
         budgets = (register_cap.budgets, register_cap.entry(partition.block_threads))
         kernel_text = horizontal_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds, budgets)
     else:
-        emit_kernel = horizontal_kernel if strategy == "horizontal" else vertical_kernel
-        kernel_text = emit_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds)
-    launch_text = launcher(fused_name, partition.block_threads, sigs)
+        kernel_text = layout.emit(fused_name, partition, sigs, [c.body_name for c in codes], bounds)
+    launch_text = launcher(fused_name, partition.block_threads, sigs, layout.blocks_add_up)
     namespaces = [k.scope for k in found if any(k.scope)]
     expression_prefix = ""
     if namespaces:

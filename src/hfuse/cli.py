@@ -12,6 +12,7 @@ from rich.markup import escape
 from .errors import HFuseError, Location
 from .files import read_text_file
 from .frontend.options import KNOWN_STDS, NO_OPTIONS, CompileOptions
+from .layouts import LAYOUTS
 
 
 def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) -> None:
@@ -98,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a kernel and its block: NAME:256, NAME:32x16, 'NAME<float, 4>:128' or FILE:NAME:256; in fused order")
     fuse.add_argument("-c", "--config", help="YAML or TOML file describing the kernels (instead of FILES and --kernel)")
     fuse.add_argument("-o", "--output", help="the fused .cu file to write")
-    fuse.add_argument("--strategy", choices=["horizontal", "vertical"], help="horizontal (default) or the vertical baseline")
+    fuse.add_argument("--strategy", choices=list(LAYOUTS),
+                      help="horizontal (default), vertical (the paper's baseline) or interblock (one part per fused block)")
     cap = fuse.add_mutually_exclusive_group()
     cap.add_argument("--min-blocks", type=int, help="register cap: __launch_bounds__(D, MIN_BLOCKS)")
     cap.add_argument("--max-registers", type=int, help="register cap: __maxnreg__(R)")

@@ -3,7 +3,7 @@
 A config file describes several kernels and files::
 
     output: fused.cu
-    strategy: horizontal          # or vertical
+    strategy: horizontal          # or vertical, or interblock
     register_cap: {min_blocks: 2} # optional; or {max_registers: 64}
     kernels:
       - {file: maxpool.cu, name: maxpool2d_forward, block: 256, tunable: true}
@@ -29,6 +29,7 @@ import yaml
 
 from .errors import HFuseError, Location
 from .files import read_text_file
+from .layouts import LAYOUTS
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .spec import Dim3, KernelSpec
 from .tune.regcap import RegisterCap
@@ -101,7 +102,7 @@ def load_config(path: str | Path) -> FuseRequest:
     )
 
 
-_CHOICES = {"strategy": ("horizontal", "vertical"), "barrier": ("barrier", "bar")}
+_CHOICES = {"strategy": tuple(LAYOUTS), "barrier": ("barrier", "bar")}
 
 
 def _check_choices(data: dict[str, Any], path: Path) -> None:

@@ -38,18 +38,20 @@ def smem_offsets(smems: Sequence[int]) -> tuple[list[int], int]:
 
 
 def pack_launch(block_threads: int, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3],
-                smems: Sequence[int]) -> FusedLaunch:
-    """The Python twin of the C++ launch helper: original launches in, fused launch out."""
+                smems: Sequence[int], blocks_add_up: bool = False) -> FusedLaunch:
+    """The Python twin of the C++ launch helper: original launches in, fused launch out.
+    ``blocks_add_up``: the layout puts the parts' blocks one after another in the fused grid."""
     grids = [Dim3.of(g) for g in grids]
     offsets, total = smem_offsets(smems)
     hidden: list[Any] = []
     for grid, offset in zip(grids, offsets):
         hidden += [np.uint32(grid.x), np.uint32(grid.y), np.uint32(grid.z), np.uint32(offset)]
     flat = tuple(a for args in args_per_kernel for a in args) + tuple(hidden)
-    return FusedLaunch(Dim3(max(g.size for g in grids)), Dim3(block_threads), flat, total)
+    sizes = [g.size for g in grids]
+    return FusedLaunch(Dim3(sum(sizes) if blocks_add_up else max(sizes)), Dim3(block_threads), flat, total)
 
 
-def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature]) -> str:
+def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], blocks_add_up: bool = False) -> str:
     templated = any(s.template_header for s in sigs)
     params = []
     for s in sigs:
@@ -71,7 +73,7 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature]) ->
     for s in sigs:
         i = s.part.index
         body.append(f"  const unsigned long long hf{i}_blocks = (unsigned long long)hf{i}_grid.x * hf{i}_grid.y * hf{i}_grid.z;")
-        body.append(f"  if (hf{i}_blocks > hf_blocks) hf_blocks = hf{i}_blocks;")
+        body.append(f"  hf_blocks += hf{i}_blocks;" if blocks_add_up else f"  if (hf{i}_blocks > hf_blocks) hf_blocks = hf{i}_blocks;")
         body.append(f"  const unsigned hf{i}_smem = (unsigned)hf_smem;")
         body.append(f"  hf_smem = (hf_smem + hf{i}_dynamic_smem + {SMEM_ALIGN - 1}) / {SMEM_ALIGN} * {SMEM_ALIGN};")
     body.append("  if (hf_blocks == 0) return cudaSuccess;")

@@ -20,7 +20,8 @@ from ..errors import HFuseError, Location
 from ..frontend.model import Function
 from ..spec import Dim3, KernelSpec
 
-Strategy = Literal["horizontal", "vertical"]
+Strategy = Literal["horizontal", "vertical", "interblock"]
+"""A layout's name (``hfuse.layouts``)."""
 WARP = 32
 MAX_BLOCK_THREADS = 1024
 MAX_BARRIER_ID = 15  # barrier 0 belongs to __syncthreads()

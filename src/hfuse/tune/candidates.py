@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import HFuseError
 from ..runtime.device import DeviceLimits
 from ..spec import Dim3, KernelSpec
-from ..transform.partition import padded
+from ..transform.partition import Strategy, padded
 from ..runtime.occupancy import blocks_by_threads, smem_per_block
 from .regcap import (
     RegisterCap,
@@ -33,7 +33,6 @@ from .regcap import (
     warpgroup_budgets,
 )
 
-Strategy = Literal["horizontal", "vertical"]
 MAX_BLOCK = 1024
 WARP = 32
 
@@ -89,8 +88,8 @@ class Candidate:
 
 
 def default_label(c: Candidate) -> str:
-    if c.strategy == "vertical":
-        text = "vertical"
+    if c.strategy != "horizontal":
+        text = c.strategy
     else:
         text = "hfuse " + "+".join(str(b) for b in c.blocks)
     if c.register_cap is not None:
@@ -230,6 +229,7 @@ def enumerate_candidates(
     neighbours: bool = False,
     naive: bool = True,
     vertical: bool = True,
+    interblock: bool = True,
     warpgroup_registers: bool = False,
 ) -> list[Candidate]:
     """All candidates for fusing ``specs``, references first, deduplicated.
@@ -256,6 +256,8 @@ def enumerate_candidates(
                 out.append(Candidate(blocks, register_cap=policy))
     if vertical:
         out.append(Candidate(tuple(s.block for s in specs), strategy="vertical"))
+    if interblock:  # each part's blocks with its own shape, one after another in the grid
+        out.append(Candidate(tuple(s.block for s in specs), strategy="interblock"))
     return dedupe(out)
 
 

@@ -13,7 +13,7 @@
    never timed. Kernels run in a worker process (``isolation``) under time limits: a
    candidate that hangs is recorded as ``timeout``, one that faults as ``crashed``, and
    the search goes on in a fresh worker.
-4. The fastest verified horizontal candidate is chosen if it beats the fastest unfused way
+4. The fastest verified candidate, of any layout, is chosen if it beats the fastest unfused way
    (serial, two streams, a graph or co-resident streams) by more than ``min_gain``;
    otherwise the plan says "do not fuse", with the numbers (``decision``).
 """
@@ -389,8 +389,8 @@ def _tune(
         stack.callback(pool.shutdown, wait=True, cancel_futures=True)
         bar.start(len(first))
         results = session.run(first, pool, measurer)
-        best = fastest_verified(results)
-        extra: list[Candidate] = []
+        best = fastest_verified([r for r in results if r.candidate.strategy == "horizontal"])
+        extra: list[Candidate] = []  # refinements of the best horizontal split (the others have none)
         if best is not None and settings.refine:
             extra += refine_around(best.candidate, session.specs)
         if best is not None and settings.balance_grids and any(l.grid_free for l in launches):

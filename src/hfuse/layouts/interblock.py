@@ -1,0 +1,47 @@
+"""Inter-block fusion: each fused block runs one block of one part.
+
+The fused grid holds part 1's blocks, then part 2's, and so on; a fused block finds its
+part by its index and runs that part's block with the part's own shape, on the first
+threads of the fused block (the largest part's size). Threads a part does not use leave
+at once, before any of its barriers, which count only the part's threads (named barriers,
+as in horizontal fusion). Parts never share a block, so none waits for another's
+stragglers; what is shared is the SM, through the scheduler.
+"""
+from __future__ import annotations
+
+from ..codegen.kernel import SMEM, _declaration, _part_call
+from ..codegen.signature import PartSignature
+from ..transform.partition import Partition
+from .base import Layout
+
+
+def interblock_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
+                      launch_bounds: str) -> str:
+    lines = [_declaration(name, partition, sigs, launch_bounds) + " {"]
+    lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
+    lines.append("  unsigned hf_first = 0;  // the part's first block in the fused grid")
+    for sig, body in zip(sigs, bodies):
+        part = sig.part
+        gx, gy, gz = (sig.hidden_name(w) for w in ("grid_x", "grid_y", "grid_z"))
+        blocks = f"{gx} * {gy} * {gz}"
+        lines.append(f"  if (blockIdx.x < hf_first + {blocks}) {{  // part {part.index}: {part.spec.name}, block {part.block}")
+        lines.append("    const unsigned hf_block = blockIdx.x - hf_first;")
+        lines.append(f"    if (threadIdx.x < {part.threads}u) {{  // the other threads leave at once")
+        lines.append("      const unsigned hf_tid = threadIdx.x;")
+        lines.append(_part_call(sig, body, "hf_tid", "      ").rstrip("\n"))
+        lines.append("    }")
+        lines.append("    return;")
+        lines.append("  }")
+        lines.append(f"  hf_first += {blocks};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+INTERBLOCK = Layout(
+    name="interblock",
+    description="one block of one part per fused block; the parts' blocks one after another in the grid",
+    side_by_side=False,
+    return_exits=True,
+    blocks_add_up=True,
+    emit=interblock_kernel,
+)
