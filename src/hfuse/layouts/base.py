@@ -1,5 +1,6 @@
-"""What a layout decides: where each part's threads sit, what a part's ``return`` does,
-how many blocks the fused grid has, and the fused kernel's dispatch code."""
+"""What a layout decides: what a part's ``return`` does, how many blocks the fused grid
+has, and the fused kernel's dispatch code. (Where each part's threads sit is still the
+partition's, ``transform.partition``: side by side for horizontal, from thread 0 else.)"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,8 +17,6 @@ Emitter = Callable[[str, Partition, list[PartSignature], list[str], str], str]
 class Layout:
     name: str
     description: str
-    side_by_side: bool
-    """Parts take disjoint thread ranges of the fused block (else all start at thread 0)."""
     return_exits: bool
     """A part's ``return`` may leave the kernel: no later part runs on that thread."""
     blocks_add_up: bool

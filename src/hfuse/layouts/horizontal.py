@@ -7,7 +7,6 @@ from .base import Layout
 HORIZONTAL = Layout(
     name="horizontal",
     description="one block of every part per fused block, on disjoint thread ranges",
-    side_by_side=True,
     return_exits=True,
     blocks_add_up=False,
     emit=horizontal_kernel,

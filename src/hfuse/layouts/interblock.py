@@ -40,7 +40,6 @@ def interblock_kernel(name: str, partition: Partition, sigs: list[PartSignature]
 INTERBLOCK = Layout(
     name="interblock",
     description="one block of one part per fused block; the parts' blocks one after another in the grid",
-    side_by_side=False,
     return_exits=True,
     blocks_add_up=True,
     emit=interblock_kernel,

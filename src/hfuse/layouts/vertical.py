@@ -7,7 +7,6 @@ from .base import Layout
 VERTICAL = Layout(
     name="vertical",
     description="one block of every part per fused block, one part after another",
-    side_by_side=False,
     return_exits=False,
     blocks_add_up=False,
     emit=vertical_kernel,
