@@ -1,7 +1,8 @@
 """The fusion compiler over the example corpus (tests/corpus), on the CPU.
 
 Every fusion of ``cases.GROUPS`` (pairs, a group of three and one of four) is built for
-two partitions, with and without ``RegisterCap(min_blocks=2)``, vertically and inter-block; each
+two partitions, with and without ``RegisterCap(min_blocks=2)``, vertically and inter-block (block
+ranges and interleaved); each
 output is written to a temporary directory, compiled with ``nvcc -arch=sm_90 -cubin
 -Xptxas -v`` (the user's build) and with NVRTC for sm_90 (what ``hfuse tune`` does; NVRTC
 runs on the CPU), both through ``tests/toolchain.py``, and its structure checked:
@@ -54,6 +55,7 @@ def _configs() -> list[Config]:
                 out.append(Config(group, blocks, "horizontal", cap))
         out.append(Config(group, parts[0], "vertical", None))
         out.append(Config(group, parts[0], "interblock", None))
+        out.append(Config(group, parts[0], "interleaved", None))
     # no duplicates when a group has a single partition
     return list({c.id: c for c in out}.values())
 
@@ -250,7 +252,8 @@ def test_fused_structure(built, config):
         offset += p.size
     total = sum(p.size for p in parts) if horizontal else max(p.size for p in parts)
     assert fused.block == Dim3(total) and total <= 1024
-    assert fused.name.endswith({"horizontal": "__hfused", "vertical": "__vfused", "interblock": "__ifused"}[config.strategy])
+    assert fused.name.endswith({"horizontal": "__hfused", "vertical": "__vfused", "interblock": "__ifused",
+                                "interleaved": "__ifused"}[config.strategy])
     assert re.search(rf"__global__ void[^\n]*\n{re.escape(fused.name)}\(", source), "fused kernel declaration"
 
     # launch bounds only with a cap ("no cap" is no minimum-blocks argument at all)
@@ -270,7 +273,7 @@ def test_fused_structure(built, config):
                 assert f"(threadIdx.x - {p.offset}u)" in kernel
         else:
             assert f"if (threadIdx.x < {p.size}u" in kernel
-        if config.strategy == "interblock":  # each part's blocks follow the previous part's in the grid
+        if config.strategy in ("interblock", "interleaved"):  # one part's block per fused block
             assert f"// part {p.index}: {p.spec.name}, block {p.block}" in kernel
         row = rf"//\s*{p.index}\s+{re.escape(p.spec.instance)}\s+\[\s*{p.offset},\s*{end}\)\s+{re.escape(str(p.block))}\s+"
         row += rf"{p.barrier_id},\s*{p.size}\b" if p.barrier_id is not None else "none"

@@ -2,7 +2,8 @@
 
 For every fusion of ``cases.GROUPS`` (pairs, a group of three, a group of four), for
 three partitions (the tunable kernels take other block sizes) with and without
-``RegisterCap(min_blocks=2)``, and for the vertical and inter-block layouts with and without the cap:
+``RegisterCap(min_blocks=2)``, and for the vertical and inter-block layouts (block ranges and
+interleaved) with and without the cap:
 run the unfused kernels, snapshot their outputs, run the fused kernel on identical fresh
 inputs (outputs reset to the same initial state) and require every output to be
 bit-equal. All kernels are deterministic (integer atomics only).
@@ -44,8 +45,9 @@ def _configs() -> list[GpuConfig]:
                 out.append(GpuConfig(group, blocks, "horizontal", cap, number=len(out)))
         for cap in (None, CAP):
             out.append(GpuConfig(group, parts[0], "vertical", cap, number=len(out)))
-        for cap in (None, CAP):
-            out.append(GpuConfig(group, parts[0], "interblock", cap, number=len(out)))
+        for layout in ("interblock", "interleaved"):
+            for cap in (None, CAP):
+                out.append(GpuConfig(group, parts[0], layout, cap, number=len(out)))
     return out
 
 

@@ -243,7 +243,8 @@ class FusionConfig:
     @property
     def id(self) -> str:
         blocks = ",".join(str(b) for b in self.blocks)
-        return f"{group_id(self.group)}[{blocks}]-{self.strategy[0]}-{self.cap.label if self.cap else 'nocap'}"
+        layout = {"horizontal": "h", "vertical": "v"}.get(self.strategy, self.strategy)
+        return f"{group_id(self.group)}[{blocks}]-{layout}-{self.cap.label if self.cap else 'nocap'}"
 
 
 def partitions(group: Sequence[str], limit: int = 3) -> list[tuple[Dim3, ...]]:

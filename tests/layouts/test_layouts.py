@@ -14,14 +14,14 @@ from hfuse.layouts import LAYOUTS, layout_of
 from hfuse.spec import Dim3, KernelSpec
 
 
-def test_three_layouts_by_name():
-    assert list(LAYOUTS) == ["horizontal", "vertical", "interblock"]
-    with pytest.raises(HFuseError, match="known: horizontal, vertical, interblock"):
+def test_four_layouts_by_name():
+    assert list(LAYOUTS) == ["horizontal", "vertical", "interblock", "interleaved"]
+    with pytest.raises(HFuseError, match="known: horizontal, vertical, interblock, interleaved"):
         layout_of("diagonal")
 
 
 def test_interblock_grids_add_up_and_the_others_take_the_largest():
-    assert [l.blocks_add_up for l in LAYOUTS.values()] == [False, False, True]
+    assert [l.blocks_add_up for l in LAYOUTS.values()] == [False, False, True, True]
     grids = [Dim3(10, 2), Dim3(7)]
     assert pack_launch(256, [[], []], grids, [0, 0], blocks_add_up=True).grid == Dim3(27)
     assert pack_launch(256, [[], []], grids, [0, 0]).grid == Dim3(20)

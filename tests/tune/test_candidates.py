@@ -37,8 +37,9 @@ def test_granularity():
 def test_candidates_without_registers_have_no_caps():
     cands = enumerate_candidates([spec("a", 256), spec("b", 256)])
     # naive (= 256+256, deduplicated with it), 128+384, 384+128, then the other layouts
-    assert [c.label for c in cands] == ["naive", "hfuse 128+384", "hfuse 384+128", "vertical", "interblock"]
-    assert [c.strategy for c in cands[-2:]] == ["vertical", "interblock"]
+    assert [c.label for c in cands] == ["naive", "hfuse 128+384", "hfuse 384+128", "vertical", "interblock",
+                                        "interleaved"]
+    assert [c.strategy for c in cands[-3:]] == ["vertical", "interblock", "interleaved"]
     assert cands[-1].blocks == (Dim3(256), Dim3(256)) and cands[-1].fused_threads == 256  # the largest part's block
 
 
@@ -48,7 +49,7 @@ def test_candidates_with_caps():
     # (128,384): b1 = 16, b2 = 65536/(384*64) = 2 -> b2; (256,256): b4; (384,128): min(5, 8, 4) = b4.
     assert labels == [
         "naive", "hfuse 128+384", "hfuse 128+384 cap=b2", "hfuse 256+256 cap=b4",
-        "hfuse 384+128", "hfuse 384+128 cap=b4", "vertical", "interblock",
+        "hfuse 384+128", "hfuse 384+128 cap=b4", "vertical", "interblock", "interleaved",
     ]
     assert len({c.key for c in cands}) == len(cands)
     with_neighbours = enumerate_candidates(
@@ -63,7 +64,7 @@ def test_fixed_kernels_keep_their_blocks():
     both_fixed = [spec("sha", 256, tunable=False), spec("blake", 128, tunable=False)]
     cands = enumerate_candidates(both_fixed)
     assert [(c.label, sizes(c.blocks)) for c in cands] == [("naive", (256, 128)), ("vertical", (256, 128)),
-                                                           ("interblock", (256, 128))]
+                                                           ("interblock", (256, 128)), ("interleaved", (256, 128))]
     assert cands[0].fused_threads == 384 and cands[1].fused_threads == cands[2].fused_threads == 256
 
 

@@ -8,7 +8,8 @@ One module per layout, each owning its rules (``Layout``) and its dispatch code:
   the same threads (the paper's baseline);
 - ``interblock``: every fused block runs one block of one part; the parts' blocks follow
   each other in the fused grid (block ranges), each part keeping its own block shape
-  inside the largest (as ML compilers' combo kernels do).
+  inside the largest (as ML compilers' combo kernels do);
+- ``interleaved``: the same, with the parts taking turns along the fused grid (round robin).
 
 The layout's name is what plans, configs and the command line write (``strategy``).
 """
@@ -19,9 +20,10 @@ from ..transform.partition import Strategy
 from .base import Layout
 from .horizontal import HORIZONTAL
 from .interblock import INTERBLOCK
+from .interleaved import INTERLEAVED
 from .vertical import VERTICAL
 
-LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (HORIZONTAL, VERTICAL, INTERBLOCK)}
+LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (HORIZONTAL, VERTICAL, INTERBLOCK, INTERLEAVED)}
 
 
 def layout_of(name: Strategy | str) -> Layout:

@@ -20,7 +20,7 @@ from ..errors import HFuseError, Location
 from ..frontend.model import Function
 from ..spec import Dim3, KernelSpec
 
-Strategy = Literal["horizontal", "vertical", "interblock"]
+Strategy = Literal["horizontal", "vertical", "interblock", "interleaved"]
 """A layout's name (``hfuse.layouts``)."""
 WARP = 32
 MAX_BLOCK_THREADS = 1024

@@ -256,8 +256,9 @@ def enumerate_candidates(
                 out.append(Candidate(blocks, register_cap=policy))
     if vertical:
         out.append(Candidate(tuple(s.block for s in specs), strategy="vertical"))
-    if interblock:  # each part's blocks with its own shape, one after another in the grid
+    if interblock:  # each part's blocks with its own shape: block ranges, and taking turns
         out.append(Candidate(tuple(s.block for s in specs), strategy="interblock"))
+        out.append(Candidate(tuple(s.block for s in specs), strategy="interleaved"))
     return dedupe(out)
 
 
