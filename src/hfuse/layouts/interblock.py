@@ -15,6 +15,18 @@ from ..transform.partition import Partition
 from .base import Layout
 
 
+def one_part_block(sig: PartSignature, body: str, block: str) -> list[str]:
+    """The lines that run block ``block`` of ``sig``'s part on the fused block's first
+    threads; the threads the part does not use skip it (and then leave)."""
+    return [
+        f"    const unsigned hf_block = {block};",
+        f"    if (threadIdx.x < {sig.part.threads}u) {{  // the other threads leave at once",
+        "      const unsigned hf_tid = threadIdx.x;",
+        _part_call(sig, body, "hf_tid", "      ").rstrip("\n"),
+        "    }",
+    ]
+
+
 def interblock_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
                       launch_bounds: str) -> str:
     lines = [_declaration(name, partition, sigs, launch_bounds) + " {"]
@@ -25,11 +37,7 @@ def interblock_kernel(name: str, partition: Partition, sigs: list[PartSignature]
         gx, gy, gz = (sig.hidden_name(w) for w in ("grid_x", "grid_y", "grid_z"))
         blocks = f"{gx} * {gy} * {gz}"
         lines.append(f"  if (blockIdx.x < hf_first + {blocks}) {{  // part {part.index}: {part.spec.name}, block {part.block}")
-        lines.append("    const unsigned hf_block = blockIdx.x - hf_first;")
-        lines.append(f"    if (threadIdx.x < {part.threads}u) {{  // the other threads leave at once")
-        lines.append("      const unsigned hf_tid = threadIdx.x;")
-        lines.append(_part_call(sig, body, "hf_tid", "      ").rstrip("\n"))
-        lines.append("    }")
+        lines += one_part_block(sig, body, "blockIdx.x - hf_first")
         lines.append("    return;")
         lines.append("  }")
         lines.append(f"  hf_first += {blocks};")

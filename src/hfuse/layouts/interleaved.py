@@ -10,10 +10,11 @@ Threads a part does not use leave at once, as in ``interblock``.
 """
 from __future__ import annotations
 
-from ..codegen.kernel import SMEM, _declaration, _part_call
+from ..codegen.kernel import SMEM, _declaration
 from ..codegen.signature import PartSignature
 from ..transform.partition import Partition
 from .base import Layout
+from .interblock import one_part_block
 
 
 def interleaved_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
@@ -46,11 +47,7 @@ def interleaved_kernel(name: str, partition: Partition, sigs: list[PartSignature
         part = sig.part
         keyword = "if" if number == 0 else "else if"
         lines.append(f"  {keyword} (hf_part == {number}u) {{  // part {part.index}: {part.spec.name}, block {part.block}")
-        lines.append("    const unsigned hf_block = hf_index;")
-        lines.append(f"    if (threadIdx.x < {part.threads}u) {{  // the other threads leave at once")
-        lines.append("      const unsigned hf_tid = threadIdx.x;")
-        lines.append(_part_call(sig, body, "hf_tid", "      ").rstrip("\n"))
-        lines.append("    }")
+        lines += one_part_block(sig, body, "hf_index")
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"
