@@ -1,8 +1,15 @@
-import time, sys, functools
-from dataclasses import replace
-from hfuse.tune import tuner as T
-from hfuse.tune import isolation as I
+"""Where an isolated tune spends its time: one benchmark pair tuned with and without the
+worker process, each step timed by wrapping the tuner's internals (a measuring script,
+not an API). Output: bench/results/h100/isolation/profile.txt.
 
+    python bench/scripts/profile_isolation.py
+"""
+import functools
+import sys
+import time
+
+from hfuse.tune import isolation as I
+from hfuse.tune import tuner as T
 from hfuse.bench.workloads import registry
 from hfuse.tune.tuner import TuneSettings, tune
 acc = {}

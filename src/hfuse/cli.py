@@ -100,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     fuse.add_argument("-c", "--config", help="YAML or TOML file describing the kernels (instead of FILES and --kernel)")
     fuse.add_argument("-o", "--output", help="the fused .cu file to write")
     fuse.add_argument("--strategy", choices=list(LAYOUTS),
-                      help="horizontal (default), vertical (the paper's baseline), interblock or interleaved (one part's "
-                      "block per fused block: block ranges, or taking turns)")
+                      help="the layout (default horizontal): " + "; ".join(f"{name}: {layout.description}"
+                                                                       for name, layout in LAYOUTS.items()))
     cap = fuse.add_mutually_exclusive_group()
     cap.add_argument("--min-blocks", type=int, help="register cap: __launch_bounds__(D, MIN_BLOCKS)")
     cap.add_argument("--max-registers", type=int, help="register cap: __maxnreg__(R)")
