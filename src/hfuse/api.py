@@ -9,9 +9,8 @@ from typing import Any, Mapping, Sequence
 from . import __version__
 from .codegen.emit import assemble, assemble_device_file, dropped_comment, header_comment
 from .codegen.includes import IncludePlan, plan_includes
-from .codegen.kernel import horizontal_kernel
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
-from .layouts import layout_of
+from .layouts import HORIZONTAL, Layout, layout_of
 from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
@@ -26,7 +25,7 @@ from .spec import Dim3, KernelSpec
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
 from .transform.context_types import check_context_type
-from .transform.partition import Part, Partition, Strategy, make_partition
+from .transform.partition import Part, Partition, make_partition
 from .transform.specialize import specialise_part
 
 FUSED_NAMESPACE = "hfuse_fused"
@@ -43,15 +42,12 @@ class FusedKernel:
     name_expression: str
     """What to look the kernel up by (NVRTC name expression; equals ``name`` unless templated)."""
     partition: Partition
+    layout: Layout
     register_cap: RegisterPolicy | None
     signatures: tuple[PartSignature, ...] = field(repr=False)
     symbol_names: tuple[dict[str, str], ...] = ()
     """Per part: user's ``__constant__``/``__device__`` symbol name -> its name in the fused
     source, for the symbols hfuse renamed (two inputs defined them); empty: none renamed."""
-
-    @property
-    def strategy(self) -> Strategy:
-        return self.partition.strategy
 
     @property
     def parts(self) -> tuple[Part, ...]:
@@ -75,7 +71,7 @@ class FusedKernel:
                     f"{len(args)} arguments given, the kernel takes {len(sig.names)} ({', '.join(sig.part.kernel.params[i].text for i in range(len(sig.names)))})",
                     Location(sig.part.kernel.file, sig.part.kernel.line, sig.part.spec.name),
                 )
-        return pack_launch(self.block.size, args_per_kernel, grids, smems, layout_of(self.strategy).blocks_add_up)
+        return pack_launch(self.block.size, args_per_kernel, grids, smems, self.layout.blocks_add_up)
 
 
 def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> list[SourceFile]:
@@ -287,7 +283,7 @@ def device_source(
 def fuse(
     kernels: Sequence[KernelSpec],
     *,
-    strategy: Strategy = "horizontal",
+    layout: Layout | str = HORIZONTAL,
     register_cap: RegisterPolicy | None = None,
     name: str | None = None,
     barrier_form: BarrierForm = "barrier",
@@ -306,29 +302,28 @@ def fuse(
     specs = list(kernels)
     if len(specs) < 2:
         raise HFuseError("fusion needs at least two kernels")
-    layout_of(strategy)  # an unknown name says which exist
+    layout = layout_of(layout)  # an unknown name says which exist
     if prepared is None:
         prepared = prepare(specs, sources=sources, options=options)
     elif not prepared.matches(specs):
         raise ValueError("the prepared unit was made for other kernels")
     with _internal_errors_named(specs):
-        return _generate(specs, prepared, strategy, register_cap, name, barrier_form)
+        return _generate(specs, prepared, layout, register_cap, name, barrier_form)
 
 
 def _generate(
     specs: list[KernelSpec],
     prepared: PreparedUnit,
-    strategy: Strategy,
+    layout: Layout,
     register_cap: RegisterPolicy | None,
     name: str | None,
     barrier_form: BarrierForm,
 ) -> FusedKernel:
     program = prepared.program
     found = [k.function for k in prepared.kernels]
-    partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], strategy)
-    layout = layout_of(strategy)
-    suffix = {"horizontal": "__hfused", "vertical": "__vfused"}.get(strategy, f"__{strategy[0]}fused")
-    fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + suffix
+    partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement)
+    layout.validate(partition)
+    fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + layout.suffix
 
     known = frozenset(program.functions) | {k.key for k in found}
     codes = []
@@ -354,16 +349,15 @@ def _generate(
     sigs = [part_signature(part) for part in partition.parts]
 
     bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
+    budgets = None
     if isinstance(register_cap, WarpgroupRegisters):
         sizes = [part.size for part in partition.parts]
-        problem = (f"{strategy} fusion does not give parts warpgroups of their own" if strategy != "horizontal"
+        problem = (f"{layout.name} fusion does not give parts warpgroups of their own" if not layout.per_part_registers
                    else register_cap.violation(sizes))
         if problem:
             raise HFuseError(f"per-part register budgets {register_cap.label} cannot apply: {problem}")
         budgets = (register_cap.budgets, register_cap.entry(partition.block_threads))
-        kernel_text = horizontal_kernel(fused_name, partition, sigs, [c.body_name for c in codes], bounds, budgets)
-    else:
-        kernel_text = layout.emit(fused_name, partition, sigs, [c.body_name for c in codes], bounds)
+    kernel_text = layout.emit(fused_name, partition, sigs, [c.body_name for c in codes], bounds, budgets)
     launch_text = launcher(fused_name, partition.block_threads, sigs, layout.blocks_add_up)
     namespaces = [k.scope for k in found if any(k.scope)]
     expression_prefix = ""
@@ -379,8 +373,7 @@ def _generate(
         regs = f"{bounds} and per-part budgets {register_cap.label} set with setmaxnreg (sm_90a only)"
     else:
         regs = f"register cap {bounds}" if register_cap else "no register cap"
-    header = header_comment(fused_name, partition, sigs, regs,
-                            __version__)
+    header = header_comment(fused_name, partition, layout, sigs, regs, __version__)
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
                    "kernels' own namespaces.\n")
@@ -401,5 +394,5 @@ def _generate(
         {key: qualify(item.scope, f"{key.split('::')[-1]}__hf{part.index}") for item in k.symbols for key in item.keys}
         for part, k in zip(partition.parts, prepared.kernels)
     )
-    return FusedKernel(source, fused_name, expression, partition, register_cap, tuple(sigs),
+    return FusedKernel(source, fused_name, expression, partition, layout, register_cap, tuple(sigs),
                        symbol_names if any(symbol_names) else ())

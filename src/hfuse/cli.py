@@ -12,7 +12,7 @@ from rich.markup import escape
 from .errors import HFuseError, Location
 from .files import read_text_file
 from .frontend.options import KNOWN_STDS, NO_OPTIONS, CompileOptions
-from .layouts import LAYOUTS
+from .layouts import LAYOUTS, Layout, layout_of
 
 
 def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) -> None:
@@ -56,7 +56,7 @@ def _fuse(args: argparse.Namespace, console: Console) -> int:
         request = FuseRequest([parse_kernel_option(k, files, sources) for k in args.kernel])
     request.options = options_from_flags(args, request.options)
     if args.strategy:
-        request.strategy = args.strategy
+        request.layout = args.strategy
     if args.min_blocks or args.max_registers:
         request.register_cap = RegisterCap(min_blocks=args.min_blocks, max_registers=args.max_registers)
     if args.name:
@@ -72,7 +72,7 @@ def _fuse(args: argparse.Namespace, console: Console) -> int:
     start = time.perf_counter()
     fused = fuse(
         request.kernels,
-        strategy=request.strategy,
+        layout=request.layout,
         register_cap=request.register_cap,
         name=request.name,
         barrier_form=request.barrier_form,
@@ -80,13 +80,20 @@ def _fuse(args: argparse.Namespace, console: Console) -> int:
     )
     elapsed = time.perf_counter() - start
     fused.write(output)
-    console.print(f"[bold]{fused.name}[/]: {fused.strategy} fusion, block of {fused.block.x} threads, "
+    console.print(f"[bold]{fused.name}[/]: {fused.layout.spec} fusion, block of {fused.block.x} threads, "
                   f"{'register cap ' + fused.register_cap.label if fused.register_cap else 'no register cap'}")
     for p in fused.parts:
         barrier = f"barrier {p.barrier_id} over {p.size} threads" if p.barrier_id else "no barriers"
         console.print(f"  part {p.index}: {p.spec.instance:<28} threads [{p.offset}, {p.offset + p.size})  block {p.block}  {barrier}")
     console.print(f"wrote {output} in {elapsed * 1000:.0f} ms")
     return 0
+
+
+def _layout_argument(text: str) -> Layout:
+    try:
+        return layout_of(text)
+    except HFuseError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a kernel and its block: NAME:256, NAME:32x16, 'NAME<float, 4>:128' or FILE:NAME:256; in fused order")
     fuse.add_argument("-c", "--config", help="YAML or TOML file describing the kernels (instead of FILES and --kernel)")
     fuse.add_argument("-o", "--output", help="the fused .cu file to write")
-    fuse.add_argument("--strategy", choices=list(LAYOUTS),
+    fuse.add_argument("--strategy", type=_layout_argument, metavar="LAYOUT",
                       help="the layout (default horizontal): " + "; ".join(f"{name}: {layout.description}"
                                                                        for name, layout in LAYOUTS.items()))
     cap = fuse.add_mutually_exclusive_group()

@@ -3,7 +3,7 @@
 A config file describes several kernels and files::
 
     output: fused.cu
-    strategy: horizontal          # or vertical, or interblock
+    strategy: horizontal          # or vertical, interblock, interleaved, dynamic:2:1
     register_cap: {min_blocks: 2} # optional; or {max_registers: 64}
     kernels:
       - {file: maxpool.cu, name: maxpool2d_forward, block: 256, tunable: true}
@@ -29,7 +29,7 @@ import yaml
 
 from .errors import HFuseError, Location
 from .files import read_text_file
-from .layouts import LAYOUTS
+from .layouts import HORIZONTAL, Layout, layout_of
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .spec import Dim3, KernelSpec
 from .tune.regcap import RegisterCap
@@ -41,7 +41,8 @@ _TOP_KEYS = {"output", "strategy", "register_cap", "name", "barrier", "kernels",
 @dataclass
 class FuseRequest:
     kernels: list[KernelSpec]
-    strategy: str = "horizontal"
+    layout: Layout = HORIZONTAL
+    """The config's ``strategy``."""
     register_cap: RegisterCap | None = None
     name: str | None = None
     barrier_form: str = "barrier"
@@ -92,7 +93,7 @@ def load_config(path: str | Path) -> FuseRequest:
     kernels = [_own_options(k, entry, options, path) for k, entry in zip(kernels, entries)]
     return FuseRequest(
         kernels=kernels,
-        strategy=data.get("strategy", "horizontal"),
+        layout=_layout(data.get("strategy", "horizontal"), path),
         register_cap=register_cap,
         name=data.get("name"),
         barrier_form=data.get("barrier", "barrier"),
@@ -102,7 +103,16 @@ def load_config(path: str | Path) -> FuseRequest:
     )
 
 
-_CHOICES = {"strategy": tuple(LAYOUTS), "barrier": ("barrier", "bar")}
+_CHOICES = {"barrier": ("barrier", "bar")}
+
+
+def _layout(spec: Any, path: Path) -> Layout:
+    if not isinstance(spec, str):
+        raise HFuseError(f"'strategy' must be a layout's name (e.g. horizontal), not {spec!r}", Location(path))
+    try:
+        return layout_of(spec)
+    except HFuseError as exc:
+        raise HFuseError(f"'strategy': {exc.message}", Location(path), hint=exc.hint) from None
 
 
 def _check_choices(data: dict[str, Any], path: Path) -> None:

@@ -56,6 +56,7 @@ def _configs() -> list[Config]:
         out.append(Config(group, parts[0], "vertical", None))
         out.append(Config(group, parts[0], "interblock", None))
         out.append(Config(group, parts[0], "interleaved", None))
+        out.append(Config(group, parts[0], "dynamic", None))
     # no duplicates when a group has a single partition
     return list({c.id: c for c in out}.values())
 
@@ -88,7 +89,7 @@ def built(tmp_path_factory) -> dict[str, Built]:
         b = Built(config)
         start = time.perf_counter()
         try:
-            b.fused = fuse(C.specs(config.group, config.blocks), strategy=config.strategy, register_cap=config.cap)
+            b.fused = fuse(C.specs(config.group, config.blocks), layout=config.layout, register_cap=config.cap)
         except Exception as exc:  # reported by the test of this configuration
             b.error = exc
         b.seconds = time.perf_counter() - start
@@ -239,7 +240,7 @@ def test_fused_structure(built, config):
     b = _get(built, config)
     fused, source = b.fused, b.fused.source
     parts = fused.partition.parts
-    horizontal = config.strategy == "horizontal"
+    horizontal = config.layout == "horizontal"
 
     # the partition is what was asked for
     assert [p.spec.name for p in parts] == [C.CASES[k].kernel for k in config.group]
@@ -253,7 +254,7 @@ def test_fused_structure(built, config):
     total = sum(p.size for p in parts) if horizontal else max(p.size for p in parts)
     assert fused.block == Dim3(total) and total <= 1024
     assert fused.name.endswith({"horizontal": "__hfused", "vertical": "__vfused", "interblock": "__ifused",
-                                "interleaved": "__ifused"}[config.strategy])
+                                "interleaved": "__ifused", "dynamic": "__dfused"}[config.layout])
     assert re.search(rf"__global__ void[^\n]*\n{re.escape(fused.name)}\(", source), "fused kernel declaration"
 
     # launch bounds only with a cap ("no cap" is no minimum-blocks argument at all)
@@ -273,7 +274,7 @@ def test_fused_structure(built, config):
                 assert f"(threadIdx.x - {p.offset}u)" in kernel
         else:
             assert f"if (threadIdx.x < {p.size}u" in kernel
-        if config.strategy in ("interblock", "interleaved"):  # one part's block per fused block
+        if config.layout in ("interblock", "interleaved", "dynamic"):  # one part's block per fused block
             assert f"// part {p.index}: {p.spec.name}, block {p.block}" in kernel
         row = rf"//\s*{p.index}\s+{re.escape(p.spec.instance)}\s+\[\s*{p.offset},\s*{end}\)\s+{re.escape(str(p.block))}\s+"
         row += rf"{p.barrier_id},\s*{p.size}\b" if p.barrier_id is not None else "none"
@@ -292,6 +293,10 @@ def test_fused_structure(built, config):
         else:
             assert found == {(p.barrier_id, p.size)}, f"part {p.index}: {found}"
     tail = _after_parts(source)
+    if config.layout.startswith("dynamic"):  # its own: every thread waits for thread 0's claim, before any part
+        claim = tail.index("__syncthreads();")
+        assert claim < tail.index("if (hf_part == 0u)") and claim > tail.index("hf_claim[1] = hf_index;")
+        tail = tail[:claim] + tail[claim + len("__syncthreads();"):]
     assert not re.search(r"\b__syncthreads(_count|_and|_or)?\b", tail), "a __syncthreads survived"
     assert not re.search(r"\bbar(rier)?\.sync\s+0\b", tail)
 
@@ -306,7 +311,7 @@ def test_fused_structure(built, config):
             assert not BUILTIN_RE.search(_strip_comments(text)), f"section '{title}' reads a built-in"
 
 
-@pytest.mark.parametrize("config", [c for c in CONFIGS if c.strategy == "horizontal" and c.cap is None], ids=lambda c: c.id)
+@pytest.mark.parametrize("config", [c for c in CONFIGS if c.layout == "horizontal" and c.cap is None], ids=lambda c: c.id)
 def test_pack_matches_signature(built, config):
     """``pack`` lays out the arguments, the hidden grid/offset scalars and the shared memory."""
     b = _get(built, config)
@@ -357,7 +362,7 @@ def test_early_return_before_barrier_is_made_safe():
     assert not re.search(r"\breturn\b", before_barrier.replace(vote, "")), "a return before the barrier survived"
     assert before_barrier.count(vote) == 1
     assert "hf_active" in part
-    vertical = _strip_comments(_part_sections(_fuse_group("stencil2d", "histogram_dyn", strategy="vertical").source)[1])
+    vertical = _strip_comments(_part_sections(_fuse_group("stencil2d", "histogram_dyn", layout="vertical").source)[1])
     assert not re.search(r"\breturn\b", vertical.split("hfuse_sync<")[0]), "vertical fusion: the return must become a flag"
 
 
@@ -488,10 +493,10 @@ def test_gpu_configurations_are_enough():
     assert ("histogram_dyn", "scan_dyn") in groups  # barriers and dynamic shared memory in both
     assert any(len(g) == 3 for g in groups)
     for group in groups:
-        horizontal = {c.blocks for c in configs if c.group == group and c.strategy == "horizontal"}
+        horizontal = {c.blocks for c in configs if c.group == group and c.layout == "horizontal"}
         assert len(horizontal) >= 3, group
         assert {c.cap is None for c in configs if c.group == group} == {True, False}
-        assert any(c.strategy == "vertical" for c in configs if c.group == group)
+        assert any(c.layout == "vertical" for c in configs if c.group == group)
     grids = []
     for group in groups:
         shapes = {C.CASES[k].make(np.random.default_rng(0), _NumpyAsCupy, C.CASES[k].block).grid for k in group}

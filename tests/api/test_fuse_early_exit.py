@@ -26,7 +26,7 @@ PARTNER = KernelSpec(C.CORPUS / "vec_scale.cu", "vec_scale", 128)
 def _nvcc(fused: FusedKernel, tmp_path: Path) -> None:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
-    path = fused.write(tmp_path / f"{fused.name}_{fused.strategy}.cu")
+    path = fused.write(tmp_path / f"{fused.name}_{fused.layout.name}.cu")
     result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-cubin", "-o", str(path.with_suffix(".cubin")), str(path)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"nvcc failed on {path}:\n{result.stderr}"
@@ -43,9 +43,9 @@ def _before_first_barrier(code: str) -> str:
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("strategy", ["horizontal", "vertical"])
-def test_return_before_a_barrier_in_a_loop(strategy, tmp_path):
-    fused = fuse([PARTNER, KernelSpec(C.ERRORS / "barrier_in_loop.cu", "return_then_loop", 256)], strategy=strategy)
+@pytest.mark.parametrize("layout", ["horizontal", "vertical"])
+def test_return_before_a_barrier_in_a_loop(layout, tmp_path):
+    fused = fuse([PARTNER, KernelSpec(C.ERRORS / "barrier_in_loop.cu", "return_then_loop", 256)], layout=layout)
     code = _part(fused.source, 2)
     # the loop and both of its barriers run in every thread; its work only while the flag holds
     loop = re.search(r"for \(int k = 1; k < 8; k \*= 2\) \{(.*?)\} if \(hf_active\) \{ out\[i\] = v; \}", code)
@@ -54,16 +54,16 @@ def test_return_before_a_barrier_in_a_loop(strategy, tmp_path):
     assert body.count("hfuse_sync<1, 256>();") == 2 and body.count("if (hf_active) {") == 2
     assert "int v; if (hf_active) { v = in[i]; }" in code
     returns = re.findall(r"\breturn\b[^;]*;", _before_first_barrier(code))
-    assert returns == (["return;"] if strategy == "horizontal" else [])
-    assert (VOTE in code) == (strategy == "horizontal")
+    assert returns == (["return;"] if layout == "horizontal" else [])
+    assert (VOTE in code) == (layout == "horizontal")
     _nvcc(fused, tmp_path)
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("strategy", ["horizontal", "vertical"])
-def test_return_inside_a_loop_in_the_kernel_and_in_a_helper(strategy, tmp_path):
+@pytest.mark.parametrize("layout", ["horizontal", "vertical"])
+def test_return_inside_a_loop_in_the_kernel_and_in_a_helper(layout, tmp_path):
     fused = fuse([KernelSpec(C.ERRORS / "return_in_loop.cu", "loop_return", 256),
-                  KernelSpec(C.ERRORS / "return_in_helper.cu", "helper_return", 256)], strategy=strategy)
+                  KernelSpec(C.ERRORS / "return_in_helper.cu", "helper_return", 256)], layout=layout)
     kernel = _part(fused.source, 1)
     assert "for (int k = 0; k < 4; ++k) { if (hf_active && (i + k >= n)) hf_active = false;" in kernel
     helper = _part(fused.source, 2)

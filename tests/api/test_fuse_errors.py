@@ -52,7 +52,7 @@ class ErrorCase:
     """A number, 'mark' (the ERROR-LINE), 'kernel' (the kernel's own line) or None."""
     words: tuple[str, ...] = ()
     """Words the message must contain (case-insensitive)."""
-    strategy: str = "horizontal"
+    layout: str = "horizontal"
 
 
 def _path(name: str) -> Path:
@@ -125,7 +125,7 @@ def test_error_names_file_kernel_and_line(case, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # anything written relative to the working directory shows up here
     before = _hashes()
     with pytest.raises(HFuseError) as info:
-        fuse(_specs(case), strategy=case.strategy)
+        fuse(_specs(case), layout=case.layout)
     err = info.value
     text = str(err)
     print(text)
@@ -151,7 +151,7 @@ def test_fusion_needs_two_kernels():
 
 def test_unknown_strategy():
     with pytest.raises(HFuseError, match="strategy"):
-        fuse(C.specs(("vec_scale", "block_reduce")), strategy="diagonal")
+        fuse(C.specs(("vec_scale", "block_reduce")), layout="diagonal")
 
 
 def test_the_error_cases_fail_only_for_their_reason():
@@ -200,7 +200,7 @@ def test_cli_writes_the_fused_file(tmp_path):
 
 
 @cli_pending
-@pytest.mark.parametrize("case", [c for c in ERROR_CASES if c.strategy == "horizontal"], ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [c for c in ERROR_CASES if c.layout == "horizontal"], ids=lambda c: c.id)
 def test_cli_writes_nothing_on_error(case, tmp_path):
     before = _hashes()
     out = tmp_path / "out" / "fused.cu"

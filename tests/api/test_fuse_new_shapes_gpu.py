@@ -78,7 +78,7 @@ from test_fuse_gpu import _function, _wait  # noqa: E402  (one module cache and 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_fused_equals_unfused(cp, name):
-    kernels, strategy = CONFIGS[name]
+    kernels, layout = CONFIGS[name]
     seeds = [np.random.default_rng([20241123, j, len(name)]) for j in range(len(kernels))]
     expected = []
     for k, rng in zip(kernels, seeds):
@@ -88,7 +88,7 @@ def test_fused_equals_unfused(cp, name):
         _wait(cp, f"unfused {k.spec.name}")
         expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])
 
-    fused = fuse([k.spec for k in kernels], strategy=strategy)
+    fused = fuse([k.spec for k in kernels], layout=layout)
     assert any(p.padding for p in fused.parts) or "hf_active" in fused.source, "the configuration tests nothing new"
     seeds = [np.random.default_rng([20241123, j, len(name)]) for j in range(len(kernels))]
     made = [k.make(rng, cp, k.spec.block) for k, rng in zip(kernels, seeds)]

@@ -125,7 +125,7 @@ def test_two_padded_parts_and_a_3d_block(tmp_path):
 
 @pytest.mark.nvcc
 def test_vertical_fusion_runs_the_padded_part_last(tmp_path):
-    fused = fuse([_spec("block_reduce", 120), _spec("vec_scale", 128)], strategy="vertical")
+    fused = fuse([_spec("block_reduce", 120), _spec("vec_scale", 128)], layout="vertical")
     assert fused.block == Dim3(128)
     kernel = fused.source[fused.source.index("// ---- fused kernel"):]
     assert kernel.index("// part 2:") < kernel.index("// part 1:")  # padded part 1 runs last
@@ -133,7 +133,7 @@ def test_vertical_fusion_runs_the_padded_part_last(tmp_path):
     assert {int(n) for _, n in SYNC_RE.findall(_part_code(fused.source, 1))} == {128}
     _nvcc(fused, tmp_path)
     with pytest.raises(HFuseError, match="vertical"):
-        fuse([_spec("block_reduce", 120), _spec("vec_scale", 100)], strategy="vertical")
+        fuse([_spec("block_reduce", 120), _spec("vec_scale", 100)], layout="vertical")
 
 
 def test_cooperative_groups_block_size_is_the_kernels():
@@ -164,4 +164,4 @@ def test_tuner_candidates_with_a_120_thread_kernel():
     assert Candidate((Dim3(120), Dim3(256))).fused_threads == 384
     refine_around(Candidate((Dim3(120), Dim3(256))), specs)  # does not choke
     for c in candidates[:3]:  # each candidate fuses
-        fuse([s.with_block(b) for s, b in zip(specs, c.blocks)], strategy=c.strategy)
+        fuse([s.with_block(b) for s, b in zip(specs, c.blocks)], layout=c.layout)

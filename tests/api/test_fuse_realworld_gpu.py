@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from hfuse.layouts import HORIZONTAL
 from hfuse.api import device_source
 from hfuse.launch import KernelLaunch, Output
 from hfuse.runtime.compile import Compiler
@@ -112,7 +113,7 @@ def test_pair_verifies_bit_for_bit_through_tune(cp, pair, plan_cache):
     wrong = [(r.label, r.error) for r in plan.candidates
              if r.error and ("differ" in r.error or "compile failed" in r.error or "launch" in r.error)]
     assert not wrong, wrong
-    horizontal = [r for r in plan.candidates if r.candidate.strategy == "horizontal"]
+    horizontal = [r for r in plan.candidates if r.candidate.layout == HORIZONTAL]
     assert horizontal and all(r.verified for r in horizontal), [(r.label, r.error) for r in horizontal]
     assert plan.decision == "fuse"
 

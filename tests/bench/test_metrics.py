@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from hfuse.layouts import HORIZONTAL
 from hfuse.bench.metrics import (
     NCU_METRICS,
     NVPROF_TO_NCU,
@@ -210,6 +211,6 @@ def test_choose_partition_from_plan():
     assert part.blocks == (Dim3(512), Dim3(256)) and part.cap == RegisterCap(min_blocks=2)
     assert "declined" in part.source
     fused = Plan(kernels=["a", "b"], decision="fuse", reason="", candidates=[c1, c2], chosen=c1.label,
-                 blocks=[Dim3(256), Dim3(512)], strategy="horizontal")
+                 blocks=[Dim3(256), Dim3(512)], layout=HORIZONTAL)
     part = choose_partition(fused, launches)
     assert part.blocks == (Dim3(256), Dim3(512)) and part.cap is None and "tuned" in part.source

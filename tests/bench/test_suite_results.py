@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from hfuse.layouts import DYNAMIC, INTERLEAVED, VERTICAL, Dynamic
 from hfuse.bench import suite
 from hfuse.bench.pairs import PAIRS, find_pair, pair_sizes, select_pairs, thin
 from hfuse.bench.suite import (
@@ -36,7 +37,10 @@ def make_plan(decision: str = "fuse", *, naive_ok: bool = True) -> Plan:
         CandidateResult(Candidate((Dim3(256), Dim3(512))), T(1.9), registers=48, verified=True),
         CandidateResult(Candidate((Dim3(256), Dim3(512)), register_cap=RegisterCap(min_blocks=2)), T(1.6),
                         registers=32, verified=True, occupancy=0.75),
-        CandidateResult(Candidate((Dim3(512), Dim3(512)), strategy="vertical"), T(3.0), registers=48, verified=True),
+        CandidateResult(Candidate((Dim3(512), Dim3(512)), layout=VERTICAL), T(3.0), registers=48, verified=True),
+        CandidateResult(Candidate((Dim3(512), Dim3(512)), layout=DYNAMIC), T(2.4), registers=48, verified=True),
+        CandidateResult(Candidate((Dim3(512), Dim3(512)), layout=Dynamic((1, 2))), T(2.1), registers=48, verified=True),
+        CandidateResult(Candidate((Dim3(512), Dim3(512)), layout=INTERLEAVED), None, error="outputs differ"),
         CandidateResult(Candidate((Dim3(128), Dim3(640))), None, error="compile failed: boom"),
     ]
     fuse = decision == "fuse"
@@ -102,8 +106,14 @@ def test_row_from_plan_fuse():
     assert row["speedup_graph"] == pytest.approx((2.0 / 1.9 - 1) * 100)
     assert row["register_cap"] == "b2" and row["registers"] == 32 and row["chosen_blocks"] == "256+512"
     assert row["chosen_grids"] == "2112+1056"
+    # each layout's fastest verified candidate, whatever its parameters; none where none verified
+    assert row["dynamic_ms"] == pytest.approx(2.1) and row["dynamic_label"] == "dynamic:1:2"
+    assert row["speedup_dynamic"] == pytest.approx((2.0 / 2.1 - 1) * 100)
+    assert row["interleaved_ms"] is None and row["interblock_ms"] is None
+    assert row["best_unfused_way"] == "graph" and row["speedup_best_unfused"] == pytest.approx((2.0 / 1.9 - 1) * 100)
+    assert row["bound_ms"] is None and row["bound_unit"] == ""  # filled from units.json, not from the plan
     assert row["naive_verified"] and row["vertical_verified"] and row["chosen_verified"]
-    assert row["candidates"] == 5 and row["verified_candidates"] == 4 and row["failed_candidates"] == 1
+    assert row["candidates"] == 8 and row["verified_candidates"] == 6 and row["failed_candidates"] == 2
     assert row["swept_size"] == 32 and row["size_k1"] == 1000
 
 

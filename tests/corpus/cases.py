@@ -232,18 +232,18 @@ def group_id(group: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class FusionConfig:
-    """One way to fuse a group: the parts' blocks, the strategy and the register cap."""
+    """One way to fuse a group: the parts' blocks, the layout (its spec) and the register cap."""
 
     group: tuple[str, ...]
     blocks: tuple[Dim3, ...]
-    strategy: str
+    layout: str
     cap: Any
     number: int = 0
 
     @property
     def id(self) -> str:
         blocks = ",".join(str(b) for b in self.blocks)
-        layout = {"horizontal": "h", "vertical": "v"}.get(self.strategy, self.strategy)
+        layout = {"horizontal": "h", "vertical": "v"}.get(self.layout, self.layout)
         return f"{group_id(self.group)}[{blocks}]-{layout}-{self.cap.label if self.cap else 'nocap'}"
 
 

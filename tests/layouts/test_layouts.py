@@ -10,18 +10,45 @@ import hfuse
 
 from hfuse.codegen.launcher import pack_launch
 from hfuse.errors import HFuseError
-from hfuse.layouts import LAYOUTS, layout_of
+from hfuse.layouts import DYNAMIC, HORIZONTAL, LAYOUTS, VERTICAL, Dynamic, layout_of
+from hfuse.layouts.dynamic import SM_SLOTS, counters_name
 from hfuse.spec import Dim3, KernelSpec
+from hfuse.transform.partition import Placement
 
 
-def test_four_layouts_by_name():
-    assert list(LAYOUTS) == ["horizontal", "vertical", "interblock", "interleaved"]
-    with pytest.raises(HFuseError, match="known: horizontal, vertical, interblock, interleaved"):
+def test_five_layouts_by_name():
+    assert list(LAYOUTS) == ["horizontal", "vertical", "interblock", "interleaved", "dynamic"]
+    with pytest.raises(HFuseError, match="known: horizontal, vertical, interblock, interleaved, dynamic"):
         layout_of("diagonal")
 
 
+def test_a_layout_is_a_value_written_as_its_spec():
+    assert layout_of("horizontal") == HORIZONTAL and layout_of(VERTICAL) is VERTICAL
+    ratio = layout_of("dynamic:2:1")
+    assert ratio == Dynamic((2, 1)) and hash(ratio) == hash(Dynamic((2, 1))) and ratio != DYNAMIC
+    assert ratio.spec == "dynamic:2:1" and layout_of(ratio.spec) == ratio and DYNAMIC.spec == "dynamic"
+    with pytest.raises(HFuseError, match="takes no parameters"):
+        layout_of("vertical:2")
+    with pytest.raises(HFuseError, match="whole numbers"):
+        layout_of("dynamic:two:1")
+    with pytest.raises(HFuseError, match="from 1 to 64"):
+        layout_of("dynamic:0:1")
+
+
+def test_each_layout_places_its_parts_threads():
+    placements = {name: layout.placement for name, layout in LAYOUTS.items()}
+    assert placements == {"horizontal": Placement.SIDE_BY_SIDE, "vertical": Placement.FROM_ZERO,
+                          "interblock": Placement.FROM_ZERO, "interleaved": Placement.FROM_ZERO,
+                          "dynamic": Placement.FROM_ZERO}
+    for layout in LAYOUTS.values():
+        fused = hfuse.fuse([KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)],
+                           sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B}, layout=layout)
+        assert [p.offset for p in fused.parts] == ([0, 128] if layout is HORIZONTAL else [0, 0])
+        assert fused.block == Dim3(192 if layout is HORIZONTAL else 128)
+
+
 def test_interblock_grids_add_up_and_the_others_take_the_largest():
-    assert [l.blocks_add_up for l in LAYOUTS.values()] == [False, False, True, True]
+    assert [l.blocks_add_up for l in LAYOUTS.values()] == [False, False, True, True, True]
     grids = [Dim3(10, 2), Dim3(7)]
     assert pack_launch(256, [[], []], grids, [0, 0], blocks_add_up=True).grid == Dim3(27)
     assert pack_launch(256, [[], []], grids, [0, 0]).grid == Dim3(20)
@@ -32,12 +59,35 @@ def test_interblock_grids_add_up_and_the_others_take_the_largest():
 
 def test_the_cpp_launch_helper_counts_blocks_the_same_way():
     fused = hfuse.fuse([KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)],
-                       sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B}, strategy="interblock")
+                       sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B}, layout="interblock")
     assert "hf_blocks += hf1_blocks;" in fused.source and "hf_blocks += hf2_blocks;" in fused.source
     assert fused.block == Dim3(128) and fused.pack([[], []], [Dim3(3), Dim3(4)], [0, 0]).grid == Dim3(7)
     horizontal = hfuse.fuse([KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)],
                             sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B})
     assert "if (hf1_blocks > hf_blocks) hf_blocks = hf1_blocks;" in horizontal.source
+
+
+def test_dynamic_dispatch_claims_a_part_block_per_fused_block():
+    specs = [KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)]
+    fused = hfuse.fuse(specs, sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B}, layout="dynamic:3:1")
+    source, counters = fused.source, counters_name(fused.name)
+    assert fused.name == "a_b__dfused" and "dynamic:3:1 fusion" in source
+    assert f"__device__ unsigned int {counters}[{SM_SLOTS + 3}];" in source
+    kernel = source.split(f"__device__ unsigned int {counters}")[1]
+    # the SM's ticket, the ratio, one claim per part at most, then the reset by the last claimant
+    assert "%%smid" in kernel and "const unsigned hf_weights[2] = {3u, 1u};" in kernel and "% 4u;" in kernel
+    assert kernel.count("atomicAdd(") == 3 and "gridDim.x * gridDim.y * gridDim.z - 1u" in kernel
+    assert kernel.index("__threadfence()") < kernel.index(f"atomicAdd(&{counters}[{SM_SLOTS + 2}u]")
+    assert kernel.count("__syncthreads()") == 1 and kernel.index("__syncthreads()") < kernel.index("if (hf_part == 0u)")
+    # the fused grid has a block per part block, as in the other inter-block layouts
+    assert fused.pack([[], []], [Dim3(3), Dim3(4)], [0, 0]).grid == Dim3(7)
+    assert "hf_blocks += hf2_blocks;" in source
+
+
+def test_dynamic_weights_must_match_the_kernels():
+    specs = [KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)]
+    with pytest.raises(HFuseError, match="give 3 parts a share, but 2 kernels"):
+        hfuse.fuse(specs, sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B}, layout="dynamic:1:1:2")
 
 
 KERNEL_A = "__global__ void a() { }\n"

@@ -26,7 +26,10 @@ def test_compile_names_and_resources(compiler):
     assert b.lowered == {"hist<float, 256>": "_Z4histIfLi256EEvPKT_Pji", "add": "add"}
     assert b.cubin[:4] == b"\x7fELF"
     assert [p.size for p in b.params("hist<float, 256>")] == [8, 8, 4]
-    assert b.ptxas["_Z4histIfLi256EEvPKT_Pji"].static_smem == 1024
+    if b.ptxas:
+        assert b.ptxas["_Z4histIfLi256EEvPKT_Pji"].static_smem == 1024
+    else:  # some NVRTC builds (seen: CUDA 13.2's on an H100) return no ptxas report at all
+        assert "ptxas info" not in b.log  # absent from NVRTC's log, not lost by our parser
     assert compiler.compile(SOURCE, ["hist<float, 256>", "add"]) is b  # cached
 
 

@@ -2,6 +2,7 @@
 (serial, two streams or a graph), not with two streams alone."""
 from __future__ import annotations
 
+from hfuse.layouts import VERTICAL, layout_of
 from hfuse.runtime.timing import Timing
 from hfuse.spec import Dim3
 from hfuse.tune.candidates import Candidate
@@ -13,13 +14,13 @@ def _t(ms: float) -> Timing:
     return Timing.of([ms])
 
 
-def result(label: str, ms: float | None, *, verified: bool = True, strategy: str = "horizontal") -> CandidateResult:
-    return CandidateResult(Candidate((Dim3(128), Dim3(128)), label=label, strategy=strategy),
+def result(label: str, ms: float | None, *, verified: bool = True, layout: str = "horizontal") -> CandidateResult:
+    return CandidateResult(Candidate((Dim3(128), Dim3(128)), label=label, layout=layout_of(layout)),
                            time=_t(ms) if ms is not None else None, verified=verified)
 
 
 RESULTS = [result("hfuse 128+128", 0.90), result("naive", 0.80, verified=False),
-           result("vertical", 0.99, strategy="vertical"), result("hfuse 96+160", 0.95)]
+           result("vertical", 0.99, layout="vertical"), result("hfuse 96+160", 0.95)]
 
 
 def test_only_verified_candidates_compete():
@@ -30,10 +31,10 @@ def test_only_verified_candidates_compete():
 def test_every_layout_competes():
     """Vertical fusion beat every horizontal split on a pair of third-party kernels (0.713 ms
     against 0.846 ms): the fastest verified layout is chosen, whichever it is."""
-    faster = [*RESULTS, result("vertical", 0.713, strategy="vertical"), result("interblock", 0.80, strategy="interblock")]
+    faster = [*RESULTS, result("vertical", 0.713, layout="vertical"), result("interblock", 0.80, layout="interblock")]
     assert fastest_verified(faster).label == "vertical"
     verdict = decide(faster, Baselines(serial=_t(0.841), two_streams=_t(0.979)), min_gain=0.01)
-    assert verdict.decision == "fuse" and verdict.best.candidate.strategy == "vertical"
+    assert verdict.decision == "fuse" and verdict.best.candidate.layout == VERTICAL
 
 
 def test_serial_faster_than_two_streams_is_the_reference():

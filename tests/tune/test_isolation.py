@@ -28,7 +28,9 @@ FAST = TimeLimits(start_s=60, unfused_s=1.0, run_floor_s=1.0, run_factor=20.0)
 
 @pytest.fixture
 def measurer(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent / "workers"))
+    # the scripted worker first, then whatever this environment's packages need (hfuse's own deps)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(Path(__file__).parent / "workers"),
+                                                               os.environ.get("PYTHONPATH", "")) if p))
     setup = WorkerSetup(HostImage(str(tmp_path), (), ()), (), SETTINGS)
     with WorkerMeasurer(setup, FAST, module="scripted_worker") as m:
         yield m

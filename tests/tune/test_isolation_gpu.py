@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hfuse.layouts import HORIZONTAL
 from hfuse.tune import tuner as tuner_module
 from hfuse.tune.tuner import TuneSettings, tune
 
@@ -27,7 +28,7 @@ OUT_OF_BOUNDS = "if (i == 0) *(volatile float*)(out + (1ll << 40)) = 0.f;"
 def planted(real_fuse):
     def fuse(specs, **kwargs):
         fused = real_fuse(specs, **kwargs)
-        if kwargs.get("strategy", "horizontal") != "horizontal":
+        if kwargs.get("layout", HORIZONTAL) != HORIZONTAL:
             return fused
         plant = {128: DEADLOCK, 384: OUT_OF_BOUNDS}.get(specs[0].block.size)
         if plant is None:
@@ -46,7 +47,7 @@ def test_a_deadlock_and_a_fault_are_recorded_and_the_search_goes_on(cp, tmp_path
     print(plan.table())
     by_gather = {}
     for r in plan.candidates:
-        if r.candidate.strategy == "horizontal":
+        if r.candidate.layout == HORIZONTAL:
             by_gather.setdefault(r.candidate.blocks[0].size, []).append(r)
     hung, faulted = by_gather.pop(128), by_gather.pop(384)
     assert hung and all(r.failure == "timeout" and r.time is None for r in hung), [(r.label, r.error) for r in hung]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hfuse.layouts import VERTICAL
 from hfuse.launch import KernelLaunch, Output
 from hfuse.runtime.timing import Timing
 from hfuse.spec import Dim3, KernelSpec
@@ -30,7 +31,7 @@ def make_plan() -> Plan:
         candidates=[
             CandidateResult(best, time=t, registers=32, local_bytes=0, spill_stores=0, spill_loads=0,
                             static_smem=1024, occupancy=1.0, blocks_per_sm=4, verified=True),
-            CandidateResult(Candidate((Dim3(256), Dim3(32, 8)), strategy="vertical"), error="mismatch in output 1"),
+            CandidateResult(Candidate((Dim3(256), Dim3(32, 8)), layout=VERTICAL), error="mismatch in output 1"),
         ],
         baselines=Baselines(alone={"maxpool": t, "hist": t}, two_streams=t, graph=None),
         gpu="NVIDIA H100 80GB HBM3", driver="13.0", cuda_runtime="13.0", source_hash="abc",

@@ -36,7 +36,7 @@ def _save(case: str, launches: list[KernelLaunch], candidate: Candidate, results
         return
     Path(directory).mkdir(parents=True, exist_ok=True)
     data = {"case": case, "kernels": [l.name for l in launches], "blocks": [str(b) for b in candidate.blocks],
-            "strategy": candidate.strategy, "verdict": verdict_of(results), "tools": [r.to_dict() for r in results]}
+            "strategy": candidate.layout.spec, "verdict": verdict_of(results), "tools": [r.to_dict() for r in results]}
     (Path(directory) / f"{case.replace('+', '_')}.json").write_text(json.dumps(data, indent=1))
 
 

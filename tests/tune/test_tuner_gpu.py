@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hfuse.layouts import HORIZONTAL
 from hfuse.launch import KernelLaunch, Output
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.tune import tuner as tuner_module
@@ -78,12 +79,18 @@ def cp():
     return pytest.importorskip("cupy")
 
 
-def test_memory_bound_with_compute_bound_is_fused_and_verified(cp, tmp_path):
+def test_memory_bound_with_compute_bound_fusion_is_verified_and_weighed_against_the_best_unfused_way(cp, tmp_path):
     plan = tune([gather_launch(cp), hashloop_launch(cp)], SETTINGS, cache_dir=tmp_path, progress=False)
     print(plan.table())
-    assert plan.decision == "fuse", plan.reason
-    chosen = next(r for r in plan.candidates if r.label == plan.chosen)
-    assert chosen.verified and chosen.time_ms < plan.baselines.two_streams.median_ms
+    fused = [r for r in plan.candidates if r.verified and r.time_ms is not None]
+    best = min(fused, key=lambda r: r.time_ms)
+    assert best.time_ms < plan.baselines.two_streams.median_ms  # co-location pays here
+    # ... but co-resident streams may get as close: the plan fuses exactly when fusion beats
+    # the fastest unfused way by more than min_gain (seen on an H100: 1.025 ms fused, 1.020 co-resident)
+    unfused = plan.baselines.ways()[plan.baselines.fastest_way()].median_ms
+    assert (plan.decision == "fuse") == (unfused / best.time_ms > 1 + SETTINGS.min_gain), plan.reason
+    if plan.decision == "fuse":
+        assert plan.chosen == best.label
     assert {"naive", "vertical"} <= {r.label for r in plan.candidates}
     # the plan launches: same outputs as the unfused kernels on the tuning inputs
     g, h = gather_launch(cp, seed=5), hashloop_launch(cp, seed=6)
@@ -120,7 +127,7 @@ def test_second_run_compiles_nothing_it_compiled_before(cp, tmp_path, monkeypatc
     again = tune([gather_launch(cp), hashloop_launch(cp)], replace(settings, rep_ms=3), cache_dir=tmp_path,
                  progress=False)
     assert runs == [] and again.decision in ("fuse", "do_not_fuse")
-    assert all(r.verified for r in again.candidates if r.candidate.strategy == "horizontal")
+    assert all(r.verified for r in again.candidates if r.candidate.layout == HORIZONTAL)
 
 
 def test_two_compute_bound_kernels_are_not_fused(cp, tmp_path):
@@ -139,7 +146,7 @@ def test_a_wrong_candidate_is_reported_and_never_chosen(cp, tmp_path, monkeypatc
 
     def broken_for_one_partition(specs, **kwargs):
         fused = real_fuse(specs, **kwargs)
-        if specs[0].block.size == 128 and kwargs.get("strategy", "horizontal") == "horizontal":
+        if specs[0].block.size == 128 and kwargs.get("layout", HORIZONTAL) == HORIZONTAL:
             # an off-by-one in the gather part: every element reads its neighbour's start
             wrong = fused.source.replace("unsigned j = start[i];", "unsigned j = start[i ^ 1];")
             assert wrong != fused.source
@@ -151,7 +158,36 @@ def test_a_wrong_candidate_is_reported_and_never_chosen(cp, tmp_path, monkeypatc
     plan = tune([gather_launch(cp, n=1 << 20), hashloop_launch(cp, n=1 << 19)], settings, cache_dir=tmp_path,
                 progress=False, use_cache=False)
     print(plan.table())
-    broken = [r for r in plan.candidates if r.candidate.blocks[0].size == 128 and r.candidate.strategy == "horizontal"]
+    broken = [r for r in plan.candidates if r.candidate.blocks[0].size == 128 and r.candidate.layout == HORIZONTAL]
     assert broken and all(not r.verified and r.time is None and "outputs differ" in r.error for r in broken)
     assert all(r.verified for r in plan.candidates if r not in broken)
     assert plan.chosen not in {r.label for r in broken}
+
+
+def test_three_kernels_are_tuned_over_every_layout_and_the_plan_runs(cp, tmp_path):
+    def launches(seed: int = 0) -> list[KernelLaunch]:
+        return [gather_launch(cp, n=1 << 21, seed=1 + seed), hashloop_launch(cp, n=1 << 20, rounds=500, seed=2 + seed),
+                hashloop_launch(cp, n=1 << 20, rounds=300, seed=3 + seed, name="hashloop2")]
+
+    settings = replace(SETTINGS, refine=False, caps=False)
+    plan = tune(launches(), settings, cache_dir=tmp_path, progress=False)
+    print(plan.table())
+    verified = {r.candidate.layout.name for r in plan.candidates if r.verified}
+    assert verified == {"horizontal", "vertical", "interblock", "interleaved", "dynamic"}
+    assert not [r.label for r in plan.candidates if r.error], plan.table()
+    assert plan.baselines.co_resident is not None and len(plan.baselines.alone) == 3
+    # whatever it chose, the plan's launcher gives the unfused kernels' outputs, twice in a row
+    runner = plan.launcher()
+    for seed in (5, 9):
+        mine, theirs = launches(seed), launches(seed)
+        runner([l.args for l in mine])
+        from hfuse.runtime.compile import Compiler
+        from hfuse.runtime.execute import prepare
+
+        compiler = Compiler()
+        for launch in theirs:
+            prepare(launch, compiler)()
+        cp.cuda.Device().synchronize()
+        for a, b in zip(mine, theirs):
+            index = a.outputs[0].index
+            assert np.array_equal(cp.asnumpy(a.args[index]).view(np.uint32), cp.asnumpy(b.args[index]).view(np.uint32))

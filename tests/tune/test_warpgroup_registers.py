@@ -68,10 +68,10 @@ def test_candidates_only_on_hopper_and_never_refined_by_a_warp():
     assert again == found[0] and register_policy_from_dict({"min_blocks": 2, "budgets": [112, 48]}) == found[0].register_cap
 
 
-def fused_with(policy, blocks=(128, 384), strategy="horizontal"):
+def fused_with(policy, blocks=(128, 384), layout="horizontal"):
     specs = [KernelSpec(Path("gather.cu"), "gather", blocks[0]), KernelSpec(Path("hashloop.cu"), "hashloop", blocks[1])]
     return hfuse.fuse(specs, sources={"gather.cu": GATHER, "hashloop.cu": HASHLOOP}, register_cap=policy,
-                      strategy=strategy)
+                      layout=layout)
 
 
 def test_each_part_sets_its_budget_on_entry_and_other_targets_are_refused():
@@ -86,7 +86,7 @@ def test_each_part_sets_its_budget_on_entry_and_other_targets_are_refused():
         assert change in lines[opening + 1] and "hf_block <" in lines[opening + 2]
     assert "#error" in source and "__CUDA_ARCH_FEAT_SM90_ALL" in source
     with pytest.raises(HFuseError, match="vertical fusion"):
-        fused_with(WarpgroupRegisters(2, (112, 48)), strategy="vertical")
+        fused_with(WarpgroupRegisters(2, (112, 48)), layout="vertical")
     with pytest.raises(HFuseError, match="not whole warpgroups"):
         fused_with(WarpgroupRegisters(2, (112, 48)), blocks=(160, 352))
 

@@ -4,10 +4,11 @@
     hfuse bench --pairs dl --points 5         # full sweep of the 10 deep-learning pairs
     hfuse bench --pairs Hist+Maxpool,crypto   # names and categories mix
     hfuse bench --metrics-only --pairs dl     # Nsight Compute metrics (Figure 8) only
+    hfuse bench --bounds-only                 # each point's resource bound (Nsight Compute, ``bound``)
     hfuse bench --plots-only                  # redraw figure7.png / figure8.md / report
 
 Output (``--out``, default ``bench/results/<gpu>``, e.g. ``h100``; quick mode: its ``quick/`` subfolder):
-results.json/.csv, plans/, cache/, metrics.json/.csv, figure7.png, figure8.md,
+results.json/.csv, plans/, cache/, metrics.json/.csv, units.json, figure7.png, figure8.md,
 report_numbers.md. ``python -m hfuse.bench.command ...`` runs the same without the CLI.
 """
 from __future__ import annotations
@@ -40,12 +41,18 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     m.add_argument("--no-metrics", dest="metrics", action="store_false", help="skip the Nsight Compute metrics")
     p.add_argument("--metrics-only", action="store_true",
                    help="only collect the metrics (at the representative size, from saved plans)")
+    p.add_argument("--bounds-only", action="store_true",
+                   help="only measure each kernel's unit utilisation alone (Nsight Compute) at the sizes in the "
+                        "results, and fill each point's resource bound")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch baseline")
     p.add_argument("--plots-only", action="store_true", help="redraw plots and tables from existing results")
     p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                    help="start no new measurement after this many seconds (default: none; e.g. 500 inside a 10-minute job)")
     p.add_argument("--scale", type=float, default=1.0,
                    help="multiply every input size by this (e.g. 0.5: half the memory and verification time)")
+    p.add_argument("--isolate", action="store_true",
+                   help="measure candidates in a worker process under time limits, as 'hfuse tune' does "
+                        "(default here: in this process; the benchmark kernels are our own)")
     p.add_argument("--no-progress", action="store_true", help="no tuner progress bars")
     p.set_defaults(run=run_bench)
     return p
@@ -72,7 +79,12 @@ def run_bench(args: argparse.Namespace, console: Any) -> int:
         return 2
 
     if not args.plots_only:
-        if args.metrics_only:
+        if args.bounds_only:
+            from .bound import collect_units
+            from .suite import Results
+
+            collect_units(Results.load(out).rows, out_dir=out, console=console, time_budget_s=args.time_budget)
+        elif args.metrics_only:
             from .metrics import collect_pairs
 
             plan_dirs = [out / "plans", out / "quick" / "plans", out.parent / "plans"]
@@ -82,12 +94,16 @@ def run_bench(args: argparse.Namespace, console: Any) -> int:
             from .suite import run_suite, tune_settings
 
             metrics = (not quick) if args.metrics is None else bool(args.metrics)
-            settings = tune_settings(True) if (quick or args.coarse) else tune_settings(False)
+            settings = tune_settings(quick or args.coarse, isolate=bool(args.isolate))
             run_suite(pairs, quick=quick, out_dir=out, metrics=metrics, torch_baseline=not args.no_torch,
                       progress=not args.no_progress, points=args.points, settings=settings, console=console,
                       time_budget_s=args.time_budget, scale=args.scale)
             mode = "quick" if quick else "full"
 
+    from .suite import fill_bounds
+
+    if fill_bounds(out):
+        console.print(f"resource bounds from {out / 'units.json'}")
     if mode is None:
         from .suite import Results
 

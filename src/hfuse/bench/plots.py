@@ -7,8 +7,11 @@ kernels alone (log2 axis), y = speedup over native in percent, a marker per meth
 dashed lines mark each method's average over the ratios (as the paper's horizontal
 lines). Methods: HFuse as tuned (the product: the tuner's choice, 0% when it declines),
 the fastest horizontal fusion measured (what the paper plotted as HFuse, even where it
-loses), naive HFuse (even split, no cap), vertical fusion, the CUDA graph of the two
-kernels and, for deep-learning pairs, PyTorch's operators on two streams.
+loses), naive HFuse (even split, no cap), vertical fusion, the interleaved inter-block and
+SM-aware dispatch layouts (their best measured), the fastest unfused way (serial, two
+streams, graph or co-resident streams), the CUDA graph of the two kernels, for
+deep-learning pairs PyTorch's operators on two streams, and the pair's resource bound
+(``bound``: no co-location can be faster).
 """
 from __future__ import annotations
 
@@ -24,8 +27,12 @@ METHODS: tuple[tuple[str, str, str, str], ...] = (
     ("speedup_best_hfuse", "HFuse (best fused)", "o", "tab:cyan"),
     ("speedup_naive", "Naive HFuse", "^", "tab:orange"),
     ("speedup_vertical", "VFuse", "s", "tab:green"),
+    ("speedup_interleaved", "Inter-block, interleaved", "v", "tab:brown"),
+    ("speedup_dynamic", "SM-aware dispatch", "P", "tab:purple"),
+    ("speedup_best_unfused", "Best unfused way", "x", "black"),
     ("speedup_graph", "CUDA graph", "x", "tab:gray"),
     ("speedup_torch", "PyTorch 2 streams", "D", "tab:red"),
+    ("speedup_bound", "Resource bound", "_", "tab:olive"),
 )
 
 
@@ -70,7 +77,7 @@ def figure7(rows: Sequence[dict[str, Any]], path: str | Path | None = None, *, g
             if not pts:
                 continue
             xs, ys = zip(*pts)
-            if marker == "x":  # unfilled marker: colour only
+            if marker in ("x", "_"):  # unfilled marker: colour only
                 h = ax.scatter(xs, ys, marker=marker, s=36, label=label, c=colour, linewidths=1.2, zorder=3)
             else:
                 hollow = column == "speedup_best_hfuse"

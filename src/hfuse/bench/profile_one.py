@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..layouts import HORIZONTAL
 from .pairs import KERNEL_FUNCTIONS, Pair, find_pair
 
 VARIANTS = ("k1", "k2", "nocap", "cap")
@@ -81,12 +82,12 @@ def choose_partition(plan: Any, launches: Sequence[Any]) -> Partition:
     from ..tune.candidates import even_split
 
     if plan is not None:
-        if plan.decision == "fuse" and plan.strategy == "horizontal" and plan.blocks:
+        if plan.decision == "fuse" and plan.layout == HORIZONTAL and plan.blocks:
             chosen = next((c for c in plan.candidates if c.candidate.label == plan.chosen), None)
             grids = chosen.candidate.grids if chosen is not None else (tuple(plan.grids) or None)
             return Partition(tuple(plan.blocks), grids, plan.register_cap, f"tuned choice ({plan.chosen})")
         timed = [c for c in plan.candidates
-                 if c.candidate.strategy == "horizontal" and c.verified and c.time_ms is not None]
+                 if c.candidate.layout == HORIZONTAL and c.verified and c.time_ms is not None]
         if timed:
             best = min(timed, key=lambda c: c.time_ms)
             return Partition(best.candidate.blocks, best.candidate.grids, best.candidate.register_cap,
@@ -154,7 +155,7 @@ def build_variants(pair: Pair, sizes: dict[str, int], plan: Any = None, *, with_
     budgets = Compiler(arch=limits.arch + "a", limits=limits)  # setmaxnreg needs the sm_90a target
 
     def build(variant: str) -> tuple[Any, Any]:
-        fk = fuse(specs, strategy="horizontal", register_cap=wanted[variant], name=names[variant])
+        fk = fuse(specs, layout=HORIZONTAL, register_cap=wanted[variant], name=names[variant])
         chosen = budgets if isinstance(wanted[variant], WarpgroupRegisters) else compiler
         return fk, chosen.compile(fk.source, [fk.name_expression])
 

@@ -52,7 +52,14 @@ WIN_THRESHOLD_PCT = 1.0
 """A pair "beats native" when its average tuned speedup exceeds this (timing noise)."""
 
 COMPARED = (("best_hfuse", "HFuse (best fused, even when declined)"), ("naive", "naive HFuse"),
-            ("vertical", "vertical fusion"), ("graph", "CUDA graph"), ("torch", "PyTorch two streams"))
+            ("vertical", "vertical fusion"), ("interblock", "inter-block, block ranges"),
+            ("interleaved", "inter-block, interleaved"), ("dynamic", "SM-aware dispatch (best ratio)"),
+            ("native", "two streams"), ("serial", "serial, one stream"), ("graph", "CUDA graph"),
+            ("co_resident", "co-resident streams (best k)"), ("best_unfused", "best unfused way"),
+            ("torch", "PyTorch two streams"))
+STRATEGIES = ("best_hfuse", "vertical", "interblock", "interleaved", "dynamic", "native", "serial", "graph",
+              "co_resident")
+"""Every single way of running a pair the tuner could have shipped, fused or not."""
 
 
 def _ok(v: Any) -> bool:
@@ -144,7 +151,40 @@ def headline(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "worst_tuned_point": f"{worst['pair']} at ratio {worst.get('ratio') or float('nan'):.2f}" if worst else None,
         "fuse_decisions": sum(1 for r in rows if r.get("decision") == "fuse"),
         "comparisons": comparisons,
+        "within_1pct_of_best_unfused": sum(1 for r in rows if _ok(r.get("tuned_ms")) and _ok(r.get("best_unfused_ms"))
+                                           and r["tuned_ms"] <= r["best_unfused_ms"] * (1 + TOLERANCE)),
+        "with_best_unfused": sum(1 for r in rows if _ok(r.get("tuned_ms")) and _ok(r.get("best_unfused_ms"))),
+        "as_fast_as_every_strategy": sum(1 for r in rows if as_fast_as_every_strategy(r)),
     }
+
+
+TOLERANCE = 0.01
+"""Timing noise allowed when saying "at least as fast"."""
+
+
+def as_fast_as_every_strategy(row: dict[str, Any]) -> bool:
+    """Tuned is within ``TOLERANCE`` of the fastest of ``STRATEGIES`` measured at this point."""
+    times = [row[f"{key}_ms"] for key in STRATEGIES if _ok(row.get(f"{key}_ms"))]
+    return _ok(row.get("tuned_ms")) and bool(times) and row["tuned_ms"] <= min(times) * (1 + TOLERANCE)
+
+
+def bound_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Per pair at ratio ~1: best unfused way, tuned, the resource bound and its unit, and
+    the share of the achievable gain taken (Markdown lines; empty without bounds)."""
+    lines = ["| Pair | ratio | best unfused (ms) | way | tuned (ms) | chosen | bound (ms) | set by | tuned / bound | "
+             "gain taken |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    any_bound = False
+    for s in pair_summary(rows):
+        one = ratio_one_row([r for r in rows if r["pair"] == s["pair"]])
+        if one is None or not _ok(one.get("bound_ms")):
+            continue
+        any_bound = True
+        over = one["tuned_ms"] / one["bound_ms"] if _ok(one.get("tuned_ms")) else None
+        lines.append(f"| {s['pair']} | {_f(one.get('ratio'), '.2f')} | {_f(one.get('best_unfused_ms'), '.3f')} | "
+                     f"{one.get('best_unfused_way') or '-'} | {_f(one.get('tuned_ms'), '.3f')} | {one.get('chosen') or 'unfused'} | "
+                     f"{_f(one['bound_ms'], '.3f')} | {one.get('bound_unit') or '-'} | {_f(over, '.3f')} | "
+                     f"{_f(one.get('captured') * 100 if _ok(one.get('captured')) else None, '.0f')}% |")
+    return lines if any_bound else []
 
 
 def _f(v: Any, spec: str = "+.1f") -> str:
@@ -210,6 +250,20 @@ def report_markdown(rows: Sequence[dict[str, Any]], *, meta: dict[str, Any] | No
                  f"{', '.join(h['paper_winners_also_winning']) or 'none'}")
     lines.append(f"- worst case of tuned HFuse: {_f(h['worst_tuned_pct'])}% ({h['worst_tuned_point'] or '-'})")
     lines.append("")
+    lines.append(f"- tuned at most {TOLERANCE:.0%} slower than the best unfused way: {h['within_1pct_of_best_unfused']} of "
+                 f"{h['with_best_unfused']} points")
+    lines.append(f"- tuned at least as fast as every single way ({', '.join(STRATEGIES)}; {TOLERANCE:.0%} tolerance): "
+                 f"{h['as_fast_as_every_strategy']} of {h['points']} points")
+    lines.append("")
+    bounds = bound_table(rows)
+    if bounds:
+        lines.append("## Resource bound at ratio about 1")
+        lines.append("")
+        lines.append("No co-location beats max(t1, t2, per unit the sum of t_alone x utilisation alone) "
+                     "(`hfuse.bench.bound`); gain taken = (best unfused - tuned) / (best unfused - bound).")
+        lines.append("")
+        lines += bounds
+        lines.append("")
     lines.append("## Tuned HFuse against the other methods")
     lines.append("")
     lines.append("| method | points | tuned at least as fast (1% tolerance) | geo-mean of method time / tuned time | "

@@ -58,10 +58,13 @@ ROW_FIELDS: tuple[str, ...] = (
     "mode", "pair", "title", "category", "k1", "k2", "swept", "size_k1", "size_k2", "swept_size",
     "t1_ms", "t2_ms", "ratio",
     "native_ms", "graph_ms", "serial_ms", "co_resident_ms", "co_resident_k", "best_unfused_ms", "best_unfused_way",
-    "vertical_ms", "naive_ms", "best_hfuse_ms", "best_hfuse_label", "tuned_ms",
+    "vertical_ms", "naive_ms", "best_hfuse_ms", "best_hfuse_label", "interblock_ms", "interleaved_ms", "dynamic_ms",
+    "dynamic_label", "tuned_ms", "bound_ms", "bound_unit", "captured",
     "decision", "chosen", "chosen_strategy", "chosen_blocks", "chosen_grids", "registers", "register_cap",
     "occupancy",
-    "speedup_graph", "speedup_vertical", "speedup_naive", "speedup_best_hfuse", "speedup_tuned",
+    "speedup_graph", "speedup_vertical", "speedup_naive", "speedup_best_hfuse", "speedup_interblock",
+    "speedup_interleaved", "speedup_dynamic", "speedup_serial", "speedup_co_resident", "speedup_best_unfused",
+    "speedup_bound", "speedup_tuned",
     "torch_ms", "torch_t1_ms", "torch_t2_ms", "speedup_torch",
     "naive_verified", "vertical_verified", "chosen_verified", "candidates", "verified_candidates",
     "failed_candidates", "naive_error", "vertical_error", "torch_error", "plan_file", "elapsed_s", "date",
@@ -71,8 +74,10 @@ ROW_FIELDS: tuple[str, ...] = (
 NUMERIC_FIELDS = {
     "size_k1", "size_k2", "swept_size", "t1_ms", "t2_ms", "ratio", "native_ms", "graph_ms", "serial_ms",
     "co_resident_ms", "co_resident_k", "best_unfused_ms", "vertical_ms",
-    "naive_ms", "best_hfuse_ms", "tuned_ms", "registers", "occupancy", "speedup_graph", "speedup_vertical",
-    "speedup_naive", "speedup_best_hfuse", "speedup_tuned", "torch_ms", "torch_t1_ms", "torch_t2_ms",
+    "naive_ms", "best_hfuse_ms", "interblock_ms", "interleaved_ms", "dynamic_ms", "tuned_ms", "bound_ms", "captured",
+    "registers", "occupancy", "speedup_graph", "speedup_vertical", "speedup_naive", "speedup_best_hfuse",
+    "speedup_interblock", "speedup_interleaved", "speedup_dynamic", "speedup_serial", "speedup_co_resident",
+    "speedup_best_unfused", "speedup_bound", "speedup_tuned", "torch_ms", "torch_t1_ms", "torch_t2_ms",
     "speedup_torch", "candidates", "verified_candidates", "failed_candidates", "elapsed_s",
 }
 BOOL_FIELDS = {"naive_verified", "vertical_verified", "chosen_verified"}
@@ -80,13 +85,19 @@ BOOL_FIELDS = {"naive_verified", "vertical_verified", "chosen_verified"}
 
 # ----------------------------------------------------------------------------- settings
 def tune_settings(quick: bool, **overrides: Any) -> Any:
-    """The tuner's settings for a mode: quick = coarse candidates, short timings."""
+    """The tuner's settings for a mode: quick = coarse candidates, short timings.
+
+    Candidates are measured in this process (``isolate=False``) unless overridden: the
+    benchmark kernels are our own, checked by the corpus differential tests and the
+    sanitizers, and a worker process would copy each point's inputs (gigabytes for the
+    deep-learning kernels) without changing any time it measures."""
     from ..tune.tuner import TuneSettings
 
     if quick:
-        base = dict(granularity=256, neighbour_caps=False, refine=False, warmup_ms=10.0, rep_ms=40.0)
+        base: dict[str, Any] = dict(granularity=256, neighbour_caps=False, refine=False, warmup_ms=10.0, rep_ms=40.0)
     else:
         base = {}
+    base["isolate"] = False
     base.update(overrides)
     return TuneSettings(**base)
 
@@ -137,10 +148,9 @@ def row_from_plan(
 
     by_label = {c.candidate.label: c for c in plan.candidates}
     naive = by_label.get("naive")
-    vertical = next((c for c in plan.candidates if c.candidate.strategy == "vertical"), None)
-    horizontal = [c for c in plan.candidates
-                  if c.candidate.strategy == "horizontal" and c.verified and c.time_ms is not None]
-    best = min(horizontal, key=lambda c: c.time_ms) if horizontal else None
+    vertical = next((c for c in plan.candidates if c.candidate.layout.name == "vertical"), None)
+    best = fastest_of(plan, "horizontal")
+    layouts = {name: fastest_of(plan, name) for name in ("interblock", "interleaved", "dynamic")}
     chosen = by_label.get(plan.chosen) if plan.chosen else None
 
     ways = base.ways()
@@ -180,10 +190,15 @@ def row_from_plan(
         "naive_ms": ms(naive),
         "best_hfuse_ms": best.time_ms if best else None,
         "best_hfuse_label": best.candidate.label if best else "",
+        **{f"{name}_ms": c.time_ms if c else None for name, c in layouts.items()},
+        "dynamic_label": layouts["dynamic"].candidate.label if layouts["dynamic"] else "",
         "tuned_ms": tuned,
+        "bound_ms": None,  # filled from the kernels' unit utilisations (``bound.add_bounds``)
+        "bound_unit": "",
+        "captured": None,
         "decision": plan.decision,
         "chosen": plan.chosen or "",
-        "chosen_strategy": chosen.candidate.strategy if chosen else "",
+        "chosen_strategy": chosen.candidate.layout.spec if chosen else "",
         "chosen_blocks": _dims(chosen.candidate.blocks) if chosen else "",
         "chosen_grids": _dims(plan.grids) if (chosen and plan.grids) else "",
         "registers": chosen.registers if chosen else None,
@@ -193,6 +208,11 @@ def row_from_plan(
         "speedup_vertical": speedup_pct(native, ms(vertical)),
         "speedup_naive": speedup_pct(native, ms(naive)),
         "speedup_best_hfuse": speedup_pct(native, best.time_ms if best else None),
+        **{f"speedup_{name}": speedup_pct(native, c.time_ms if c else None) for name, c in layouts.items()},
+        "speedup_serial": speedup_pct(native, base.serial.median_ms if base.serial else None),
+        "speedup_co_resident": speedup_pct(native, base.co_resident.median_ms if base.co_resident else None),
+        "speedup_best_unfused": speedup_pct(native, best_unfused),
+        "speedup_bound": None,
         "speedup_tuned": speedup_pct(native, tuned),
         "torch_ms": None,
         "torch_t1_ms": None,
@@ -212,6 +232,13 @@ def row_from_plan(
         "date": _now(),
     }
     return row
+
+
+def fastest_of(plan: Any, layout: str) -> Any:
+    """The plan's fastest verified candidate of the layout named ``layout`` (any parameters), or None."""
+    timed = [c for c in plan.candidates
+             if c.candidate.layout.name == layout and c.verified and c.time_ms is not None]
+    return min(timed, key=lambda c: c.time_ms) if timed else None
 
 
 def add_torch(row: dict[str, Any], torch_result: dict[str, Any]) -> dict[str, Any]:
@@ -566,8 +593,25 @@ def run_suite(
 
     results.save(out)
     if metrics:
+        from .bound import collect_units
         from .metrics import collect_pairs
 
         collect_pairs(pairs, out_dir=out, plan_dirs=[out / "plans"], console=console, scale=scale)
+        collect_units(results.select(mode), out_dir=out, console=console)
+        fill_bounds(out)
     return measured
+
+
+def fill_bounds(out_dir: str | Path) -> int:
+    """Fills every row's resource bound from ``units.json`` (``bound.add_bounds``) and saves;
+    returns how many rows have one."""
+    from .bound import add_bounds, load_units
+
+    units = load_units(out_dir).get("kernels") or {}
+    results = Results.load(out_dir)
+    if not units or not results.rows:
+        return 0
+    filled = add_bounds(results.rows, units)
+    results.save(out_dir)
+    return filled
 

@@ -9,29 +9,40 @@ One module per layout, each owning its rules (``Layout``) and its dispatch code:
 - ``interblock``: every fused block runs one block of one part; the parts' blocks follow
   each other in the fused grid (block ranges), each part keeping its own block shape
   inside the largest (as ML compilers' combo kernels do);
-- ``interleaved``: the same, with the parts taking turns along the fused grid (round robin).
+- ``interleaved``: the same, with the parts taking turns along the fused grid (round robin);
+- ``dynamic``: the same, with each block choosing its part at run time from its SM's
+  tickets, so every SM runs the parts in a ratio (``dynamic:2:1``).
 
-The layout's name is what plans, configs and the command line write (``strategy``).
+Plans, configs and the command line write a layout as its ``spec`` (``strategy``).
 """
 from __future__ import annotations
 
 from ..errors import HFuseError
-from ..transform.partition import Strategy
 from .base import Layout
-from .horizontal import HORIZONTAL
-from .interblock import INTERBLOCK
-from .interleaved import INTERLEAVED
-from .vertical import VERTICAL
+from .dynamic import DYNAMIC, Dynamic
+from .horizontal import HORIZONTAL, Horizontal
+from .interblock import INTERBLOCK, Interblock
+from .interleaved import INTERLEAVED, Interleaved
+from .vertical import VERTICAL, Vertical
 
-LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (HORIZONTAL, VERTICAL, INTERBLOCK, INTERLEAVED)}
+LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (HORIZONTAL, VERTICAL, INTERBLOCK, INTERLEAVED, DYNAMIC)}
+"""Each kind of layout by name, with its default parameters."""
 
 
-def layout_of(name: Strategy | str) -> Layout:
-    """The layout called ``name``; an unknown name is an ``HFuseError`` listing the known ones."""
+def layout_of(spec: "Layout | str") -> Layout:
+    """The layout written ``spec`` (``horizontal``, ``dynamic:2:1``; a ``Layout`` is
+    returned as is); an unknown name is an ``HFuseError`` listing the known ones."""
+    if isinstance(spec, Layout):
+        return spec
+    name, *parameters = str(spec).strip().split(":")
     try:
-        return LAYOUTS[name]
+        kind = type(LAYOUTS[name])
     except KeyError:
-        raise HFuseError(f"unknown strategy '{name}' (known: {', '.join(LAYOUTS)})") from None
+        raise HFuseError(f"unknown strategy '{spec}' (known: {', '.join(LAYOUTS)})") from None
+    return kind.parse(parameters)
 
 
-__all__ = ["LAYOUTS", "Layout", "layout_of"]
+__all__ = [
+    "DYNAMIC", "HORIZONTAL", "INTERBLOCK", "INTERLEAVED", "LAYOUTS", "VERTICAL",
+    "Dynamic", "Horizontal", "Interblock", "Interleaved", "Layout", "Vertical", "layout_of",
+]

@@ -1,25 +1,59 @@
-"""What a layout decides: what a part's ``return`` does, how many blocks the fused grid
-has, and the fused kernel's dispatch code. (Where each part's threads sit is still the
-partition's, ``transform.partition``: side by side for horizontal, from thread 0 else.)"""
+"""What a layout decides: where each part's threads sit, what a part's ``return`` does,
+how many blocks the fused grid has, its own rules, and the fused kernel's dispatch code.
+
+A layout is a value: equal layouts (same kind, same parameters) are the same candidate.
+Plans and configs write it as text, its ``spec`` (``horizontal``, ``dynamic:2:1``), which
+``hfuse.layouts.layout_of`` reads back.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import ClassVar
 
 from ..codegen.signature import PartSignature
-from ..transform.partition import Partition
-
-Emitter = Callable[[str, Partition, list[PartSignature], list[str], str], str]
-"""``(name, partition, signatures, body names, launch bounds) -> the __global__ kernel``."""
+from ..errors import HFuseError
+from ..transform.partition import Partition, Placement
 
 
 @dataclass(frozen=True)
 class Layout:
-    name: str
-    description: str
-    return_exits: bool
+    name: ClassVar[str]
+    description: ClassVar[str]
+    placement: ClassVar[Placement]
+    """Where the parts' threads sit in the fused block."""
+    return_exits: ClassVar[bool]
     """A part's ``return`` may leave the kernel: no later part runs on that thread."""
-    blocks_add_up: bool
+    blocks_add_up: ClassVar[bool]
     """The fused grid has the parts' blocks one after another (else as many as the largest
     grid): what ``codegen.launcher``'s packing and C++ launch helper count."""
-    emit: Emitter
+    per_part_registers: ClassVar[bool] = False
+    """Parts own whole warpgroups of every block, so each may set its register budget."""
+    suffix: ClassVar[str]
+    """Ends the fused kernel's default name (``hist_maxpool__hfused``)."""
+    grid_note: ClassVar[str]
+    """How the fused grid maps to the parts' blocks, for the fused file's header."""
+
+    @property
+    def spec(self) -> str:
+        """The layout as text: its name, then its parameters (``layout_of`` reads it back)."""
+        return ":".join([self.name, *self.parameters()])
+
+    def parameters(self) -> list[str]:
+        """The layout's parameters as text, in ``spec`` order (none for most layouts)."""
+        return []
+
+    @classmethod
+    def parse(cls, parameters: list[str]) -> "Layout":
+        """The layout of this kind with ``parameters`` (from ``spec``)."""
+        if parameters:
+            raise HFuseError(f"the {cls.name} layout takes no parameters (got '{':'.join(parameters)}')")
+        return cls()
+
+    def validate(self, partition: Partition) -> None:
+        """Raises ``HFuseError`` for a partition this layout cannot run correctly."""
+
+    def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
+             launch_bounds: str, budgets: tuple[tuple[int, ...], int] | None = None) -> str:
+        """The ``__global__`` kernel: ``budgets`` are each part's registers and the entry
+        count (``setmaxnreg``), only where ``per_part_registers``."""
+        raise NotImplementedError

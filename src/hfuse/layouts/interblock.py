@@ -9,10 +9,14 @@ stragglers; what is shared is the SM, through the scheduler.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..codegen.kernel import SMEM, _declaration, _part_call
 from ..codegen.signature import PartSignature
-from ..transform.partition import Partition
+from ..transform.partition import Partition, Placement
 from .base import Layout
+
+ONE_PART_PER_BLOCK = "It runs the sum of the grids' blocks; each runs one block of one part,"
 
 
 def one_part_block(sig: PartSignature, body: str, block: str) -> list[str]:
@@ -25,6 +29,18 @@ def one_part_block(sig: PartSignature, body: str, block: str) -> list[str]:
         _part_call(sig, body, "hf_tid", "      ").rstrip("\n"),
         "    }",
     ]
+
+
+def run_chosen_part(sigs: list[PartSignature], bodies: list[str], part: str, block: str) -> list[str]:
+    """The lines that run block ``block`` of part number ``part`` (0-based variables of the
+    fused kernel, chosen by its dispatch code)."""
+    lines = []
+    for number, (sig, body) in enumerate(zip(sigs, bodies)):
+        keyword = "if" if number == 0 else "else if"
+        lines.append(f"  {keyword} ({part} == {number}u) {{  // part {sig.part.index}: {sig.part.spec.name}, block {sig.part.block}")
+        lines += one_part_block(sig, body, block)
+        lines.append("  }")
+    return lines
 
 
 def interblock_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
@@ -45,10 +61,19 @@ def interblock_kernel(name: str, partition: Partition, sigs: list[PartSignature]
     return "\n".join(lines) + "\n"
 
 
-INTERBLOCK = Layout(
-    name="interblock",
-    description="one block of one part per fused block; the parts' blocks one after another in the grid",
-    return_exits=True,
-    blocks_add_up=True,
-    emit=interblock_kernel,
-)
+@dataclass(frozen=True)
+class Interblock(Layout):
+    name = "interblock"
+    description = "one block of one part per fused block; the parts' blocks one after another in the grid"
+    placement = Placement.FROM_ZERO
+    return_exits = True
+    blocks_add_up = True
+    suffix = "__ifused"
+    grid_note = ONE_PART_PER_BLOCK
+
+    def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
+             launch_bounds: str, budgets: tuple[tuple[int, ...], int] | None = None) -> str:
+        return interblock_kernel(name, partition, sigs, bodies, launch_bounds)
+
+
+INTERBLOCK = Interblock()

@@ -10,11 +10,13 @@ Threads a part does not use leave at once, as in ``interblock``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..codegen.kernel import SMEM, _declaration
 from ..codegen.signature import PartSignature
-from ..transform.partition import Partition
+from ..transform.partition import Partition, Placement
 from .base import Layout
-from .interblock import one_part_block
+from .interblock import ONE_PART_PER_BLOCK, run_chosen_part
 
 
 def interleaved_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
@@ -43,20 +45,24 @@ def interleaved_kernel(name: str, partition: Partition, sigs: list[PartSignature
     lines.append("      hf_round = hf_until;")
     lines.append("    }")
     lines.append("  }")
-    for number, (sig, body) in enumerate(zip(sigs, bodies)):
-        part = sig.part
-        keyword = "if" if number == 0 else "else if"
-        lines.append(f"  {keyword} (hf_part == {number}u) {{  // part {part.index}: {part.spec.name}, block {part.block}")
-        lines += one_part_block(sig, body, "hf_index")
-        lines.append("  }")
+    lines += run_chosen_part(sigs, bodies, "hf_part", "hf_index")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-INTERLEAVED = Layout(
-    name="interleaved",
-    description="one block of one part per fused block; the parts take turns along the grid",
-    return_exits=True,
-    blocks_add_up=True,
-    emit=interleaved_kernel,
-)
+@dataclass(frozen=True)
+class Interleaved(Layout):
+    name = "interleaved"
+    description = "one block of one part per fused block; the parts take turns along the grid"
+    placement = Placement.FROM_ZERO
+    return_exits = True
+    blocks_add_up = True
+    suffix = "__ifused"
+    grid_note = ONE_PART_PER_BLOCK
+
+    def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
+             launch_bounds: str, budgets: tuple[tuple[int, ...], int] | None = None) -> str:
+        return interleaved_kernel(name, partition, sigs, bodies, launch_bounds)
+
+
+INTERLEAVED = Interleaved()

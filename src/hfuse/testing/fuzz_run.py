@@ -20,6 +20,7 @@ import numpy as np
 
 from ..api import fuse
 from ..errors import HFuseError
+from ..layouts import HORIZONTAL, INTERLEAVED, VERTICAL, Dynamic, Layout
 from ..spec import KernelSpec
 from ..tune.regcap import RegisterCap
 from .fuzz import FuzzCase, KernelRecipe, reduce_case
@@ -32,13 +33,13 @@ class FusionChoice:
     """How a case is fused (the tuner's ``Candidate`` has no kernel order or barrier form)."""
 
     order: tuple[int, ...]
-    strategy: str
+    layout: Layout
     register_cap: RegisterCap | None
     barrier_form: str
 
     def describe(self) -> str:
         cap = self.register_cap.label if self.register_cap else "none"
-        return f"order {list(self.order)}, {self.strategy}, cap {cap}, {self.barrier_form}"
+        return f"order {list(self.order)}, {self.layout.spec}, cap {cap}, {self.barrier_form}"
 
 
 def choice_of(case: FuzzCase) -> FusionChoice:
@@ -47,7 +48,8 @@ def choice_of(case: FuzzCase) -> FusionChoice:
     rng.shuffle(order)
     cap = rng.choice([None, None, RegisterCap(min_blocks=rng.randint(1, 4)),
                       RegisterCap(max_registers=rng.choice((32, 48, 64, 96, 128)))])
-    return FusionChoice(tuple(order), rng.choice(("horizontal", "horizontal", "horizontal", "vertical")), cap,
+    layouts = (HORIZONTAL, HORIZONTAL, HORIZONTAL, VERTICAL, INTERLEAVED, Dynamic((2, 1) if len(order) == 2 else ()))
+    return FusionChoice(tuple(order), rng.choice(layouts), cap,
                      rng.choice(("barrier", "bar")))
 
 
@@ -70,7 +72,7 @@ def spec_of(k: KernelRecipe) -> KernelSpec:
 def fuse_case(case: FuzzCase, candidate: FusionChoice) -> tuple[Any, list[KernelRecipe]]:
     """The fused kernel, and the kernels in its order."""
     kernels = [case.kernels[i] for i in candidate.order]
-    return fuse([spec_of(k) for k in kernels], strategy=candidate.strategy,  # type: ignore[arg-type]
+    return fuse([spec_of(k) for k in kernels], layout=candidate.layout,
                 register_cap=candidate.register_cap, barrier_form=candidate.barrier_form,  # type: ignore[arg-type]
                 sources=case.sources()), kernels
 

@@ -14,14 +14,22 @@ threads, which skip it, exit as well; two padded parts cannot both be last and a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from enum import Enum
 
 from ..errors import HFuseError, Location
 from ..frontend.model import Function
 from ..spec import Dim3, KernelSpec
 
-Strategy = Literal["horizontal", "vertical", "interblock", "interleaved"]
-"""A layout's name (``hfuse.layouts``)."""
+
+
+class Placement(Enum):
+    """Where a part's threads sit in the fused block: the layout's choice (``hfuse.layouts``)."""
+
+    SIDE_BY_SIDE = "side_by_side"
+    """On disjoint thread ranges, one after another: the fused block is their sum."""
+    FROM_ZERO = "from_zero"
+    """Every part from thread 0: the fused block is the largest part."""
+
 WARP = 32
 MAX_BLOCK_THREADS = 1024
 MAX_BARRIER_ID = 15  # barrier 0 belongs to __syncthreads()
@@ -66,12 +74,11 @@ class Part:
 @dataclass(frozen=True)
 class Partition:
     parts: tuple[Part, ...]
-    strategy: Strategy
+    placement: Placement
 
     @property
     def block_threads(self) -> int:
-        sizes = [p.size for p in self.parts]
-        return sum(sizes) if self.strategy == "horizontal" else max(sizes)
+        return fused_block_threads([p.size for p in self.parts], self.placement)
 
     def describe(self) -> str:
         return " + ".join(f"{p.spec.name}[{p.offset}, {p.offset + p.size})" for p in self.parts)
@@ -80,15 +87,21 @@ class Partition:
     def execution_order(self) -> tuple[Part, ...]:
         """The order the fused kernel runs the parts in: a padded part last in vertical fusion
         (its padding threads skip it and must then exit, see the module docstring)."""
-        if self.strategy == "horizontal":
+        if self.placement is Placement.SIDE_BY_SIDE:
             return self.parts
         return tuple(sorted(self.parts, key=lambda p: p.padding > 0))
 
 
+def fused_block_threads(sizes: list[int], placement: Placement) -> int:
+    """The fused block's threads for parts of ``sizes`` threads (each a warp multiple)."""
+    return sum(sizes) if placement is Placement.SIDE_BY_SIDE else max(sizes)
+
+
 def make_partition(
-    specs: list[KernelSpec], kernels: list[Function], needs_barrier: list[bool], strategy: Strategy
+    specs: list[KernelSpec], kernels: list[Function], needs_barrier: list[bool], placement: Placement
 ) -> Partition:
-    """Lay kernels out along the fused block (in the given order) and check the limits."""
+    """Lay kernels out in the fused block (in the given order) and check the limits every
+    layout has; a layout checks its own rules (``Layout.validate``)."""
     parts: list[Part] = []
     offset, next_id = 0, 1
     for index, (spec, kernel, barrier) in enumerate(zip(specs, kernels, needs_barrier), start=1):
@@ -108,19 +121,9 @@ def make_partition(
                     where,
                 )
             barrier_id, next_id = next_id, next_id + 1
-        parts.append(Part(index, spec, kernel, offset if strategy == "horizontal" else 0, barrier_id))
+        parts.append(Part(index, spec, kernel, offset if placement is Placement.SIDE_BY_SIDE else 0, barrier_id))
         offset += padded(spec.block.size)
-    partition = Partition(tuple(parts), strategy)
-    padded_parts = [p for p in parts if p.padding]
-    if strategy == "vertical" and len(padded_parts) > 1:
-        second = padded_parts[1]
-        raise HFuseError(
-            f"vertical fusion of two kernels whose blocks are not warp multiples ({padded_parts[0].spec.name}: "
-            f"{padded_parts[0].block}, {second.spec.name}: {second.block}): the padding threads of a part's last warp "
-            "must leave the kernel after that part, and only one part can run last",
-            Location(second.spec.file, second.kernel.line, second.spec.name),
-            hint="use horizontal fusion (the default), or give all but one kernel a block that is a multiple of 32",
-        )
+    partition = Partition(tuple(parts), placement)
     if partition.block_threads > MAX_BLOCK_THREADS:
         raise HFuseError(
             f"the fused block would have {partition.block_threads} threads ({partition.describe()}), "

@@ -21,7 +21,8 @@ from typing import Any, Callable, Sequence
 from ..errors import HFuseError
 from ..runtime.device import DeviceLimits
 from ..spec import Dim3, KernelSpec
-from ..transform.partition import Strategy, padded
+from ..layouts import DYNAMIC, HORIZONTAL, INTERBLOCK, INTERLEAVED, VERTICAL, Dynamic, Layout, layout_of
+from ..transform.partition import fused_block_threads, padded
 from ..runtime.occupancy import blocks_by_threads, smem_per_block
 from .regcap import (
     RegisterCap,
@@ -44,7 +45,7 @@ class Candidate:
     blocks: tuple[Dim3, ...]
     """Block shape of each kernel inside the fused block (its partition)."""
     register_cap: RegisterPolicy | None = None
-    strategy: Strategy = "horizontal"
+    layout: Layout = HORIZONTAL
     grids: tuple[Dim3 | None, ...] | None = None
     """Per-kernel grid override (grid-free kernels only); None keeps each launch's grid."""
     label: str = ""
@@ -58,18 +59,18 @@ class Candidate:
 
     @property
     def fused_threads(self) -> int:
-        sizes = [padded(b.size) for b in self.blocks]  # a 120-thread block occupies 128
-        return sum(sizes) if self.strategy == "horizontal" else max(sizes)
+        # a 120-thread block occupies 128
+        return fused_block_threads([padded(b.size) for b in self.blocks], self.layout.placement)
 
     @property
     def key(self) -> tuple:
         """Identity for deduplication (the label is not part of it)."""
-        return (self.blocks, self.register_cap, self.strategy, self.grids)
+        return (self.blocks, self.register_cap, self.layout, self.grids)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
-            "strategy": self.strategy,
+            "strategy": self.layout.spec,
             "blocks": [list(b.as_tuple()) for b in self.blocks],
             "register_cap": self.register_cap.to_dict() if self.register_cap else None,
             "grids": None if self.grids is None else [None if g is None else list(g.as_tuple()) for g in self.grids],
@@ -81,15 +82,15 @@ class Candidate:
         return cls(
             blocks=tuple(Dim3.of(b) for b in data["blocks"]),
             register_cap=register_policy_from_dict(data.get("register_cap")),
-            strategy=data.get("strategy", "horizontal"),
+            layout=layout_of(data.get("strategy", "horizontal")),
             grids=None if grids is None else tuple(None if g is None else Dim3.of(g) for g in grids),
             label=data.get("label", ""),
         )
 
 
 def default_label(c: Candidate) -> str:
-    if c.strategy != "horizontal":
-        text = c.strategy
+    if c.layout != HORIZONTAL:
+        text = c.layout.spec
     else:
         text = "hfuse " + "+".join(str(b) for b in c.blocks)
     if c.register_cap is not None:
@@ -254,12 +255,23 @@ def enumerate_candidates(
         if warpgroup_registers and limits is not None and kernel_registers is not None:
             for policy in _budgets_for(blocks, limits, kernel_registers, smem_of(blocks)):
                 out.append(Candidate(blocks, register_cap=policy))
+    own = tuple(s.block for s in specs)
     if vertical:
-        out.append(Candidate(tuple(s.block for s in specs), strategy="vertical"))
-    if interblock:  # each part's blocks with its own shape: block ranges, and taking turns
-        out.append(Candidate(tuple(s.block for s in specs), strategy="interblock"))
-        out.append(Candidate(tuple(s.block for s in specs), strategy="interleaved"))
+        out.append(Candidate(own, layout=VERTICAL))
+    if interblock:  # each part's blocks with its own shape: block ranges, taking turns, chosen per SM
+        out.append(Candidate(own, layout=INTERBLOCK))
+        out.append(Candidate(own, layout=INTERLEAVED))
+        out += [Candidate(own, layout=layout) for layout in dispatch_ratios(len(specs))]
     return dedupe(out)
+
+
+def dispatch_ratios(kernels: int) -> list[Dynamic]:
+    """The SM-aware dispatch ratios tried: one block each, and for two kernels 2:1 and 1:2
+    (a heavier part's blocks take longer, so equal starts are not equal shares of an SM)."""
+    ratios = [DYNAMIC]
+    if kernels == 2:
+        ratios += [Dynamic((2, 1)), Dynamic((1, 2))]
+    return ratios
 
 
 def refine_around(
@@ -267,7 +279,7 @@ def refine_around(
 ) -> list[Candidate]:
     """Partitions next to ``best``: ``granularity`` threads (up to ``radius`` steps) moved
     from one tunable kernel to another; cap and grids kept. ``best`` is not included."""
-    if best.strategy != "horizontal" or isinstance(best.register_cap, WarpgroupRegisters):
+    if best.layout != HORIZONTAL or isinstance(best.register_cap, WarpgroupRegisters):
         return []  # moving a warp would break the warpgroups the budgets are set for
     tunable = [i for i, s in enumerate(specs) if s.tunable]
     out = []

@@ -14,7 +14,6 @@ from typing import Any, Mapping, Sequence
 from ..codegen.launcher import pack_launch
 from ..errors import HFuseError, Location
 from ..launch import check_symbols
-from ..layouts import layout_of
 from ..runtime.arrays import as_kernel_args
 from ..runtime.compile import BoundLaunch, CompiledKernel, Compiler
 from ..runtime.device import DeviceLimits
@@ -223,7 +222,7 @@ class FusedLauncher(PlanLauncher):
         if bound is None or bound.kernel is not self.kernel:
             # the hidden parameters (each part's grid and shared-memory offset) depend only on the shape
             packed = pack_launch(self.plan.fused_block.size, [[] for _ in grids], grids, smems,
-                                 layout_of(self.plan.strategy).blocks_add_up)
+                                 self.plan.layout.blocks_add_up)
             bound = self._bound[shape] = self.kernel.bind(packed.grid, packed.block, packed.shared_mem,
                                                           tail=packed.args, direct=True)
         bound([a for args in args_per_kernel for a in args], stream)

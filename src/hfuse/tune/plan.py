@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from ..frontend.options import NO_OPTIONS, CompileOptions
+from ..layouts import HORIZONTAL, Layout, layout_of
 from ..runtime.sanitizer import SanitizerResult
 from ..runtime.timing import Timing
 from ..spec import Dim3
@@ -152,7 +153,8 @@ class Plan:
     """The kernels' instance names (e.g. ``hist<float, 4>``), in fusion order."""
     decision: Decision
     reason: str
-    strategy: str = "horizontal"
+    layout: Layout = HORIZONTAL
+    """How the fused kernel lays out its parts (written as its spec, under "strategy")."""
     blocks: list[Dim3] = field(default_factory=list)
     """Each kernel's block inside the fused block (the partition); unfused, its own block."""
     register_cap: RegisterPolicy | None = None
@@ -210,7 +212,7 @@ class Plan:
             "kernels": list(self.kernels),
             "decision": self.decision,
             "reason": self.reason,
-            "strategy": self.strategy,
+            "strategy": self.layout.spec,
             "blocks": [_dim(b) for b in self.blocks],
             "register_cap": self.register_cap.to_dict() if self.register_cap else None,
             "fused_block": _dim(self.fused_block),
@@ -248,7 +250,7 @@ class Plan:
             kernels=list(data["kernels"]),
             decision=data["decision"],
             reason=data.get("reason", ""),
-            strategy=data.get("strategy", "horizontal"),
+            layout=layout_of(data.get("strategy", "horizontal")),
             blocks=[Dim3.of(b) for b in data.get("blocks", [])],
             register_cap=register_policy_from_dict(data.get("register_cap")),
             fused_block=_undim(data.get("fused_block")),

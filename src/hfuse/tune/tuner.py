@@ -32,6 +32,7 @@ from ..api import prepare as prepare_unit
 from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..launch import KernelLaunch, describe_symbol
+from ..layouts import HORIZONTAL
 from ..runtime.binary_cache import BinaryCache
 from ..runtime.compile import CompiledBinary, Compiler, CompileError, KernelResources
 from ..runtime.device import DeviceLimits, require_gpu
@@ -192,7 +193,7 @@ class _Session:
         specs = [s.with_block(b) for s, b in zip(self.specs, candidate.blocks)]
         fused = fuse(
             specs,
-            strategy=candidate.strategy,
+            layout=candidate.layout,
             register_cap=candidate.register_cap,
             barrier_form=self.settings.barrier_form,  # type: ignore[arg-type]
             prepared=self.unit,
@@ -389,7 +390,7 @@ def _tune(
         stack.callback(pool.shutdown, wait=True, cancel_futures=True)
         bar.start(len(first))
         results = session.run(first, pool, measurer)
-        best = fastest_verified([r for r in results if r.candidate.strategy == "horizontal"])
+        best = fastest_verified([r for r in results if r.candidate.layout == HORIZONTAL])
         extra: list[Candidate] = []  # refinements of the best horizontal split (the others have none)
         if best is not None and settings.refine:
             extra += refine_around(best.candidate, session.specs)
@@ -401,7 +402,7 @@ def _tune(
                 extra.append(with_grids(best.candidate, grids))
                 extra += [with_grids(replace(best.candidate, register_cap=c.candidate.register_cap, label=""), grids)
                           for c in results if c.verified and c.candidate.blocks == best.candidate.blocks
-                          and c.candidate.register_cap != best.candidate.register_cap and c.candidate.strategy == "horizontal"]
+                          and c.candidate.register_cap != best.candidate.register_cap and c.candidate.layout == HORIZONTAL]
         seen = {r.candidate.key for r in results}
         extra = [c for c in dict((c.key, c) for c in extra).values() if c.key not in seen]
         if extra:
@@ -465,7 +466,7 @@ def _make_plan(session: _Session, results: list[CandidateResult], baselines: Bas
     launches = session._launches_for(best.candidate)
     packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
     return Plan(
-        strategy=best.candidate.strategy,
+        layout=best.candidate.layout,
         blocks=list(best.candidate.blocks),
         register_cap=best.candidate.register_cap,
         fused_block=packed.block,
