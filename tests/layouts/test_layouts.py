@@ -86,7 +86,7 @@ def test_dynamic_dispatch_claims_a_part_block_per_fused_block():
 
 def test_dynamic_weights_must_match_the_kernels():
     specs = [KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)]
-    with pytest.raises(HFuseError, match="give 3 parts a share, but 2 kernels"):
+    with pytest.raises(HFuseError, match="dynamic:1:1:2 has 3 weight\\(s\\) for 2 fused kernels"):
         hfuse.fuse(specs, sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B}, layout="dynamic:1:1:2")
 
 

@@ -123,8 +123,7 @@ class Dynamic(Layout):
 
     def validate(self, partition: Partition) -> None:
         if self.weights and len(self.weights) != len(partition.parts):
-            raise HFuseError(f"dynamic dispatch weights {self.spec} give {len(self.weights)} parts a share, "
-                             f"but {len(partition.parts)} kernels are fused",
+            raise HFuseError(f"{self.spec} has {len(self.weights)} weight(s) for {len(partition.parts)} fused kernels",
                              hint="give one weight per kernel, in fusion order")
 
     def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
