@@ -78,7 +78,11 @@ def main() -> int:
     cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(metrics), "--csv", "--print-units", "base",
            "--kernel-name", "regex:_search", sys.executable, __file__, "--child"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
-    order = json.loads(next(l for l in proc.stderr.splitlines() if l.startswith('["')))
+    listed = [l for l in proc.stderr.splitlines() if l.startswith('["')]
+    if not listed:  # the child failed before it launched everything
+        print(f"ncu exit {proc.returncode}; the launching process said:\n{proc.stderr[-3000:]}")
+        return 1
+    order = json.loads(listed[-1])
     kernels = parse_ncu_csv(proc.stdout)
     rows = []
     for what, km in zip(order, kernels):

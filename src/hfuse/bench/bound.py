@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..files import write_atomically
 from .metrics import find_ncu, kernel_regex, parse_ncu_csv
 from .pairs import KERNEL_FUNCTIONS
-from .suite import speedup_pct
+from .suite import _now, nvidia_smi_clocks, speedup_pct
 
 UNITS_JSON = "units.json"
 ALONE = "alone"
@@ -202,8 +202,6 @@ def collect_units(
 ) -> dict[str, Any]:
     """Profiles every (kernel, size) of ``rows`` not yet in ``out_dir/units.json``, one ncu
     process per kernel, saving after each; returns the file's content."""
-    from .suite import _now, nvidia_smi_clocks
-
     out = Path(out_dir)
     data = load_units(out) or {"format": 1, "kernels": {}}
     data["meta"] = {"date": _now(), "clock_control": "none", "clocks": nvidia_smi_clocks(),

@@ -51,7 +51,7 @@ def dynamic_kernel(name: str, partition: Partition, sigs: list[PartSignature], b
     total = sum(weights)
     lines = [
         f"// Per-SM tickets [0, {SM_SLOTS}), each part's next block [{SM_SLOTS}, {SM_SLOTS + n}), blocks that claimed [{SM_SLOTS + n}].",
-        f"// Zero at load; the last block to claim sets them to zero again for the next launch.",
+        "// Zero at load; the last block to claim sets them to zero again for the next launch.",
         f"__device__ unsigned int {counters}[{SM_SLOTS + n + 1}];",
         "",
         _declaration(name, partition, sigs, launch_bounds) + " {",
