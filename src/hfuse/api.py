@@ -1,6 +1,7 @@
 """The Python API of the fusion compiler: ``fuse(...)`` returns a ``FusedKernel``."""
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +26,13 @@ from .spec import Dim3, KernelSpec
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
 from .transform.context_types import check_context_type
+from .transform.opaque import REFUSAL_HINT, OpaqueNames, opaque_names
 from .transform.partition import Part, Partition, make_partition
 from .transform.specialize import specialise_part
 
 FUSED_NAMESPACE = "hfuse_fused"
 """Where the fused kernel is emitted when some part lives in a namespace."""
-from .tune.regcap import RegisterPolicy, WarpgroupRegisters
+from .tune.regcap import RegisterCap, RegisterPolicy, WarpgroupRegisters
 
 
 @dataclass(frozen=True)
@@ -217,8 +219,9 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     program = _merge(_sources(specs, sources, options), specs)
     found = [program.kernel(s.name, s.file) for s in specs]
     closure = device_closure(program, found)
+    opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
-        {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver
+        {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
     )
     clashes = program.clashing_symbols()
     close_over_symbols(everything, program.items, program.resolver, set(clashes))
@@ -229,6 +232,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
             for fn in everything.facts[key]:
                 _check_parses(fn.function, spec)
         check_kernel(kernel, everything)
+        _check_template_arguments(spec, kernel, opaque)
         own_closure = device_closure(program, [kernel]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
         used = [key for key in clashes if any(set(i.keys) & {key} for i in own_closure.items)]
@@ -242,6 +246,16 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept))),
                         context_helpers, context_types, frozenset(clashes))
+
+
+def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> None:
+    """A kernel instantiated with CUB's block-wide types reads the block through them."""
+    for argument in spec.template_args:
+        for written in re.findall(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", argument):
+            why = opaque.reason(kernel.scope, written, unqualified="::" not in written)
+            if why is not None:
+                raise HFuseError(f"cannot prove the fused kernel correct: its template argument '{argument}' is {why}",
+                                 Location(kernel.file, kernel.line, spec.name), hint=REFUSAL_HINT)
 
 
 @dataclass(frozen=True)
@@ -348,7 +362,14 @@ def _generate(
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
     sigs = [part_signature(part) for part in partition.parts]
 
-    bounds = register_cap.attribute(partition.block_threads) if register_cap else ""
+    # Without a cap the fused kernel is still bounded by its block: ptxas otherwise sizes
+    # registers as if any block size could run, and a block of D threads at the heaviest
+    # part's count may exceed what a block may have ("too many resources requested").
+    bounds = (register_cap.attribute(partition.block_threads) if register_cap
+              else f"__launch_bounds__({partition.block_threads})")
+    if isinstance(register_cap, RegisterCap) and (problem := register_cap.violation(partition.block_threads)):
+        raise HFuseError(f"register cap {register_cap.label} cannot apply: {problem}",
+                         hint="lower the cap (--max-registers) or use --min-blocks N, which lets ptxas fit the block")
     budgets = None
     if isinstance(register_cap, WarpgroupRegisters):
         sizes = [part.size for part in partition.parts]
@@ -372,7 +393,8 @@ def _generate(
     if isinstance(register_cap, WarpgroupRegisters):
         regs = f"{bounds} and per-part budgets {register_cap.label} set with setmaxnreg (sm_90a only)"
     else:
-        regs = f"register cap {bounds}" if register_cap else "no register cap"
+        regs = (f"register cap {bounds}" if register_cap
+                else f"no register cap; {bounds} so that a block of {partition.block_threads} threads can launch")
     header = header_comment(fused_name, partition, layout, sigs, regs, __version__)
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "

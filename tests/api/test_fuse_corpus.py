@@ -229,6 +229,8 @@ def test_fused_output_compiles(compiled, config):
     threads = b.fused.block.size
     print(f"{config.id}: {threads} threads, {regs} registers, spills {stores}/{loads} bytes")
     assert 0 < regs <= 255
+    # whatever the options, a fused block can launch: its registers fit in a block's 64K
+    assert -(-regs // 8) * 8 * threads <= 65536, f"cannot launch: {regs} registers x {threads} threads"
     if config.cap is None:
         assert stores == 0 and loads == 0, f"spills without a register cap: {stores}/{loads}"
     else:
@@ -257,9 +259,11 @@ def test_fused_structure(built, config):
                                 "interleaved": "__ifused", "dynamic": "__dfused"}[config.layout])
     assert re.search(rf"__global__ void[^\n]*\n{re.escape(fused.name)}\(", source), "fused kernel declaration"
 
-    # launch bounds only with a cap ("no cap" is no minimum-blocks argument at all)
+    # without a cap the kernel is bounded by its block only ("no cap" is no minimum-blocks
+    # argument at all, which would let ptxas use up to 255 registers)
     if config.cap is None:
-        assert "__launch_bounds__" not in _strip_comments(source.split("// ---- fused kernel")[1])
+        bounds = re.findall(r"__launch_bounds__\([^)]*\)", _strip_comments(source.split("// ---- fused kernel")[1]))
+        assert bounds == [f"__launch_bounds__({total})"]
     else:
         assert f"__launch_bounds__({total}, {config.cap.min_blocks})" in source
 

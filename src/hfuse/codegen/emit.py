@@ -8,6 +8,7 @@ from ..frontend.model import Scope, TopLevelItem, namespace_wrap
 from ..transform.partition import Partition
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
+from ..transform.static_shared import with_aligned_shared
 from .preamble import BarrierForm, preamble
 from .signature import PartSignature
 
@@ -104,7 +105,7 @@ def assemble(
         if item.file != current:
             current = item.file
             blocks.append((item.scope, f"// ---- from {item.file.name} " + "-" * 50))
-        blocks.append((item.scope, without_register(item.text)))
+        blocks.append((item.scope, with_aligned_shared(without_register(item.text))))
     out.extend(_scoped(blocks))
     for part, code in zip(partition.parts, parts):
         title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30

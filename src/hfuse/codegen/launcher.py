@@ -78,9 +78,16 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], bl
         body.append(f"  hf_smem = (hf_smem + hf{i}_dynamic_smem + {SMEM_ALIGN - 1}) / {SMEM_ALIGN} * {SMEM_ALIGN};")
     body.append("  if (hf_blocks == 0) return cudaSuccess;")
     body.append("  if (hf_blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;")
-    body.append("  if (hf_smem > 48 * 1024) {")
-    body.append(f"    cudaError_t hf_err = cudaFuncSetAttribute({instance}, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)hf_smem);")
+    # Above 48 KiB of static + dynamic shared memory a launch needs the opt-in; the
+    # parts' static arrays count too (the Python path, runtime/compile.py, does the same).
+    body.append("  if (hf_smem > 0) {")
+    body.append("    cudaFuncAttributes hf_attr;")
+    body.append(f"    cudaError_t hf_err = cudaFuncGetAttributes(&hf_attr, {instance});")
     body.append("    if (hf_err != cudaSuccess) return hf_err;")
+    body.append("    if (hf_smem + hf_attr.sharedSizeBytes > 48 * 1024) {")
+    body.append(f"      hf_err = cudaFuncSetAttribute({instance}, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)hf_smem);")
+    body.append("      if (hf_err != cudaSuccess) return hf_err;")
+    body.append("    }")
     body.append("  }")
     args = [n for s in sigs for n in s.names]
     for s in sigs:

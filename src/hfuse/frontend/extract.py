@@ -280,7 +280,12 @@ def _function(
         name = re.sub(r"\s+", " ", _text(declarator, data).split("(")[0]).strip()
         params: tuple[Param, ...] = ()
     else:
-        name = _text(declarator.child_by_field_name("declarator"), data)
+        named = declarator.child_by_field_name("declarator")
+        if named.type == "template_function" and _function_kind(definition) != "global":
+            # an explicit specialisation (``cast<half2, float>``) is one more definition of
+            # its template: it shares the template's key, so it travels wherever the template does
+            named = named.child_by_field_name("name")
+        name = _text(named, data)
         params = tuple(_param(p, data) for p in declarator.child_by_field_name("parameters").named_children
                        if p.type != "comment")
     template_header, template_params = "", ()

@@ -7,12 +7,23 @@ from functools import lru_cache
 import tree_sitter as ts
 import tree_sitter_cuda
 
-# Constructs tree-sitter-cuda does not know. They are blanked (same length, so every
-# byte offset stays valid) in the text the parser sees; rewrites use the real text.
+# Constructs tree-sitter-cuda does not know are masked (same length, so every byte
+# offset stays valid) in the text the parser sees. A node's ``.text`` is that masked
+# text: whatever is written out must be sliced from the real bytes (``source_text``).
+# ``__align__(N)`` (also ``__align__(sizeof(T))``) is blanked.
 # ``#pragma`` lines: the grammar takes a directive for a statement, so ``for (...)``
-# followed by ``#pragma unroll`` and the inner loop loses its body; blanked, the pragma
-# stays in the text (and in the output) but not in the tree.
-_MASKED = re.compile(rb"__align__\s*\(\s*[^()]*\)|^[ \t]*#[ \t]*pragma\b[^\n]*", re.M)
+# followed by ``#pragma unroll`` loses its body. They become same-length comments, so
+# they stay in the tree as nodes between statements (rewrites that move statements keep
+# them with the statement that follows) while the code around them parses as written.
+_ALIGN = re.compile(rb"__align__\s*\((?:[^()]|\([^()]*\))*\)")
+_PRAGMA = re.compile(rb"^([ \t]*)(#[ \t]*pragma\b[^\n]*)", re.M)
+
+
+def _as_comment(match: re.Match) -> bytes:
+    indent, pragma = match.group(1), match.group(2).rstrip(b"\r")
+    tail = match.group(2)[len(pragma):]
+    inner = pragma[2:-2] if len(pragma) >= 4 else b""
+    return indent + (b"/*" + inner.replace(b"*/", b"**") + b"*/" if len(pragma) >= 4 else b" " * len(pragma)) + tail
 
 
 @lru_cache(maxsize=1)
@@ -20,9 +31,24 @@ def _language() -> ts.Language:
     return ts.Language(tree_sitter_cuda.language())
 
 
+def mask(source: bytes) -> bytes:
+    """The text the parser sees: same length as ``source``, unknown constructs masked."""
+    masked = _ALIGN.sub(lambda m: b" " * len(m.group(0)), source)
+    return _PRAGMA.sub(_as_comment, masked)
+
+
 def parse(source: bytes) -> ts.Tree:
-    masked = _MASKED.sub(lambda m: b" " * len(m.group(0)), source)
-    return ts.Parser(_language()).parse(masked)
+    return ts.Parser(_language()).parse(mask(source))
+
+
+def source_text(node: ts.Node, source: bytes) -> str:
+    """The user's text of ``node`` (``node.text`` is the masked text the parser saw)."""
+    return source[node.start_byte : node.end_byte].decode()
+
+
+def is_pragma(node: ts.Node, source: bytes) -> bool:
+    """A ``#pragma`` line (it parses as a comment, see ``mask``)."""
+    return node.type == "comment" and source[node.start_byte : node.end_byte].lstrip().startswith(b"#")
 
 
 def first_error(node: ts.Node) -> ts.Node | None:

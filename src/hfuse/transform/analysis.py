@@ -18,6 +18,7 @@ from ..frontend.extract import declarator_name
 from ..frontend.model import Function, TopLevelItem
 from ..frontend.parse import line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
+from .opaque import REFUSAL_HINT, OpaqueNames
 
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 SYNC_BUILTINS = ("__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
@@ -135,24 +136,45 @@ _PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b|%(tid|ntid|ctaid|
 # A call spelled like a macro (``SYNC_ALL()``) that nothing defines: after preprocessing with the
 # user's -D/-I it can only be a macro hfuse never saw, which may hide a barrier or threadIdx.
 _MACRO_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
-# CUB's block-wide primitives read threadIdx and call __syncthreads() inside CUB's own headers.
-_CUB_BLOCK = re.compile(r"^(::)?cub::(Block[A-Z]\w*|CTA_SYNC\w*|RowMajorTid)$")
-_CUB_BLOCK_UNQUALIFIED = re.compile(r"^(Block(Reduce|Scan|Load|Store|RadixSort|Exchange|Histogram|Shuffle|Discontinuity|"
-                                    r"AdjacentDifference|MergeSort|RunLengthDecode)|CTA_SYNC\w*)$")
+_MACRO_HINT = "pass the -D or -I that defines it, as for nvcc, so hfuse can see what it expands to"
+
+
+def _local_type_names(root: ts.Node) -> frozenset[str]:
+    """Types a function declares itself (``using WR = ...;``, ``typedef ... WR;``): a call
+    ``WR(t)`` constructs one, it is no macro."""
+    names = set()
+    for node in walk(root):
+        if node.type == "alias_declaration" and (name := node.child_by_field_name("name")) is not None:
+            names.add(name.text.decode())
+        elif node.type == "type_definition":
+            names.update(n.text.decode() for d in node.children_by_field_name("declarator") if (n := declarator_name(d)))
+    return frozenset(names)
+
+
+def _local_using_declarations(root: ts.Node) -> dict[str, str]:
+    """``using X::name;`` inside a function: name -> what it brings in, as written."""
+    found = {}
+    for node in walk(root):
+        if node.type == "using_declaration" and not any(c.type == "namespace" for c in node.children) and node.named_children:
+            target = node.named_children[-1].text.decode().replace(" ", "")
+            found[target.split("::")[-1]] = target
+    return found
 
 
 def analyze(
-    function: Function, extern_shared: set[str], resolver: Resolver | None = None, known: set[str] | None = None
+    function: Function, extern_shared: set[str], resolver: Resolver | None = None, known: set[str] | None = None,
+    opaque: OpaqueNames | None = None,
 ) -> FunctionFacts:
-    """The facts of one function; calls are resolved against ``known`` function keys."""
+    """The facts of one function; calls are resolved against ``known`` function keys.
+    ``opaque``: what of the program reaches code hfuse cannot rewrite (see opaque.py)."""
     tree = parse(function.text.encode())
     local = LocalNames.of(tree.root_node) if resolver is not None else LocalNames()
     cg = cg_spellings(resolver, function.scope, local)
     facts = FunctionFacts(function, cg=cg)
     base = function.line - 1
-    uses_cub = resolver is not None and any(
-        resolver.namespace(function.scope, n, local) == "cub" for n in (*resolver.usings.get("", []), *local.usings)
-    )
+    opaque = opaque or OpaqueNames(resolver or Resolver(), {}, {})
+    local_usings = _local_using_declarations(tree.root_node)
+    local_types = _local_type_names(tree.root_node)
     for node in walk(tree.root_node):
         line = base + line_of(node)
         if is_builtin_reference(node):
@@ -166,7 +188,7 @@ def analyze(
             elif is_cg_sync_call(node, cg):
                 facts.barriers.append(("cg::sync", line))
             else:
-                _record_call(node, function, facts, line, resolver, known, local)
+                _record_call(node, function, facts, line, resolver, known, local, local_types)
             if is_cg_block_call(node):
                 facts.cg_block.append(line)
         elif is_cg_block_type(node, cg):
@@ -176,14 +198,15 @@ def analyze(
         elif node.type in ("gnu_asm_expression", "asm_statement") and _PTX_BLOCK.search(node.text.decode()):
             facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line,
                                  "use __syncthreads()/threadIdx instead of the PTX, or keep this kernel unfused"))
-        if node.type in ("qualified_identifier", "type_identifier"):
-            written = node.text.decode().replace(" ", "").split("<")[0]
-            if _CUB_BLOCK.match(written) or (uses_cub and node.type == "type_identifier" and _CUB_BLOCK_UNQUALIFIED.match(written)):
-                facts.opaque.append((f"CUB's block-wide '{written}' (it reads threadIdx and synchronises the whole block "
-                                     "inside CUB's headers, which hfuse does not rewrite)", line,
-                                     "keep this kernel unfused; CUB's warp-level primitives (cub::WarpReduce, ...) fuse"))
+        if node.type in ("qualified_identifier", "type_identifier", "identifier", "namespace_identifier") and (
+                node.parent is None or node.parent.type != "qualified_identifier"):
+            why = opaque.reason(function.scope, node.text.decode(), local, local_usings,
+                                unqualified=node.type != "qualified_identifier")
+            if why is not None:
+                facts.opaque.append((why, line, REFUSAL_HINT))
         if node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in GRID_GROUP_NAMES:
             facts.grid_sync.append((node.text.decode(), line))
+    facts.opaque.sort(key=lambda found: found[2] == _MACRO_HINT)  # what a name is known to mean comes first
     block_vars = cg_block_variables(tree.root_node, cg)
     for node in walk(tree.root_node):
         if is_block_sync_call(node, block_vars):
@@ -202,7 +225,7 @@ def _is_indirect(target: ts.Node) -> bool:
 
 def _record_call(
     node: ts.Node, function: Function, facts: FunctionFacts, line: int, resolver: Resolver | None,
-    known: set[str] | None, local: LocalNames,
+    known: set[str] | None, local: LocalNames, local_types: frozenset[str] = frozenset(),
 ) -> None:
     reference = call_reference(node)
     target = node.child_by_field_name("function")
@@ -216,9 +239,9 @@ def _record_call(
     key = resolver.resolve(function.scope, reference, local, known)
     if key is not None:
         facts.calls.add(key)
-    elif _MACRO_LIKE.match(reference.split("::")[-1]):
+    elif _MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types:
         facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
-                             "pass the -D or -I that defines it, as for nvcc, so hfuse can see what it expands to"))
+                             _MACRO_HINT))
 
 
 def cg_block_variables(root: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> set[str]:
@@ -291,10 +314,13 @@ class ProgramFacts:
 
 
 def close_over_calls(
-    functions: dict[str, list[Function]], extern_shared: set[str], resolver: Resolver | None = None
+    functions: dict[str, list[Function]], extern_shared: set[str], resolver: Resolver | None = None,
+    opaque: OpaqueNames | None = None,
 ) -> ProgramFacts:
+    """``opaque``: the program's names that stand for code hfuse cannot rewrite (a typedef
+    of a CUB block type, ...; see opaque.py)."""
     known = set(functions)
-    facts = {name: [analyze(f, extern_shared, resolver, known) for f in fs] for name, fs in functions.items()}
+    facts = {name: [analyze(f, extern_shared, resolver, known, opaque) for f in fs] for name, fs in functions.items()}
     needs = {n for n, fs in facts.items() if any(f.direct_context for f in fs)}
     barrier = {n for n, fs in facts.items() if any(f.barriers for f in fs)}
     program = ProgramFacts(facts, needs, barrier)

@@ -52,6 +52,8 @@ def signature_edits(definition: ts.Node, ctx: PartContext) -> list[TextEdit]:
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
     name = declarator.child_by_field_name("declarator")
+    if name.type == "template_function":  # an explicit specialisation: ``cast__hf1<half2, float>``
+        name = name.child_by_field_name("name")
     params = declarator.child_by_field_name("parameters")
     new_param = f"const hfuse_ctx& {CTX}"
     edits = [TextEdit.replace(name, ctx.clone_name(name.text.decode()))]

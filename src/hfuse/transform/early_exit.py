@@ -92,7 +92,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.extract import declarator_name
-from ..frontend.parse import line_of, parse, walk
+from ..frontend.parse import is_pragma, line_of, parse, walk
 from .analysis import (
     CG_NAMESPACES, SYNC_BUILTINS, called_name, cg_block_variables, is_block_sync_call, is_cg_sync_call,
 )
@@ -543,9 +543,9 @@ class _Fn:
         return items
 
     def classify(self, s: ts.Node, reaches: bool, before: bool) -> _Item:
-        if s.type == "comment":
+        if s.type == "comment" and not is_pragma(s, self.data):
             return _Item("keep", s)
-        if s.type.startswith("preproc"):
+        if s.type.startswith("preproc") or s.type == "comment":  # a pragma goes with the statement after it
             return _Item("preproc", s)
         if _guard(s) is not None:
             return _Item("guard", s)

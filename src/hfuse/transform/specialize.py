@@ -14,7 +14,7 @@ from typing import Sequence
 
 from ..errors import HFuseError, Location
 from ..frontend.model import Function, Scope, TopLevelItem, qualify
-from ..frontend.parse import parse, walk
+from ..frontend.parse import parse, source_text, walk
 from ..frontend.resolve import LocalNames
 from .analysis import ProgramFacts, cg_spellings
 from .barriers import barrier_edits
@@ -28,6 +28,7 @@ from .cooperative_groups import cooperative_groups_edits
 from .early_exit import Helpers, make_early_exits_safe, program_helpers
 from .edits import OverlappingEdits, TextEdit, apply_edits
 from .shared_memory import shared_memory_edits
+from .static_shared import static_shared_edits
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ def _rewrite(text: str, ctx: PartContext, scope: Scope, file: Path, line: int, r
     edits += context_type_edits(root, ctx, scope, str(file), line - 1)
     edits += symbol_edits(root, ctx, scope)
     edits += register_edits(root)
+    edits += static_shared_edits(root, data)
     if rename_signature:
         definition = next(n for n in walk(root) if n.type == "function_definition")
         edits += signature_edits(definition, ctx)
@@ -89,10 +91,10 @@ def _barrier_names(program: ProgramFacts) -> Helpers:
 def _body_function(kernel: Function, ctx: PartContext, program: ProgramFacts) -> str:
     text = make_early_exits_safe(kernel.text, _barrier_names(program), str(kernel.file), kernel.line - 1, kernel.name,
                                  exits=ctx.return_exits)
-    rewritten = _rewrite(text, ctx, kernel.scope, kernel.file, kernel.line)
-    root = parse(rewritten.encode()).root_node
+    rewritten = _rewrite(text, ctx, kernel.scope, kernel.file, kernel.line).encode()
+    root = parse(rewritten).root_node
     definition = next(n for n in walk(root) if n.type == "function_definition")
-    body = definition.child_by_field_name("body").text.decode()
+    body = source_text(definition.child_by_field_name("body"), rewritten)
     params = [re.sub(r"\b__grid_constant__\b\s*", "", p.declaration) for p in kernel.params]
     params = [p for p in params if p.strip() != "void"] + [f"const hfuse_ctx& {CTX}"]
     header = f"{kernel.template_header}\n" if kernel.template_header else ""

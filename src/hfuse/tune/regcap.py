@@ -22,6 +22,10 @@ from ..runtime.device import DeviceLimits
 from ..runtime.occupancy import blocks_by_threads, smem_per_block
 
 
+SM90_REGISTERS = 65536
+"""Registers of an SM, and the most one block may have (every architecture since sm_50)."""
+
+
 @dataclass(frozen=True)
 class RegisterCap:
     """One of: at least ``min_blocks`` blocks per SM, or at most ``max_registers`` per thread."""
@@ -52,6 +56,19 @@ class RegisterCap:
             return f"__launch_bounds__({block_threads}, {self.min_blocks})"
         return f"__maxnreg__({self.max_registers})"  # nvcc refuses it together with __launch_bounds__
 
+    def violation(self, block_threads: int, regs_per_block: int = SM90_REGISTERS) -> str | None:
+        """Why a block of ``block_threads`` cannot launch under this cap (None when it can).
+        ``__launch_bounds__`` makes ptxas fit the block; ``__maxnreg__`` alone does not, and
+        the driver then refuses the launch ("too many resources requested")."""
+        if self.max_registers is None:
+            return None
+        per_warp = -(-self.max_registers // 8) * 8 * 32  # registers are allocated per warp, 8 per thread at a time
+        needed = per_warp * -(-block_threads // 32)
+        if needed <= regs_per_block:
+            return None
+        return (f"a block of {block_threads} threads at {self.max_registers} registers needs {needed:,} registers, "
+                f"more than the {regs_per_block:,} a block may have")
+
     def to_dict(self) -> dict[str, Any]:
         return {"min_blocks": self.min_blocks, "max_registers": self.max_registers}
 
@@ -66,7 +83,6 @@ class RegisterCap:
 
 WARPGROUP = 128
 """Threads that execute ``setmaxnreg`` together (four warps)."""
-SM90_REGISTERS = 65536
 
 
 def entry_registers(block_threads: int, min_blocks: int, regs_per_sm: int = SM90_REGISTERS) -> int:

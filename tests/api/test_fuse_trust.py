@@ -1,0 +1,268 @@
+"""The six ways hfuse wrote fused kernels that were wrong or could not launch, on the
+emitted code (CPU). Each has a GPU twin in test_fuse_trust_gpu.py.
+
+1. CUB reached through an alias, a using-declaration, a typedef, an alias template, a
+   wrapper struct, a macro or a helper template is refused; warp-level CUB fuses.
+2. Part bodies are the user's text with hfuse's edits only: pragmas, ``__align__`` and
+   comments survive (a token comparison outside the edited ranges).
+3. Explicit specialisations travel with their templates.
+4. Without a cap the fused kernel is bounded by its block, so it can launch.
+5. The C++ launch helper counts static shared memory before opting in above 48 KiB.
+6. Every static ``__shared__`` variable of a part is 16-byte aligned.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hfuse.api import fuse
+from hfuse.errors import HFuseError
+from hfuse.spec import Dim3, KernelSpec
+from hfuse.tune.regcap import RegisterCap
+
+from corpus import cases as C  # tests/corpus/cases.py
+from toolchain import compile_nvcc
+
+TRUST = C.CORPUS / "trust"
+CUB = TRUST / "cub_aliases.cu"
+PRAGMA = TRUST / "pragma_align.cu"
+SPECIAL = TRUST / "specialisation.cu"
+RESOURCES = TRUST / "resources.cu"
+
+
+# --------------------------------------------------------------------------- 1. CUB by meaning
+REFUSED = {
+    "quant::dequant_alias<128, 4>": ("cub::BlockLoad", 19),  # namespace mycub = cub;
+    "sum_using_declaration": ("cub::BlockReduce", 37),      # using cub::BlockReduce;
+    "sum_typedef": ("'RowReduce'", 46),                       # a typedef of a typedef
+    "sum_alias_template": ("'BlockSum'", 55),                 # template <class T> using ...
+    "sum_wrapper": ("'RowReducer'", 67),                      # a struct holding one
+    "sum_macro": ("cub::BlockReduce", 76),                    # a macro expanding to one
+    "sum_helper_template": ("cub::BlockReduce", 85),          # a helper template's argument
+    "cta_sync_directive": ("cub::CTA_SYNC", 94),              # using namespace mycub; CTA_SYNC()
+    "cg_alias": ("'Block'", 102),                             # using Block = cg::thread_block;
+}
+
+
+def _spec(path: Path, name: str, block) -> KernelSpec:
+    instance = re.match(r"([\w:]+)(?:<(.*)>)?$", name)
+    args = tuple(a.strip() for a in instance.group(2).split(",")) if instance.group(2) else ()
+    return KernelSpec(path, instance.group(1), Dim3.of(block), args)
+
+
+@pytest.mark.parametrize("kernel", sorted(REFUSED))
+def test_cub_and_cg_through_any_spelling_are_refused(kernel):
+    what, line = REFUSED[kernel]
+    with pytest.raises(HFuseError) as err:
+        fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, kernel, 128)])
+    message = str(err.value)
+    assert what in message and "cannot prove the fused kernel correct" in message
+    assert err.value.where.line == line and err.value.where.file == CUB
+
+
+def test_cub_block_type_as_a_template_argument_is_refused():
+    source = CUB.read_text() + """
+template <class Reduce>
+__global__ void sum_with(const float* in, float* out) {
+  __shared__ typename Reduce::TempStorage storage;
+  float s = Reduce(storage).Sum(in[blockIdx.x * 128 + threadIdx.x]);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+"""
+    spec = KernelSpec(CUB, "sum_with", Dim3(128), ("mycub::BlockReduce<float, 128>",))
+    with pytest.raises(HFuseError, match=r"template argument .*cub::BlockReduce"):
+        fuse([_spec(CUB, "scale_rows", 96), spec], sources={CUB: source})
+
+
+@pytest.mark.nvcc
+def test_warp_level_cub_through_an_alias_fuses_at_an_offset(tmp_path):
+    # WarpReduce works on the lane id (%laneid), which a warp-aligned part keeps: correct
+    # at thread offset 96 (the GPU twin runs it)
+    fused = fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, "warp_sums_alias", 128)])
+    assert fused.parts[1].offset == 96
+    assert "mycub::WarpReduce<float>" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+# --------------------------------------------------------------------------- 2. the user's own text
+_TOKEN = re.compile(r"""
+    (?P<pragma>\#[ \t]*pragma[^\n]*)
+  | (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<word>[A-Za-z_]\w*)
+  | (?P<number>\d[\w.]*)
+  | (?P<string>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')
+  | (?P<punct>::|->|\+\+|--|<<|>>|[<>=!+\-*/%&|^]=|&&|\|\||\S)
+""", re.X | re.S)
+
+
+def tokens(text: str) -> list[str]:
+    """C++ tokens; a pragma line is one token, a comment is its words (``//`` and ``/* */``
+    are the same comment: the preprocessor writes line comments as block comments)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        if m.lastgroup == "comment":
+            out.append("comment:" + " ".join(re.sub(r"^(//|/\*)|\*/$", "", m.group()).split()))
+        elif m.lastgroup == "pragma":
+            out.append(" ".join(m.group().split()))
+        else:
+            out.append(m.group())
+    return out
+
+
+PRESERVED = re.compile(r"^(#\s*pragma|comment:|__align__|alignas|__restrict__|const$|volatile$)")
+"""Tokens no rewrite of hfuse ever removes from a body."""
+
+
+def _braced(text: str, start: int) -> str:
+    """``text`` from the '{' at or after ``start`` to its matching '}'."""
+    at = text.index("{", start)
+    depth = 0
+    for i in range(at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[at : i + 1]
+    raise AssertionError("unbalanced braces")
+
+
+def _body(text: str, start: str) -> str:
+    """The body of the definition that starts with ``start``."""
+    return _braced(text, text.index(start))
+
+
+def _source_body(path: Path, name: str) -> str:
+    text = path.read_text()
+    return _braced(text, re.search(rf"__global__ void {name}\(", text).end())
+
+
+def _removed(source: str, emitted: str) -> list[str]:
+    """Source tokens that do not reach the emitted body."""
+    a, b = tokens(source), tokens(emitted)
+    lost = []
+    for op, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op in ("delete", "replace"):
+            lost += a[i1:i2]
+    return lost
+
+
+@pytest.mark.parametrize("name,block,other", [("tile_dot", 64, "pad_bytes"), ("vec_tile", 256, "pad_bytes"),
+                                              ("pad_bytes", 96, "vec_tile")])
+def test_part_bodies_are_the_users_text_outside_the_edits(name, block, other):
+    kernel = _spec(PRAGMA, f"{name}<32>" if name == "tile_dot" else name, block)
+    fused = fuse([_spec(PRAGMA, other, 96 if other == "pad_bytes" else 256), kernel])
+    emitted = _body(fused.source, f"void {name}__hf2(")
+    source = _source_body(PRAGMA, name)
+    lost = _removed(source, emitted)
+    # what the rewrites replace: barriers (the built-ins are prefixed, not replaced)
+    assert set(lost) <= {"__syncthreads"}, lost
+    kept = iter(t for t in tokens(emitted) if PRESERVED.match(t))
+    preserved = [t for t in tokens(source) if PRESERVED.match(t)]
+    assert preserved and all(t in kept for t in preserved), preserved  # in order (hfuse may add an __align__)
+
+
+def test_pragmas_survive_the_early_exit_rewrite():
+    source = """
+__global__ void guarded(const float* in, float* out, int n) {
+  __shared__ float t[128];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float r[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) r[k] = in[i] * k;
+  t[threadIdx.x] = r[0] + r[3];
+  __syncthreads();
+  #pragma unroll 2
+  for (int k = 0; k < 4; ++k) out[i] += t[(threadIdx.x + k) % blockDim.x] * r[k];
+}
+__global__ void other(float* out, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] *= 2.0f; }
+"""
+    path = Path("early.cu")
+    fused = fuse([KernelSpec(path, "other", Dim3(64)), KernelSpec(path, "guarded", Dim3(128))], sources={path: source})
+    body = _body(fused.source, "void guarded__hf2(")
+    assert "hf_active" in body  # the early-exit rewrite restructured it
+    lines = [line.strip() for line in body.splitlines()]
+    # each pragma stays right before its loop, inside the guarded region
+    for pragma in ("#pragma unroll", "#pragma unroll 2"):
+        at = lines.index(pragma)
+        assert lines[at + 1].startswith("for (int k = 0; k < 4; ++k)")
+
+
+# --------------------------------------------------------------------------- 3. specialisations
+@pytest.mark.nvcc
+def test_specialisations_travel_with_their_templates(tmp_path):
+    fused = fuse([_spec(PRAGMA, "vec_tile", 256), _spec(SPECIAL, "convert_rows", 128)])
+    source = fused.source
+    primary = source.index("To convert(From v)")
+    for written in ("float convert<float, int>(int v)", "__half2 convert<__half2, float>(float v)",
+                    "struct Scale<float>"):
+        assert written in source, written
+        assert source.index(written) > primary or "Scale" in written
+    # the family that reads threadIdx is copied per part, the specialisation renamed with it
+    assert "T with_lane__hf2(const hfuse_ctx& hf_ctx, T v)" in source
+    assert "float with_lane__hf2<float>(const hfuse_ctx& hf_ctx, float v)" in source
+    assert source.index("T with_lane__hf2(") < source.index("with_lane__hf2<float>(const")
+    compile_nvcc(source, workdir=tmp_path)
+
+
+# --------------------------------------------------------------------------- 4. bounded by its block
+@pytest.mark.nvcc
+def test_without_a_cap_the_fused_kernel_can_launch_at_its_block(tmp_path):
+    alone = compile_nvcc(RESOURCES.read_text(), workdir=tmp_path, filename="alone.cu").kernel("heavy_mix")
+    assert alone.registers * 1024 > 65536, "the test needs a part too heavy for a 1024-thread block"
+    fused = fuse([_spec(RESOURCES, "heavy_mix", 128), _spec(RESOURCES, "light_copy", 896)])
+    assert "__launch_bounds__(1024)\n" in fused.source
+    assert "no register cap; __launch_bounds__(1024) so that a block of 1024 threads can launch" in fused.source
+    kernel = compile_nvcc(fused.source, workdir=tmp_path, filename="fused.cu").kernel(fused.name)
+    assert -(-kernel.registers // 8) * 8 * 1024 <= 65536
+
+
+def test_a_register_maximum_the_block_cannot_have_is_refused():
+    with pytest.raises(HFuseError, match=r"register cap r128 cannot apply: a block of 1024 threads at 128 registers"):
+        fuse([_spec(RESOURCES, "heavy_mix", 128), _spec(RESOURCES, "light_copy", 896)],
+             register_cap=RegisterCap(max_registers=128))
+    fused = fuse([_spec(RESOURCES, "heavy_mix", 128), _spec(RESOURCES, "light_copy", 896)],
+                 register_cap=RegisterCap(max_registers=64))
+    assert "__maxnreg__(64)" in fused.source and "__launch_bounds__" not in fused.source.split("// ---- fused kernel")[1]
+
+
+# --------------------------------------------------------------------------- 5. the launch helper
+@pytest.mark.nvcc
+def test_launch_helper_counts_static_shared_memory(tmp_path):
+    fused = fuse([_spec(RESOURCES, "static_tile", 256), _spec(RESOURCES, "dynamic_tile", 256)])
+    helper = fused.source[fused.source.index("inline cudaError_t"):]
+    assert f"cudaFuncGetAttributes(&hf_attr, {fused.name})" in helper
+    assert "if (hf_smem + hf_attr.sharedSizeBytes > 48 * 1024)" in helper
+    assert helper.index("cudaFuncGetAttributes") < helper.index("cudaFuncSetAttribute") < helper.index("<<<")
+    # the helper itself compiles (host and device code, as the user's build does)
+    path = tmp_path / "fused.cu"
+    path.write_text(fused.source)
+    result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-c", str(path), "-o", str(tmp_path / "fused.o")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
+# --------------------------------------------------------------------------- 6. aligned static shared memory
+def _shared_alignments(ptx: str) -> dict[str, int]:
+    return {m.group(2): int(m.group(1)) for m in re.finditer(r"\.shared \.align (\d+) \.b8 (\w+)\[", ptx)}
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("first,second", [("pad_bytes", "vec_tile"), ("pad_bytes", "tile_dot<32>"),
+                                          ("vec_tile", "pad_bytes")])
+def test_static_shared_variables_are_16_byte_aligned(tmp_path, first, second):
+    blocks = {"pad_bytes": 96, "vec_tile": 256, "tile_dot<32>": 64}
+    fused = fuse([_spec(PRAGMA, first, blocks[first]), _spec(PRAGMA, second, blocks[second])])
+    path = tmp_path / "fused.cu"
+    path.write_text(fused.source)
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-ptx", str(path), "-o", str(tmp_path / "fused.ptx")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    found = _shared_alignments((tmp_path / "fused.ptx").read_text())
+    statics = {name: align for name, align in found.items() if name != "hfuse_smem"}
+    assert len(statics) >= 2 and all(align >= 16 for align in statics.values()), statics
