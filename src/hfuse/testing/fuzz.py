@@ -5,7 +5,10 @@ a small piece of CUDA that transforms the thread's running value ``v`` (barriers
 level, in loops and in block-uniform branches, ``__syncthreads_count/and/or``, static
 and dynamic shared memory, also through a wrapper struct, early exits of whole blocks,
 helpers that read built-ins or synchronise, warp shuffles and votes, atomics on distinct
-addresses), optionally inside a grid-stride loop, a template and a namespace. Every
+addresses; and the shapes that once gave wrong fused kernels: static shared arrays read
+as vectors, register arrays in ``#pragma unroll`` loops, a specialised template family,
+warp-level CUB through a namespace alias), optionally inside a grid-stride loop, a
+template and a namespace. Every
 thread ends by writing ``v`` to its own element of ``out``, so the result is
 deterministic and compared bit for bit.
 
@@ -27,8 +30,8 @@ WARP = 32
 # step kind -> needs (what the kernel must have for it to be valid)
 STEP_KINDS = ("arith", "static_smem", "dynamic_smem", "wrapper_smem", "loop_barrier", "uniform_branch_barrier",
               "sync_count", "sync_and", "sync_or", "helper_builtin", "helper_barrier", "shuffle", "vote",
-              "atomic", "block_exit")
-WARP_STEPS = {"shuffle", "vote"}
+              "atomic", "block_exit", "vector_smem", "unroll_regs", "specialised", "cub_warp")
+WARP_STEPS = {"shuffle", "vote", "cub_warp"}
 """Steps that need whole warps (the block a multiple of 32)."""
 
 
@@ -210,6 +213,30 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
     if k == "atomic":
         return ["atomicAdd(&scratch[gtid], v);", "v ^= scratch[gtid];"] if not r.grid_stride else \
             ["atomicXor(&scratch[i % n_scratch], v & 0u);"]
+    # the shapes that once gave wrong or unlaunchable fused kernels (each kernel alone is fine)
+    if k == "vector_smem":  # a plain array read as uint4: 16-byte aligned only at offset 0
+        pad = min(4 * c + 4, r.block.size)  # odd-sized neighbours shift whatever follows them
+        return [f"{{ __shared__ unsigned char vp{j}[{4 * c + 4}];",
+                f"  __shared__ unsigned vs{j}[{r.block.size}];",
+                f"  if (tid < {pad}) vp{j}[tid] = (unsigned char)v;",
+                f"  vs{j}[tid] = v; __syncthreads();",
+                f"  const uint4 q = reinterpret_cast<const uint4*>(vs{j})[(tid / 4 + {c}) % (B / 4)];",
+                f"  v += (q.x ^ q.y) + (q.z ^ q.w) + vp{j}[(tid + 1) % {pad}]; __syncthreads(); }}"]
+    if k == "unroll_regs":  # a register array indexed in unrolled loops
+        return ["{ unsigned ra[8];",
+                "#pragma unroll",
+                f"  for (int q = 0; q < 8; ++q) ra[q] = v * (unsigned)(q + {c}) + (unsigned)q;",
+                "  #pragma unroll 4",
+                f"  for (int q = 0; q < 8; ++q) v ^= ra[(q * 3 + {c}) % 8] >> q; }}"]
+    if k == "specialised":  # the primary template compiles for unsigned too, and computes something else
+        helpers.append("template <typename T>\n__device__ T fz_mix(T v) { return v; }\n"
+                       "template <>\n__device__ unsigned fz_mix<unsigned>(unsigned v) { return v * 2654435761u + 7u; }")
+        return ["v = fz_mix<unsigned>(v);"]
+    if k == "cub_warp":  # warp-level CUB through a namespace alias (uses the lane id)
+        helpers.append("#include <cub/warp/warp_reduce.cuh>\nnamespace fzcub = cub;")
+        return [f"{{ using FzWarp = fzcub::WarpReduce<unsigned>;",
+                f"  __shared__ typename FzWarp::TempStorage wr{j}[{max(r.block.size // WARP, 1)}];",
+                f"  v += __shfl_sync(0xffffffffu, FzWarp(wr{j}[tid / 32]).Sum(v ^ {c}u), 0); }}"]
     if k == "block_exit":
         return [f"if (bid % {c % 4 + 2} == {c % 2}) {{ if (i < n) out[i] = v ^ 0xdeadu; return; }}"]
     raise ValueError(k)
