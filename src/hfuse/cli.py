@@ -86,7 +86,29 @@ def _fuse(args: argparse.Namespace, console: Console) -> int:
         barrier = f"barrier {p.barrier_id} over {p.size} threads" if p.barrier_id else "no barriers"
         console.print(f"  part {p.index}: {p.spec.instance:<28} threads [{p.offset}, {p.offset + p.size})  block {p.block}  {barrier}")
     console.print(f"wrote {output} in {elapsed * 1000:.0f} ms")
+    if args.check:
+        return _compile_check(fused, request.options, console)
     return 0
+
+
+def _compile_check(fused, options: CompileOptions, console: Console) -> int:
+    """``--check``: compile the fused file with nvcc and say whether it can launch at its block."""
+    from .runtime.launchable import launch_check
+    from .runtime.ptxas import find_resources, nvcc_resources
+    from .tune.regcap import WarpgroupRegisters
+
+    arch = options.arch
+    if isinstance(fused.register_cap, WarpgroupRegisters) and not arch.endswith("a"):
+        arch += "a"  # setmaxnreg is sm_90a only
+    resources = nvcc_resources(fused.source, arch=arch, options=options.compiler_flags(std=False, pre_includes=False))
+    found = find_resources(resources, fused.name)
+    if found is None:
+        raise HFuseError(f"nvcc compiled the fused file but reported nothing for '{fused.name}'")
+    check = launch_check(fused.name, fused.block.size, found)
+    console.print(f"checked with nvcc -arch={arch}: {check.describe()}")
+    for problem in check.problems:
+        console.print(f"[bold red]error:[/] {escape(problem)}")
+    return 1 if check.problems else 0
 
 
 def _layout_argument(text: str) -> Layout:
@@ -114,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--max-registers", type=int, help="register cap: __maxnreg__(R)")
     fuse.add_argument("--name", help="name of the fused kernel (default: <k1>_<k2>__hfused)")
     fuse.add_argument("--barrier", choices=["barrier", "bar"], help="PTX barrier form: barrier.sync (default, non-aligned) or bar.sync")
+    fuse.add_argument("--check", action="store_true",
+                      help="compile the fused file with nvcc (no GPU needed) and report registers x block, spills and "
+                           "static shared memory against what a block may have; exit 1 if it could not launch")
     add_compile_flags(fuse, arch=True)
     fuse.set_defaults(run=_fuse)
     from .tune.command import add_check_parser, add_tune_parser
