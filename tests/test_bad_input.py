@@ -91,7 +91,9 @@ CONFIG_HEAD = "kernels:\n  - {file: good.cu, name: scale, block: 128}\n  - {file
     (CONFIG_HEAD + "output: o.cu\nregister_cap: {min_blocks: two}\n", "min_blocks='two') must be an integer"),
     (CONFIG_HEAD + "output: o.cu\nregister_cap: 4\n", "register cap is a mapping"),
     (CONFIG_HEAD + "output: [o.cu]\n", "'output' must be a string, not list"),
-    (CONFIG_HEAD + "output: o.cu\nstrategy: diagonal\n", "'strategy': unknown strategy 'diagonal' (known: horizontal, vertical"),
+    (CONFIG_HEAD + "output: o.cu\nstrategy: diagonal\n", "'strategy': unknown layout 'diagonal' (known: horizontal, vertical"),
+    (CONFIG_HEAD + "output: o.cu\nlayout: diagonal\n", "'layout': unknown layout 'diagonal' (known: horizontal, vertical"),
+    (CONFIG_HEAD + "output: o.cu\nlayout: vertical\nstrategy: vertical\n", "give 'layout' only"),
     ("kernels:\n  - {file: good.cu, name: scale, block: big}\n  - {file: two.cu, name: twice, block: 128}\n"
      "output: o.cu\n", "block/grid dims 'big'"),
     ("kernels: {scale: 128}\noutput: o.cu\n", "needs a non-empty 'kernels' list"),

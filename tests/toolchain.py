@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from hfuse.runtime.compile import CompileError, Compiler, cuda_include_dirs
+from hfuse.runtime.binary import CompileError
+from hfuse.runtime.compile import Compiler
+from hfuse.runtime.toolkit import cuda_include_dirs
 from hfuse.runtime.ptxas import Resources, find_resources, parse_ptxas
 
 NVRTC_PROGRAM = "hfuse_kernel.cu"  # the name Compiler gives NVRTC's program (errors cite it)

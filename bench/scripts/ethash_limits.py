@@ -20,6 +20,7 @@ from pathlib import Path
 from hfuse.bench.bound import DURATION, UNITS
 from hfuse.bench.metrics import find_ncu, parse_ncu_csv
 from hfuse.bench.pairs import find_pair, representative_sizes
+from hfuse.tuning.launcher import launcher_for
 
 PAIRS = ("Blake2B+Ethash", "Blake256+Ethash", "Ethash+SHA256")
 EXPLAIN = (
@@ -44,7 +45,7 @@ def child() -> None:
     from hfuse.runtime.compile import Compiler
     from hfuse.runtime.device import DeviceLimits
     from hfuse.runtime.execute import prepare, prepare_fused
-    from hfuse.tune.plan import load_plan
+    from hfuse.tuning.plan import load_plan
 
     compiler = Compiler(limits=DeviceLimits.current())
     order = []
@@ -56,7 +57,7 @@ def child() -> None:
             prepare(launch, compiler)()
             order.append(f"{name}:alone:{launch.kernel.name}")
         plan = load_plan(plan_path(RESULTS, "full", pair, sizes))
-        plan.launcher()([l.args for l in launches])
+        launcher_for(plan)([l.args for l in launches])
         order.append(f"{name}:tuned:{plan.chosen or 'unfused'}")
         fused = fuse([l.kernel for l in launches], layout=DYNAMIC)
         kernel = compiler.load(compiler.compile(fused.source, [fused.name_expression]), fused.name_expression)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from hfuse.bench.workloads import registry
-from hfuse.tune.tuner import TuneSettings, tune
+from hfuse.tuning.tuner import TuneSettings, tune
 
 PAIR = ("maxpool", "upsample")
 

@@ -3,8 +3,8 @@ kernels directly through CuPy (tiny problem sizes, so the host is the bottleneck
 
     python bench/scripts/launch_overhead.py OUT.json
 
-Paths: CuPy RawKernel launches of the two original kernels (the floor); plan.launcher()
-with CuPy arrays; plan.launcher() with torch tensors (__cuda_array_interface__ views);
+Paths: CuPy RawKernel launches of the two original kernels (the floor); launcher_for(plan)
+with CuPy arrays; launcher_for(plan) with torch tensors (__cuda_array_interface__ views);
 the hfuse.torch op called eagerly, and through torch's dispatcher (as torch.compile
 calls it); the same op for a declined plan (the originals, the
 fastest unfused way). Microseconds per call: wall time of many calls, then one sync.
@@ -28,7 +28,8 @@ from hfuse.frontend.options import CompileOptions  # noqa: E402
 from hfuse.runtime.arrays import as_device_array  # noqa: E402
 from hfuse.runtime.compile import Compiler  # noqa: E402
 from hfuse.torch import fused_op, kernel_params  # noqa: E402
-from hfuse.tune.tuner import TuneSettings  # noqa: E402
+from hfuse.tuning.tuner import TuneSettings  # noqa: E402
+from hfuse.tuning.launcher import launcher_for
 
 TINY = dict(rows=1024, dim=32, bags=8, bag_len=4, n=1024, buckets=64)
 SETTINGS = TuneSettings(caps=False, neighbour_caps=False, refine=False, balance_grids=False, warmup_ms=1, rep_ms=2,
@@ -69,7 +70,7 @@ def main() -> None:
         for raw, g, b, a in zip(raws, grids, blocks, cupy_args):
             raw(g, b, tuple(a))
 
-    run = fused.plan.launcher()
+    run = launcher_for(fused.plan)
     mixed = [list(args[0][:4]) + cupy_args[0][4:], list(args[1][:2]) + cupy_args[1][2:]]
     results = {
         "raw_cupy_two_kernels_us": per_call_us(raw_launch),

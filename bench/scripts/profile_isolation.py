@@ -8,10 +8,10 @@ import functools
 import sys
 import time
 
-from hfuse.tune import isolation as I
-from hfuse.tune import tuner as T
+from hfuse.tuning import isolation as I
+from hfuse.tuning import tuner as T
 from hfuse.bench.workloads import registry
-from hfuse.tune.tuner import TuneSettings, tune
+from hfuse.tuning.tuner import TuneSettings, tune
 acc = {}
 def timed(obj, name, key):
     real = getattr(obj, name)
@@ -39,5 +39,5 @@ for iso in (True, False):
     print("isolate", iso, "wall", round(time.perf_counter() - t, 2), {k: round(v, 2) for k, v in acc.items()})
 t = time.perf_counter()
 import subprocess
-subprocess.run([sys.executable, "-c", "import hfuse.tune.worker, hfuse.tune.measure, cupy; cupy.zeros(1)"])
+subprocess.run([sys.executable, "-c", "import hfuse.tuning.worker, hfuse.tuning.measure, cupy; cupy.zeros(1)"])
 print("bare worker import + context", round(time.perf_counter() - t, 2))

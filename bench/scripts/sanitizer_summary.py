@@ -1,6 +1,6 @@
-"""Merges the per-case verdicts of ``tests/tune/test_sanitize_gpu.py`` into one file.
+"""Merges the per-case verdicts of ``tests/tuning/test_sanitize_gpu.py`` into one file.
 
-    HFUSE_SANITIZER_RESULTS=/tmp/san pytest tests/tune/test_sanitize_gpu.py
+    HFUSE_SANITIZER_RESULTS=/tmp/san pytest tests/tuning/test_sanitize_gpu.py
     python bench/scripts/sanitizer_summary.py /tmp/san bench/results/h100/sanitizer/summary.json
 """
 from __future__ import annotations

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the sh
 from torch_ops.example_inputs import make_args, make_kernels  # noqa: E402
 
 from hfuse.torch import fused_op  # noqa: E402
+from hfuse.tuning.report import plan_table
 
 SIZES = dict(rows=1 << 22, dim=64, bags=1 << 14, bag_len=64, n=1 << 22, buckets=1 << 20)
 
@@ -61,7 +62,7 @@ def main() -> None:
     print("tuning (cached after the first run)...", flush=True)
     fused = fused_op(kernels, examples, cache_dir=args.cache_dir, progress=True)
     unfused = fused_op(kernels, examples, plan=_declined(fused.plan))
-    print(fused.plan.table())
+    print(plan_table(fused.plan))
 
     batch = make_args(torch, 1, **SIZES)
     reference = make_args(torch, 1, **SIZES)

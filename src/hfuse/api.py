@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import __version__
+from .version import __version__
 from .codegen.emit import assemble, assemble_device_file, dropped_comment, header_comment
 from .codegen.includes import IncludePlan, plan_includes
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
@@ -32,7 +32,8 @@ from .transform.specialize import specialise_part
 
 FUSED_NAMESPACE = "hfuse_fused"
 """Where the fused kernel is emitted when some part lives in a namespace."""
-from .tune.regcap import RegisterCap, RegisterPolicy, WarpgroupRegisters
+from .registers import RegisterPolicy, WarpgroupRegisters, kernel_attribute
+from .registers import describe as describe_registers
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ class PreparedUnit:
     """The front end's work for one fusion request: sources preprocessed with the user's
     options, parsed, merged, resolved and analysed, and the device-side closure of the
     kernels. ``fuse(..., prepared=unit)`` generates any candidate (partition, register
-    cap, strategy, block shapes) from it without reading or parsing anything again."""
+    cap, layout, block shapes) from it without reading or parsing anything again."""
 
     program: Program
     kernels: tuple[PreparedKernel, ...]
@@ -362,14 +363,7 @@ def _generate(
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
     sigs = [part_signature(part) for part in partition.parts]
 
-    # Without a cap the fused kernel is still bounded by its block: ptxas otherwise sizes
-    # registers as if any block size could run, and a block of D threads at the heaviest
-    # part's count may exceed what a block may have ("too many resources requested").
-    bounds = (register_cap.attribute(partition.block_threads) if register_cap
-              else f"__launch_bounds__({partition.block_threads})")
-    if isinstance(register_cap, RegisterCap) and (problem := register_cap.violation(partition.block_threads)):
-        raise HFuseError(f"register cap {register_cap.label} cannot apply: {problem}",
-                         hint="lower the cap (--max-registers) or use --min-blocks N, which lets ptxas fit the block")
+    bounds = kernel_attribute(register_cap, partition.block_threads)
     budgets = None
     if isinstance(register_cap, WarpgroupRegisters):
         sizes = [part.size for part in partition.parts]
@@ -390,11 +384,7 @@ def _generate(
         launch_text = launch_text.replace("#ifndef __CUDACC_RTC__\n", f"#ifndef __CUDACC_RTC__\nnamespace {FUSED_NAMESPACE} {{\n", 1)
         launch_text = launch_text.replace("\n#endif", f"\n}}  // namespace {FUSED_NAMESPACE}\n#endif")
         expression_prefix = f"{FUSED_NAMESPACE}::"
-    if isinstance(register_cap, WarpgroupRegisters):
-        regs = f"{bounds} and per-part budgets {register_cap.label} set with setmaxnreg (sm_90a only)"
-    else:
-        regs = (f"register cap {bounds}" if register_cap
-                else f"no register cap; {bounds} so that a block of {partition.block_threads} threads can launch")
+    regs = describe_registers(register_cap, partition.block_threads)
     header = header_comment(fused_name, partition, layout, sigs, regs, __version__)
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "

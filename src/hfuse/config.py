@@ -3,7 +3,7 @@
 A config file describes several kernels and files::
 
     output: fused.cu
-    strategy: horizontal          # or vertical, interblock, interleaved, dynamic:2:1
+    layout: horizontal            # or vertical, interblock, interleaved, dynamic:2:1 ('strategy:' is read too)
     register_cap: {min_blocks: 2} # optional; or {max_registers: 64}
     kernels:
       - {file: maxpool.cu, name: maxpool2d_forward, block: 256, tunable: true}
@@ -32,17 +32,17 @@ from .files import read_text_file
 from .layouts import HORIZONTAL, Layout, layout_of
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .spec import Dim3, KernelSpec
-from .tune.regcap import RegisterCap
+from .registers import RegisterCap
 
 _KERNEL_KEYS = {"file", "name", "block", "template_args", "tunable", "compile"}
-_TOP_KEYS = {"output", "strategy", "register_cap", "name", "barrier", "kernels", "tune", "pair", "workloads", "compile"}
+_TOP_KEYS = {"output", "layout", "strategy", "register_cap", "name", "barrier", "kernels", "tune", "pair", "workloads", "compile"}
 
 
 @dataclass
 class FuseRequest:
     kernels: list[KernelSpec]
     layout: Layout = HORIZONTAL
-    """The config's ``strategy``."""
+    """The config's ``layout`` (``strategy``, its old name, is still read)."""
     register_cap: RegisterCap | None = None
     name: str | None = None
     barrier_form: str = "barrier"
@@ -51,6 +51,8 @@ class FuseRequest:
     """Sections other commands read (``tune``)."""
     options: CompileOptions = NO_OPTIONS
     """nvcc's ``-I/-D/-U/-include/-std`` for the sources (the config's ``compile:``)."""
+    notes: list[str] = field(default_factory=list)
+    """What the user should know about the config (an old key name read as the new one)."""
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
@@ -93,26 +95,32 @@ def load_config(path: str | Path) -> FuseRequest:
     kernels = [_own_options(k, entry, options, path) for k, entry in zip(kernels, entries)]
     return FuseRequest(
         kernels=kernels,
-        layout=_layout(data.get("strategy", "horizontal"), path),
+        layout=_layout(data, path),
         register_cap=register_cap,
         name=data.get("name"),
         barrier_form=data.get("barrier", "barrier"),
         output=Path(os.path.normpath(path.parent / output)) if output else None,
         extra={k: v for k, v in data.items() if k in ("tune", "pair", "workloads")},
         options=options,
+        notes=["note: 'strategy:' is the old name of 'layout:'; it is read as 'layout:'"] if "strategy" in data else [],
     )
 
 
 _CHOICES = {"barrier": ("barrier", "bar")}
 
 
-def _layout(spec: Any, path: Path) -> Layout:
+def _layout(data: dict[str, Any], path: Path) -> Layout:
+    """The config's ``layout:`` (or ``strategy:``, its old name)."""
+    if "layout" in data and "strategy" in data:
+        raise HFuseError("give 'layout' only ('strategy' is its old name)", Location(path))
+    key = "strategy" if "strategy" in data else "layout"
+    spec = data.get(key, "horizontal")
     if not isinstance(spec, str):
-        raise HFuseError(f"'strategy' must be a layout's name (e.g. horizontal), not {spec!r}", Location(path))
+        raise HFuseError(f"'{key}' must be a layout's name (e.g. horizontal), not {spec!r}", Location(path))
     try:
         return layout_of(spec)
     except HFuseError as exc:
-        raise HFuseError(f"'strategy': {exc.message}", Location(path), hint=exc.hint) from None
+        raise HFuseError(f"'{key}': {exc.message}", Location(path), hint=exc.hint) from None
 
 
 def _check_choices(data: dict[str, Any], path: Path) -> None:

@@ -31,7 +31,7 @@ import pytest
 
 from hfuse.api import FusedKernel, fuse
 from hfuse.spec import Dim3, KernelSpec
-from hfuse.tune.regcap import RegisterCap
+from hfuse.registers import RegisterCap
 
 
 from corpus import cases as C  # tests/corpus/cases.py (tests/ is on sys.path via its conftest)

@@ -149,8 +149,8 @@ def test_fusion_needs_two_kernels():
         fuse(C.specs(("vec_scale",)))
 
 
-def test_unknown_strategy():
-    with pytest.raises(HFuseError, match="strategy"):
+def test_unknown_layout():
+    with pytest.raises(HFuseError, match="unknown layout 'diagonal'"):
         fuse(C.specs(("vec_scale", "block_reduce")), layout="diagonal")
 
 

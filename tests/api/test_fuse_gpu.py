@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from hfuse.api import fuse
-from hfuse.runtime.compile import cuda_include_dirs
-from hfuse.tune.regcap import RegisterCap
+from hfuse.runtime.toolkit import cuda_include_dirs
+from hfuse.registers import RegisterCap
 
 pytestmark = pytest.mark.gpu
 

@@ -19,8 +19,8 @@ from hfuse.api import FusedKernel, fuse
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.transform.partition import padded
-from hfuse.tune.candidates import Candidate, enumerate_candidates, even_split, partitions, refine_around
-from hfuse.tune.regcap import RegisterCap
+from hfuse.tuning.candidates import Candidate, enumerate_candidates, even_split, partitions, refine_around
+from hfuse.registers import RegisterCap
 
 from corpus import cases as C  # tests/corpus/cases.py (tests/ is on sys.path via its conftest)
 

@@ -9,7 +9,7 @@ Kernels that read ``__constant__`` tables get their data through ``KernelLaunch.
 Which pairs: by default a ring over the fusable kernels, in both orders, so every kernel
 is the first and the second part of two fusions; ``HFUSE_REALWORLD_PAIRS=all`` takes every
 ordered pair (``all:2/3``, the second of three shards, for runs with a time limit),
-``sample:N`` N of the others at random (seed 0). Then ``plan.launcher()`` is run with
+``sample:N`` N of the others at random (seed 0). Then ``launcher_for(plan)`` is run with
 constant data on new inputs for the pairs whose second part reads a ``__constant__``
 table or uses a ``SharedMemory<T>`` wrapper.
 
@@ -32,7 +32,8 @@ from hfuse.api import device_source
 from hfuse.launch import KernelLaunch, Output
 from hfuse.runtime.compile import Compiler
 from hfuse.runtime.execute import prepare, run_once
-from hfuse.tune.tuner import TuneSettings, tune
+from hfuse.tuning.tuner import TuneSettings, tune
+from hfuse.tuning.launcher import launcher_for
 
 from corpus.realworld import manifest as M
 
@@ -130,7 +131,7 @@ def test_plan_launcher_runs_with_constant_data(cp, pair, plan_cache):
     plan = tune(launches_of(first, second, cp, (1, 2)), SETTINGS,
                 options=request_options(first, second), cache_dir=plan_cache, progress=False)
     fused = launches_of(first, second, cp, (5, 6))  # new inputs and new tables
-    run = plan.launcher(symbols=[fused[0].symbols or None, fused[1].symbols or None])
+    run = launcher_for(plan, symbols=[fused[0].symbols or None, fused[1].symbols or None])
     run([fused[0].args, fused[1].args])
     cp.cuda.Device().synchronize()
     compiler = Compiler()

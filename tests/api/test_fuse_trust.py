@@ -23,7 +23,7 @@ import pytest
 from hfuse.api import fuse
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
-from hfuse.tune.regcap import RegisterCap
+from hfuse.registers import RegisterCap
 
 from corpus import cases as C  # tests/corpus/cases.py
 from toolchain import compile_nvcc

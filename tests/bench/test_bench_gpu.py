@@ -11,7 +11,7 @@ pytestmark = pytest.mark.gpu
 
 def test_quick_suite_one_dl_one_crypto_pair(tmp_path):
     from hfuse.bench.suite import Results, run_suite, tune_settings
-    from hfuse.tune.plan import load_plan
+    from hfuse.tuning.plan import load_plan
 
     pairs = [find_pair("Hist+Maxpool"), find_pair("Blake256+SHA256")]
     sizes = {

@@ -193,9 +193,9 @@ def test_choose_partition_from_plan():
     from hfuse.launch import KernelLaunch
     from hfuse.runtime.timing import Timing
     from hfuse.spec import Dim3, KernelSpec
-    from hfuse.tune.candidates import Candidate
-    from hfuse.tune.plan import CandidateResult, Plan
-    from hfuse.tune.regcap import RegisterCap
+    from hfuse.tuning.candidates import Candidate
+    from hfuse.tuning.plan import CandidateResult, Plan
+    from hfuse.registers import RegisterCap
 
     def T(ms):
         return Timing(ms, ms, ms, ms, ms, 3)

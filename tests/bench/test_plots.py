@@ -110,9 +110,9 @@ def test_draw_all_and_cli_plots_only(tmp_path):
     written = draw_all(tmp_path)
     assert set(written) == {"figure7", "figure8"}
     (tmp_path / "figure7.png").unlink()
-    from hfuse.bench.command import main
+    from hfuse.cli import main
 
-    assert main(["--plots-only", "--out", str(tmp_path)]) == 0
+    assert main(["bench", "--plots-only", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "figure7.png").is_file()
     assert (tmp_path / "figure8.md").is_file()
     assert (tmp_path / "report_numbers.md").read_text().startswith("# hfuse bench: numbers")

@@ -15,13 +15,13 @@ from hfuse.bench.suite import (
     add_torch,
     read_csv_rows,
     row_from_plan,
-    speedup_pct,
 )
+from hfuse.bench.speedup import speedup_pct
 from hfuse.runtime.timing import Timing
 from hfuse.spec import Dim3
-from hfuse.tune.candidates import Candidate
-from hfuse.tune.plan import Baselines, CandidateResult, Plan
-from hfuse.tune.regcap import RegisterCap
+from hfuse.tuning.candidates import Candidate
+from hfuse.tuning.plan import Baselines, CandidateResult, Plan
+from hfuse.registers import RegisterCap
 
 DATA = Path(__file__).parent / "data"
 

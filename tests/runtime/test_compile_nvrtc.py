@@ -7,7 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from hfuse.runtime.compile import CompileError, Compiler
+from hfuse.runtime.binary import CompileError
+from hfuse.runtime.compile import Compiler
 
 from toolchain import nvrtc_compiler
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hfuse.launch import Output
-from hfuse.runtime.compile import PtxParam, parse_ptx_params
+from hfuse.runtime.binary import PtxParam, parse_ptx_params
 from hfuse.runtime.execute import ArgumentError, check_args, compare_outputs
 
 PTX = """

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from hfuse.launch import KernelLaunch, Output
-from hfuse.runtime.compile import Compiler, LaunchError
+from hfuse.runtime.compile import Compiler
+from hfuse.runtime.binary import LaunchError
 from hfuse.runtime.device import DeviceLimits
 from hfuse.runtime.execute import (
     ArgumentError, compare_outputs, prepare, read_outputs, run_once, snapshot_initial,

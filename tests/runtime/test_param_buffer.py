@@ -6,7 +6,7 @@ import ctypes
 
 import numpy as np
 
-from hfuse.runtime.compile import PtxParam
+from hfuse.runtime.binary import PtxParam
 from hfuse.runtime.param_buffer import ParamBuffer
 
 PARAMS = [PtxParam("p", 8, ".u64"), PtxParam("n", 4, ".s32"), PtxParam("x", 4, ".f32"), PtxParam("q", 8, ".u64"),

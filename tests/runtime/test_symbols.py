@@ -1,6 +1,6 @@
 """Symbol data for ``__constant__``/``__device__`` variables, on the CPU: validation, NVRTC
 lowered names and cubin sizes, fused names, and the copy logic against a fake module.
-The copies on a real GPU are in tests/tune/test_symbols_gpu.py."""
+The copies on a real GPU are in tests/tuning/test_symbols_gpu.py."""
 from __future__ import annotations
 
 import ctypes
@@ -15,7 +15,9 @@ import toolchain
 from hfuse.errors import HFuseError
 from hfuse.launch import KernelLaunch, Output, check_symbols, describe_symbol, symbol_bytes, symbol_nbytes
 from hfuse.runtime import symbols as symbols_module
-from hfuse.runtime.compile import CompiledKernel, Compiler, LaunchError
+from hfuse.runtime.loaded import CompiledKernel
+from hfuse.runtime.compile import Compiler
+from hfuse.runtime.binary import LaunchError
 from hfuse.runtime.symbols import (
     SymbolError,
     compile_with_symbols,

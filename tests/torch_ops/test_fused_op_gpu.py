@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from hfuse.errors import HFuseError
-from hfuse.tune.tuner import TuneSettings
+from hfuse.tuning.tuner import TuneSettings
 
 from .example_inputs import make_args, make_kernels
+from hfuse.tuning.launcher import launcher_for
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch", reason="hfuse.torch needs PyTorch; this machine has none")
@@ -157,10 +158,10 @@ def test_bad_arguments_are_refused_with_the_parameter_named(fused):
 
 
 def test_cupy_launcher_takes_torch_tensors_without_copies(fused):
-    """``plan.launcher()`` (the CuPy path) takes the tensors themselves (__cuda_array_interface__)."""
+    """``launcher_for(plan)`` (the CuPy path) takes the tensors themselves (__cuda_array_interface__)."""
     args = make_args(torch, 7, **SMALL)
     expected = unfused(make_args(torch, 7, **SMALL))
-    run = fused.plan.launcher()
+    run = launcher_for(fused.plan)
     scalars = [[np.int32(v) for v in args[0][4:]], [np.int32(args[1][2]), np.uint32(args[1][3]), np.int32(args[1][4])]]
     torch.cuda.synchronize()
     run([args[0][:4] + scalars[0], args[1][:2] + scalars[1]])

@@ -35,7 +35,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..files import write_atomically
 from .metrics import find_ncu, kernel_regex, parse_ncu_csv
 from .pairs import KERNEL_FUNCTIONS
-from .suite import _now, nvidia_smi_clocks, speedup_pct
+from .environment import now_utc, nvidia_smi_clocks
+from .speedup import speedup_pct
 
 UNITS_JSON = "units.json"
 ALONE = "alone"
@@ -204,7 +205,7 @@ def collect_units(
     process per kernel, saving after each; returns the file's content."""
     out = Path(out_dir)
     data = load_units(out) or {"format": 1, "kernels": {}}
-    data["meta"] = {"date": _now(), "clock_control": "none", "clocks": nvidia_smi_clocks(),
+    data["meta"] = {"date": now_utc(), "clock_control": "none", "clocks": nvidia_smi_clocks(),
                     "units": [u.__dict__ for u in UNITS]}
     try:
         from ..runtime.device import DeviceLimits

@@ -380,7 +380,7 @@ def collect_pair(
     """Times and verifies the four variants in this process, then profiles them under ncu
     in a child process. Returns the pair's entry of metrics.json."""
     from .profile_one import build_variants, kernel_names, load_plan_file, verify_and_time
-    from .suite import _free_gpu_memory
+    from .environment import free_gpu_memory
 
     entry: dict[str, Any] = {"sizes": dict(sizes), "plan_file": str(plan_file) if plan_file else None}
     if time_variants:
@@ -389,7 +389,7 @@ def collect_pair(
         entry["launch_info"] = v.info
         entry["timing"] = verify_and_time(v)
         del v
-        _free_gpu_memory()
+        free_gpu_memory()
     variants = ["k1", "k2", "nocap", "cap"]
     info_file = work_dir / f"profile_{pair.key}.json"
     cmd = ncu_command(pair, sizes, plan_file=plan_file, variants=variants, ncu=ncu, info_file=info_file)
@@ -435,7 +435,7 @@ def collect_pairs(
     from rich.console import Console
 
     from .pairs import representative_sizes
-    from .suite import _now, nvidia_smi_clocks
+    from .environment import now_utc, nvidia_smi_clocks
 
     console = console or Console(stderr=True, highlight=False, soft_wrap=True)
     out = Path(out_dir)
@@ -443,7 +443,7 @@ def collect_pairs(
     ncu = ncu or find_ncu()
     data = load_metrics(out) or {"format": 1, "pairs": {}}
     data["mapping"] = [m.__dict__ | {"alternatives": list(m.alternatives)} for m in NVPROF_TO_NCU]
-    data["meta"] = {"date": _now(), "clock_control": "none", "clocks": nvidia_smi_clocks(), "ncu": ncu}
+    data["meta"] = {"date": now_utc(), "clock_control": "none", "clocks": nvidia_smi_clocks(), "ncu": ncu}
     try:
         from ..runtime.device import DeviceLimits
 

@@ -24,7 +24,7 @@ close to 1 once the workload defaults are calibrated on the GPU).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 Category = Literal["dl", "crypto"]
 
@@ -184,3 +184,11 @@ def pair_sizes(pair: Pair, *, quick: bool, points: int | None = None,
 def representative_sizes(pair: Pair, workloads: dict | None = None, scale: float = 1.0) -> dict[str, int]:
     """Both kernels at their representative size (the ratio-1 point of the metrics)."""
     return pair_sizes(pair, quick=True, workloads=workloads, scale=scale)[0]
+
+
+def make_launches(pair: Pair, sizes: dict[str, int], seed: int = 0) -> list[Any]:
+    """Both workloads of the pair at ``sizes``, built once (fresh device inputs)."""
+    from .workloads import registry  # needs CuPy only when called
+
+    reg = registry()
+    return [reg[k].make(int(sizes[k]), seed=seed + i) for i, k in enumerate(pair.kernels)]

@@ -79,7 +79,7 @@ class Partition:
 def choose_partition(plan: Any, launches: Sequence[Any]) -> Partition:
     """The partition to profile: the plan's horizontal choice, else its best horizontal
     candidate, else (no plan, or nothing verified) the even split."""
-    from ..tune.candidates import even_split
+    from ..tuning.candidates import even_split
 
     if plan is not None:
         if plan.decision == "fuse" and plan.layout == HORIZONTAL and plan.blocks:
@@ -117,8 +117,9 @@ def build_variants(pair: Pair, sizes: dict[str, int], plan: Any = None, *, with_
     from ..runtime.compile import Compiler
     from ..runtime.device import DeviceLimits
     from ..runtime.execute import prepare, prepare_fused
-    from ..tune.regcap import WarpgroupRegisters, paper_cap
-    from .suite import make_launches
+    from ..registers import WarpgroupRegisters
+    from ..tuning.regcap import paper_cap
+    from .pairs import make_launches
 
     limits = DeviceLimits.current()
     compiler = Compiler(limits=limits)
@@ -224,7 +225,7 @@ def launch_once(v: Variants, variants: Sequence[str]) -> list[str]:
 def load_plan_file(path: str | Path | None) -> Any:
     if not path:
         return None
-    from ..tune.plan import load_plan
+    from ..tuning.plan import load_plan
 
     return load_plan(path)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .pairs import PAIRS
-from .suite import speedup_pct
+from .speedup import speedup_pct
 
 PAPER_FIG8: dict[str, dict[str, tuple[float, float]]] = {
     # pair: {gpu: (N-RegCap, RegCap)} speedup over native, %, at the representative size

@@ -35,12 +35,9 @@ The CSV has the same rows, columns ``ROW_FIELDS``.
 from __future__ import annotations
 
 import csv
-import datetime as _dt
-import gc
 import json
 import math
 import platform
-import subprocess
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -48,7 +45,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..files import write_atomically
-from .pairs import DISPLAY, Pair, pair_sizes
+from .environment import free_gpu_memory, now_utc, nvidia_smi_clocks
+from .pairs import DISPLAY, Pair, make_launches, pair_sizes
+from .speedup import speedup_pct
 
 RESULTS_FORMAT = 1
 RESULTS_JSON = "results.json"
@@ -60,7 +59,7 @@ ROW_FIELDS: tuple[str, ...] = (
     "native_ms", "graph_ms", "serial_ms", "co_resident_ms", "co_resident_k", "best_unfused_ms", "best_unfused_way",
     "vertical_ms", "naive_ms", "best_hfuse_ms", "best_hfuse_label", "interblock_ms", "interleaved_ms", "dynamic_ms",
     "dynamic_label", "tuned_ms", "bound_ms", "bound_unit", "captured",
-    "decision", "chosen", "chosen_strategy", "chosen_blocks", "chosen_grids", "registers", "register_cap",
+    "decision", "chosen", "chosen_layout", "chosen_blocks", "chosen_grids", "registers", "register_cap",
     "occupancy",
     "speedup_graph", "speedup_vertical", "speedup_naive", "speedup_best_hfuse", "speedup_interblock",
     "speedup_interleaved", "speedup_dynamic", "speedup_serial", "speedup_co_resident", "speedup_best_unfused",
@@ -91,7 +90,7 @@ def tune_settings(quick: bool, **overrides: Any) -> Any:
     benchmark kernels are our own, checked by the corpus differential tests and the
     sanitizers, and a worker process would copy each point's inputs (gigabytes for the
     deep-learning kernels) without changing any time it measures."""
-    from ..tune.tuner import TuneSettings
+    from ..tuning.tuner import TuneSettings
 
     if quick:
         base: dict[str, Any] = dict(granularity=256, neighbour_caps=False, refine=False, warmup_ms=10.0, rep_ms=40.0)
@@ -100,13 +99,6 @@ def tune_settings(quick: bool, **overrides: Any) -> Any:
     base["isolate"] = False
     base.update(overrides)
     return TuneSettings(**base)
-
-
-def speedup_pct(native_ms: float | None, method_ms: float | None) -> float | None:
-    """(native / method - 1) * 100: the paper's "speedup over native" in percent."""
-    if native_ms is None or method_ms is None or method_ms <= 0 or native_ms <= 0:
-        return None
-    return (native_ms / method_ms - 1.0) * 100.0
 
 
 # ----------------------------------------------------------------------------- rows
@@ -198,7 +190,7 @@ def row_from_plan(
         "captured": None,
         "decision": plan.decision,
         "chosen": plan.chosen or "",
-        "chosen_strategy": chosen.candidate.layout.spec if chosen else "",
+        "chosen_layout": chosen.candidate.layout.spec if chosen else "",
         "chosen_blocks": _dims(chosen.candidate.blocks) if chosen else "",
         "chosen_grids": _dims(plan.grids) if (chosen and plan.grids) else "",
         "registers": chosen.registers if chosen else None,
@@ -229,7 +221,7 @@ def row_from_plan(
         "torch_error": "",
         "plan_file": "",
         "elapsed_s": None,
-        "date": _now(),
+        "date": now_utc(),
     }
     return row
 
@@ -254,10 +246,6 @@ def add_torch(row: dict[str, Any], torch_result: dict[str, Any]) -> dict[str, An
 
 def row_key(row: dict[str, Any]) -> tuple:
     return (row.get("mode"), row.get("pair"), int(row.get("size_k1") or 0), int(row.get("size_k2") or 0))
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 # ----------------------------------------------------------------------------- files
@@ -384,25 +372,11 @@ def plan_path(out_dir: str | Path, mode: str, pair: Pair, sizes: dict[str, int])
 
 
 # ----------------------------------------------------------------------------- meta
-def nvidia_smi_clocks() -> dict[str, Any]:
-    """Current and maximum clocks (MHz) and power limit from nvidia-smi, if it answers."""
-    query = "clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.limit,persistence_mode"
-    try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    if out.returncode != 0 or not out.stdout.strip():
-        return {}
-    values = [v.strip() for v in out.stdout.strip().splitlines()[0].split(",")]
-    return dict(zip(["sm_mhz", "mem_mhz", "max_sm_mhz", "max_mem_mhz", "power_limit_w", "persistence_mode"], values))
-
-
 def run_meta(mode: str, settings: Any, pairs: Sequence[Pair]) -> dict[str, Any]:
-    from ..tune.plan import hfuse_version
+    from ..tuning.plan import hfuse_version
 
     meta: dict[str, Any] = {
-        "date": _now(),
+        "date": now_utc(),
         "mode": mode,
         "pairs": [p.name for p in pairs],
         "hfuse_version": hfuse_version(),
@@ -432,32 +406,6 @@ def run_meta(mode: str, settings: Any, pairs: Sequence[Pair]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- running
-def _free_gpu_memory() -> None:
-    gc.collect()
-    try:
-        import cupy
-
-        cupy.get_default_memory_pool().free_all_blocks()
-        cupy.get_default_pinned_memory_pool().free_all_blocks()
-    except Exception:
-        pass
-    try:
-        import sys
-
-        if "torch" in sys.modules:
-            sys.modules["torch"].cuda.empty_cache()
-    except Exception:
-        pass
-
-
-def make_launches(pair: Pair, sizes: dict[str, int], seed: int = 0) -> list[Any]:
-    """Both workloads of the pair at ``sizes``, built once (fresh device inputs)."""
-    from .workloads import registry
-
-    reg = registry()
-    return [reg[k].make(int(sizes[k]), seed=seed + i) for i, k in enumerate(pair.kernels)]
-
-
 def measure_point(
     pair: Pair,
     sizes: dict[str, int],
@@ -470,7 +418,7 @@ def measure_point(
     console: Any = None,
 ) -> dict[str, Any]:
     """Tunes (and times PyTorch for) one pair at one size point; returns the row."""
-    from ..tune.tuner import tune
+    from ..tuning.tuner import tune
 
     start = time.perf_counter()
     launches = make_launches(pair, sizes)
@@ -481,7 +429,7 @@ def measure_point(
         row = row_from_plan(pair, sizes, plan, mode=mode, names=[l.name for l in launches])
         row["plan_file"] = str(ppath.relative_to(out_dir))
         if torch_baseline and pair.category == "dl":
-            _free_gpu_memory()  # the tuner's cached blocks would leave PyTorch too little
+            free_gpu_memory()  # the tuner's cached blocks would leave PyTorch too little
             try:
                 from .torch_baseline import time_torch_pair
 
@@ -493,7 +441,7 @@ def measure_point(
                     console.print(f"  [yellow]PyTorch baseline failed:[/] {row['torch_error']}")
     finally:
         del launches
-        _free_gpu_memory()
+        free_gpu_memory()
     row["elapsed_s"] = time.perf_counter() - start
     return row
 
@@ -570,7 +518,7 @@ def run_suite(
             if time_budget_s is not None and time.perf_counter() - t_start > time_budget_s:
                 console.print(f"[yellow]time budget ({time_budget_s:.0f} s) spent: skipping {pair.name} {point}[/]")
                 results.add_error({"mode": mode, "pair": pair.name, "sizes": dict(point),
-                                   "error": f"skipped: time budget of {time_budget_s:.0f} s spent", "date": _now()})
+                                   "error": f"skipped: time budget of {time_budget_s:.0f} s spent", "date": now_utc()})
                 continue
             label = ", ".join(f"{DISPLAY[k]} {point[k]:,}" for k in pair.kernels)
             console.print(f"[bold][{n}/{len(pairs)}] {pair.title}[/] ({label})  "
@@ -582,9 +530,9 @@ def run_suite(
                 message = f"{type(exc).__name__}: {exc}"
                 console.print(f"  [red]skipped:[/] {_first_line(message)}")
                 results.add_error({"mode": mode, "pair": pair.name, "sizes": dict(point), "error": message[:4000],
-                                   "traceback": traceback.format_exc()[-4000:], "date": _now()})
+                                   "traceback": traceback.format_exc()[-4000:], "date": now_utc()})
                 results.save(out)
-                _free_gpu_memory()
+                free_gpu_memory()
                 continue
             console.print("  " + _describe(row))
             results.add_row(row)

@@ -111,7 +111,7 @@ def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
 def kept_header_dirs() -> tuple[Path, ...]:
     """Folders whose headers stay ``#include`` lines: the CUDA toolkit's (CCCL included)
     and the system's. A header there is never the user's, even when an ``-I`` reaches it."""
-    from ..runtime.compile import cuda_include_dirs
+    from ..runtime.toolkit import cuda_include_dirs
 
     dirs = [Path(d) for d in cuda_include_dirs()]
     dirs += [Path("/usr/local/cuda/include"), Path("/usr/local/cuda/include/cccl")]

@@ -13,7 +13,7 @@ One module per layout, each owning its rules (``Layout``) and its dispatch code:
 - ``dynamic``: the same, with each block choosing its part at run time from its SM's
   tickets, so every SM runs the parts in a ratio (``dynamic:2:1``).
 
-Plans, configs and the command line write a layout as its ``spec`` (``strategy``).
+Plans, configs and the command line write a layout as its ``spec`` (``dynamic:2:1``).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def layout_of(spec: "Layout | str") -> Layout:
     try:
         kind = type(LAYOUTS[name])
     except KeyError:
-        raise HFuseError(f"unknown strategy '{spec}' (known: {', '.join(LAYOUTS)})") from None
+        raise HFuseError(f"unknown layout '{spec}' (known: {', '.join(LAYOUTS)})") from None
     return kind.parse(parameters)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..files import write_atomically
-from .compile import CompiledBinary
+from .binary import CompiledBinary
 from .ptxas import parse_ptxas
 
 

@@ -16,7 +16,9 @@ from ..errors import HFuseError, Location
 from ..files import read_text_file
 from ..launch import KernelLaunch, Output
 from ..spec import Dim3
-from .compile import CompiledKernel, Compiler, LaunchError
+from .loaded import CompiledKernel
+from .compile import Compiler
+from .binary import LaunchError
 from .device import require_gpu
 from .symbols import compile_with_symbols, load_with_symbols
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..launch import Output, symbol_bytes
 from ..spec import Dim3
-from .compile import CompiledBinary, Compiler
+from .binary import CompiledBinary
+from .compile import Compiler
 from .execute import PreparedLaunch, check_args
 from .symbols import load_with_symbols
 from .transfer import ArrayRef, ArrayTable, resolve

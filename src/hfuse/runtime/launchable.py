@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..registers import REGISTERS_PER_BLOCK
 from .ptxas import Resources
-
-REGISTERS_PER_BLOCK = 65536
-"""Registers one block may have (every architecture since sm_50)."""
 REGISTER_UNIT = 8
 """Registers are allocated per warp, 8 per thread at a time (256 per warp)."""
 STATIC_SMEM_LIMIT = 48 * 1024

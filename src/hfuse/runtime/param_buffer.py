@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .compile import PtxParam
+from .binary import PtxParam
 
 _FORMATS = {".u64": "Q", ".s64": "Q", ".b64": "Q", ".u32": "I", ".s32": "I", ".b32": "I", ".f32": "f", ".f64": "d",
             ".u16": "H", ".s16": "H", ".b16": "H", ".u8": "B", ".s8": "B", ".b8": "B"}

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import HFuseError, Location
 from ..launch import describe_symbol, symbol_bytes, symbol_nbytes
+from .binary import CompileError
 
 
 class SymbolError(HFuseError):
@@ -77,7 +78,6 @@ def compile_with_symbols(compiler: Any, source: str, name: str, symbols: Iterabl
     leaves out definitions no fused kernel reads) it is compiled without that symbol's
     expression instead, and ``present_symbols`` leaves its data out.
     """
-    from .compile import CompileError
 
     expressions = {symbol_expression(s): s for s in symbols}
     try:
@@ -160,7 +160,7 @@ def symbol_layout(binary: Any, symbols: Mapping[str, Any], kernel: str) -> list[
                 f"symbol '{name}' was not compiled with the name expression '{symbol_expression(name)}', so its "
                 "mangled name is unknown", where,
                 hint="hfuse adds these expressions when it compiles a kernel that gets symbol data; "
-                "a launcher needs the symbols when it is made (plan.launcher(symbols=...))",
+                "a launcher needs the symbols when it is made (hfuse.launcher(plan, symbols=...))",
             )
         size = sizes.get(lowered)
         if size is None:

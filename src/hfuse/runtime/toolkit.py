@@ -1,8 +1,10 @@
-"""Where the CUDA toolkit's command-line tools are (ncu, compute-sanitizer, ...)."""
+"""Where the CUDA toolkit is: its command-line tools (ncu, compute-sanitizer, ...) and the
+header folders NVRTC needs."""
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 
@@ -15,3 +17,43 @@ def find_cuda_tool(name: str) -> str | None:
         if root and (Path(root) / "bin" / name).is_file():
             return str(Path(root) / "bin" / name)
     return None
+
+
+def cuda_include_dirs() -> list[str]:
+    """Folders holding the CUDA headers NVRTC may need (cooperative_groups.h, ...).
+
+    NVRTC ships only a few built-in headers. We look, in order, at $CUDA_PATH,
+    $CUDA_HOME, the toolkit CuPy found, the folder of nvcc, /usr/local/cuda, and the
+    pip packages that carry headers (nvidia/cu13/include, nvidia/cuda_runtime/include;
+    ``curand_kernel.h`` comes from nvidia-curand where the toolkit has no cuRAND).
+    """
+    roots: list[Path] = []
+    for env in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(env):
+            roots.append(Path(os.environ[env]))
+    try:
+        import cupy
+
+        path = cupy.cuda.get_cuda_path()
+        if path:
+            roots.append(Path(path))
+    except Exception:
+        pass
+    if nvcc := shutil.which("nvcc"):
+        roots.append(Path(nvcc).resolve().parent.parent)
+    roots.append(Path("/usr/local/cuda"))
+    candidates = [r / "include" for r in roots]
+    for site in sys.path:
+        nvidia = Path(site) / "nvidia"
+        if nvidia.is_dir():
+            candidates.extend(sorted(nvidia.glob("*/include")))
+    found: list[str] = []
+    for c in candidates:
+        # pip's nvidia/cu13/include may hold only cuRAND's headers (nvidia-curand).
+        if any((c / h).is_file() for h in ("cooperative_groups.h", "cuda_runtime.h", "curand_kernel.h")):
+            # CUDA 13 moved libcu++ (<cuda/std/...>, used by cooperative_groups.h) to include/cccl.
+            for d in (c, c / "cccl"):
+                text = str(d.resolve())
+                if d.is_dir() and text not in found:
+                    found.append(text)
+    return found

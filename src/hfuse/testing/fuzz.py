@@ -108,7 +108,7 @@ class FuzzCase:
     seed: int
     kernels: tuple[KernelRecipe, ...]
     choice: int = 0
-    """Picks the candidate (partition, register cap, strategy) among those enumerated."""
+    """Picks the candidate (partition, register cap, layout) among those enumerated."""
 
     def sources(self) -> dict[str, str]:
         return {k.file: k.render() for k in self.kernels}
@@ -234,7 +234,7 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
         return ["v = fz_mix<unsigned>(v);"]
     if k == "cub_warp":  # warp-level CUB through a namespace alias (uses the lane id)
         helpers.append("#include <cub/warp/warp_reduce.cuh>\nnamespace fzcub = cub;")
-        return [f"{{ using FzWarp = fzcub::WarpReduce<unsigned>;",
+        return ["{ using FzWarp = fzcub::WarpReduce<unsigned>;",
                 f"  __shared__ typename FzWarp::TempStorage wr{j}[{max(r.block.size // WARP, 1)}];",
                 f"  v += __shfl_sync(0xffffffffu, FzWarp(wr{j}[tid / 32]).Sum(v ^ {c}u), 0); }}"]
     if k == "block_exit":

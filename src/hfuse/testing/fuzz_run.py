@@ -22,7 +22,7 @@ from ..api import fuse
 from ..errors import HFuseError
 from ..layouts import HORIZONTAL, INTERLEAVED, VERTICAL, Dynamic, Layout
 from ..spec import KernelSpec
-from ..tune.regcap import RegisterCap
+from ..registers import RegisterCap
 from .fuzz import FuzzCase, KernelRecipe, reduce_case
 
 FAILURES = ("mismatch", "compile_error", "launch_error")
@@ -79,7 +79,7 @@ def fuse_case(case: FuzzCase, candidate: FusionChoice) -> tuple[Any, list[Kernel
 
 def check_case(case: FuzzCase, compiler: Any, *, gpu: bool) -> CaseResult:
     """Fuse, compile and (``gpu``) verify one case."""
-    from ..runtime.compile import CompileError, LaunchError
+    from ..runtime.binary import CompileError, LaunchError
 
     start = time.perf_counter()
     candidate = choice_of(case)

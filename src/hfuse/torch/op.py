@@ -4,7 +4,7 @@ inside CUDA graph capture (a ``torch.library`` custom op that declares what it w
 
 Whatever the plan decided, the op computes the same thing: a plan that fuses launches
 the fused kernel, one that declines launches the originals the fastest unfused way
-(``plan.launcher()``). Tensors reach the kernels as raw pointers (no CuPy wrapper per
+(``launcher_for(plan)``). Tensors reach the kernels as raw pointers (no CuPy wrapper per
 call), after checks of device, dtype, contiguity and alignment against the kernel's
 parameter types.
 """
@@ -22,10 +22,11 @@ from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..launch import KernelLaunch, Output
 from ..runtime.arrays import as_device_array
-from ..tune.plan import Plan
-from ..tune.tuner import TuneSettings, tune
+from ..tuning.plan import Plan
+from ..tuning.tuner import TuneSettings, tune
 from .kernels import TorchKernel, kernel_params
 from .params import OpParam, op_schema
+from ..tuning.launcher import launcher_for
 
 _OPS = itertools.count()
 
@@ -109,7 +110,7 @@ class FusedOp:
     def __init__(self, plan: Plan, kernels: Sequence[TorchKernel], params: list[list[OpParam]],
                  device: torch.device, symbols: Sequence[dict[str, Any] | None] | None = None):
         self.plan, self.kernels, self.params, self.device = plan, list(kernels), params, device
-        self.launcher = plan.launcher(symbols=symbols)
+        self.launcher = launcher_for(plan, symbols=symbols)
         self.launcher.sync_symbols()  # the data goes in now: nothing synchronises inside a capture
         direct = self.launcher.direct_launch
         self._checks = [ArgumentCheck(k.spec.instance, p, device, direct) for k, p in zip(kernels, params)]

@@ -34,7 +34,7 @@ import numpy as np
 
 from ...launch import KernelLaunch, Output
 from ...spec import Dim3, KernelSpec
-from . import Workload
+from .base import Workload
 
 BLOCK = 128
 """The crypto kernels' block size (the paper keeps it)."""

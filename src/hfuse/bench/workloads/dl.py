@@ -27,7 +27,7 @@ import numpy as np
 from ...launch import KernelLaunch, Output
 from ...spec import Dim3, KernelSpec
 from ..reference.dl import conv_output_size
-from . import Workload
+from .base import Workload
 
 # Default sizes were calibrated (H200, 2026-11-22) so that each kernel alone runs about
 # 2 ms; on an H100 they run 1.9-2.2 ms (bench/results/h100/kernels.json).

@@ -1,0 +1,61 @@
+"""Command-line flags shared by the subcommands: nvcc's preprocessing flags and the layout."""
+from __future__ import annotations
+
+import argparse
+
+from ..errors import HFuseError
+from ..frontend.options import KNOWN_STDS, NO_OPTIONS, CompileOptions
+from ..layouts import LAYOUTS, Layout, layout_of
+
+
+def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) -> None:
+    """nvcc's preprocessing flags, spelled as nvcc spells them (``-IDIR`` or ``-I DIR``).
+
+    ``-include`` is an option of its own (argparse matches it exactly before trying
+    ``-I`` with the attached value ``nclude``)."""
+    group = parser.add_argument_group("compile options (as for nvcc; added to a config's 'compile:')")
+    group.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                       help="search DIR for #include files (repeatable); headers found there are read and analysed")
+    group.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                       help="define a macro (repeatable; NAME alone is NAME=1)")
+    group.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
+                       help="undefine a macro, after every -D (repeatable)")
+    group.add_argument("-include", dest="pre_includes", action="append", default=[], metavar="FILE",
+                       help="read FILE before each source, as if its first line included it (repeatable)")
+    group.add_argument("-std", dest="std", choices=KNOWN_STDS, help="language dialect (default c++17)")
+    if arch:
+        group.add_argument("-arch", dest="arch", metavar="sm_XX",
+                           help="the device pass that decides #if __CUDA_ARCH__ (default sm_90)")
+
+
+def options_from_flags(args: argparse.Namespace, base: CompileOptions = NO_OPTIONS) -> CompileOptions:
+    """``base`` (a config's options) with the command line's flags on top."""
+    return base.extended(args.include_dirs, args.defines, args.undefines, args.pre_includes, args.std,
+                         getattr(args, "arch", None))
+
+
+def _layout_argument(text: str) -> Layout:
+    try:
+        return layout_of(text)
+    except HFuseError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+STRATEGY_NOTE = "note: --strategy is the old name of --layout; it is read as --layout"
+
+
+def add_layout_flag(parser: argparse.ArgumentParser) -> None:
+    """``--layout LAYOUT``, and ``--strategy``, its old name, still read (``layout_from``)."""
+    parser.add_argument("--layout", type=_layout_argument, metavar="LAYOUT",
+                        help="how the kernels share the fused block or grid (default horizontal): "
+                        + "; ".join(f"{name}: {layout.description}" for name, layout in LAYOUTS.items()))
+    parser.add_argument("--strategy", type=_layout_argument, help=argparse.SUPPRESS)
+
+
+def layout_from(args: argparse.Namespace) -> tuple[Layout | None, list[str]]:
+    """The layout the command line asks for (None: the config's or the default) and notes to show."""
+    if args.layout is not None and args.strategy is not None:
+        raise HFuseError("give --layout only (--strategy is its old name)")
+    if args.strategy is not None:
+        return args.strategy, [STRATEGY_NOTE]
+    return args.layout, []

@@ -1,0 +1,108 @@
+"""``hfuse fuse``: write one fused kernel from CUDA sources (CPU only)."""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from ..errors import HFuseError, Location
+from ..files import read_text_file
+from ..frontend.options import CompileOptions
+from .flags import add_compile_flags, add_layout_flag, layout_from, options_from_flags
+
+
+def run_fuse(args: argparse.Namespace, console: Console) -> int:
+    from ..api import fuse
+    from ..config import FuseRequest, load_config, parse_kernel_option
+    from ..registers import RegisterCap
+
+    if args.config:
+        request = load_config(args.config)
+    else:
+        files = [Path(f) for f in args.files]
+        sources = {f: read_text_file(f) for f in files}
+        if not args.kernel:
+            raise HFuseError("name the kernels to fuse with --kernel NAME:BLOCK (twice or more), or pass --config FILE")
+        request = FuseRequest([parse_kernel_option(k, files, sources) for k in args.kernel])
+    request.options = options_from_flags(args, request.options)
+    layout, notes = layout_from(args)
+    for note in [*request.notes, *notes]:
+        console.print(f"[yellow]{escape(note)}[/]")
+    if layout is not None:
+        request.layout = layout
+    if args.min_blocks or args.max_registers:
+        request.register_cap = RegisterCap(min_blocks=args.min_blocks, max_registers=args.max_registers)
+    if args.name:
+        request.name = args.name
+    if args.barrier:
+        request.barrier_form = args.barrier
+    output = Path(args.output) if args.output else request.output
+    if output is None:
+        raise HFuseError("say where to write the fused kernel with -o FILE.cu (or 'output:' in the config)")
+    inputs = {k.file.resolve() for k in request.kernels}
+    if output.resolve() in inputs:
+        raise HFuseError("the output would overwrite an input file; hfuse never modifies its inputs", Location(output))
+    start = time.perf_counter()
+    fused = fuse(
+        request.kernels,
+        layout=request.layout,
+        register_cap=request.register_cap,
+        name=request.name,
+        barrier_form=request.barrier_form,
+        options=request.options,
+    )
+    elapsed = time.perf_counter() - start
+    fused.write(output)
+    console.print(f"[bold]{fused.name}[/]: {fused.layout.spec} fusion, block of {fused.block.x} threads, "
+                  f"{'register cap ' + fused.register_cap.label if fused.register_cap else 'no register cap'}")
+    for p in fused.parts:
+        barrier = f"barrier {p.barrier_id} over {p.size} threads" if p.barrier_id else "no barriers"
+        console.print(f"  part {p.index}: {p.spec.instance:<28} threads [{p.offset}, {p.offset + p.size})  block {p.block}  {barrier}")
+    console.print(f"wrote {output} in {elapsed * 1000:.0f} ms")
+    if args.check:
+        return _compile_check(fused, request.options, console)
+    return 0
+
+
+def _compile_check(fused, options: CompileOptions, console: Console) -> int:
+    """``--check``: compile the fused file with nvcc and say whether it can launch at its block."""
+    from ..registers import WarpgroupRegisters
+    from ..runtime.launchable import launch_check
+    from ..runtime.ptxas import find_resources, nvcc_resources
+
+    arch = options.arch
+    if isinstance(fused.register_cap, WarpgroupRegisters) and not arch.endswith("a"):
+        arch += "a"  # setmaxnreg is sm_90a only
+    resources = nvcc_resources(fused.source, arch=arch, options=options.compiler_flags(std=False, pre_includes=False))
+    found = find_resources(resources, fused.name)
+    if found is None:
+        raise HFuseError(f"nvcc compiled the fused file but reported nothing for '{fused.name}'")
+    check = launch_check(fused.name, fused.block.size, found)
+    console.print(f"checked with nvcc -arch={arch}: {check.describe()}")
+    for problem in check.problems:
+        console.print(f"[bold red]error:[/] {escape(problem)}")
+    return 1 if check.problems else 0
+
+
+def add_fuse_parser(sub: argparse._SubParsersAction) -> None:
+    fuse = sub.add_parser("fuse", help="write one horizontally (or vertically) fused kernel from CUDA sources (CPU only)",
+                          description="Fuse two or more __global__ kernels into one. Input files are never modified.")
+    fuse.add_argument("files", nargs="*", help=".cu files holding the kernels")
+    fuse.add_argument("-k", "--kernel", action="append", metavar="SPEC",
+                      help="a kernel and its block: NAME:256, NAME:32x16, 'NAME<float, 4>:128' or FILE:NAME:256; in fused order")
+    fuse.add_argument("-c", "--config", help="YAML or TOML file describing the kernels (instead of FILES and --kernel)")
+    fuse.add_argument("-o", "--output", help="the fused .cu file to write")
+    add_layout_flag(fuse)
+    cap = fuse.add_mutually_exclusive_group()
+    cap.add_argument("--min-blocks", type=int, help="register cap: __launch_bounds__(D, MIN_BLOCKS)")
+    cap.add_argument("--max-registers", type=int, help="register cap: __maxnreg__(R)")
+    fuse.add_argument("--name", help="name of the fused kernel (default: <k1>_<k2>__hfused)")
+    fuse.add_argument("--barrier", choices=["barrier", "bar"], help="PTX barrier form: barrier.sync (default, non-aligned) or bar.sync")
+    fuse.add_argument("--check", action="store_true",
+                      help="compile the fused file with nvcc (no GPU needed) and report registers x block, spills and "
+                           "static shared memory against what a block may have; exit 1 if it could not launch")
+    add_compile_flags(fuse, arch=True)
+    fuse.set_defaults(run=run_fuse)

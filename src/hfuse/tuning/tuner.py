@@ -1,0 +1,483 @@
+"""The search (paper Algorithm 2, extended): measure, build, verify, time, choose.
+
+1. Baselines on the tuning inputs: each kernel alone, the kernels on concurrent streams
+   (the paper's native baseline), as a CUDA graph with parallel branches, one after
+   another on one stream, and on concurrent streams with grid-stride kernels cut to k
+   blocks per SM so that all stay resident (``coresident``, k tuned).
+2. Candidates: partitions x register caps, the even split ("naive"), vertical fusion;
+   then warp-granular partitions around the best, and balanced grids for grid-free kernels.
+3. Each candidate is generated and compiled on threads here while the GPU measures
+   earlier ones; then it is run once on the tuning inputs and its outputs are compared
+   with the unfused kernels' outputs at the same block shapes. A candidate that does not
+   compile, fails to launch or computes something else is recorded with its error and
+   never timed. Kernels run in a worker process (``isolation``) under time limits: a
+   candidate that hangs is recorded as ``timeout``, one that faults as ``crashed``, and
+   the search goes on in a fresh worker.
+4. The fastest verified candidate, of any layout, is chosen if it beats the fastest unfused way
+   (serial, two streams, a graph or co-resident streams) by more than ``min_gain``;
+   otherwise the plan says "do not fuse", with the numbers (``decision``).
+"""
+from __future__ import annotations
+
+import concurrent.futures as futures
+import contextlib
+import hashlib
+import re
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ..api import FusedKernel, PreparedUnit, device_source, fuse
+from ..api import prepare as prepare_unit
+from ..errors import HFuseError
+from ..frontend.options import NO_OPTIONS, CompileOptions
+from ..launch import KernelLaunch, describe_symbol
+from ..layouts import HORIZONTAL
+from ..runtime.binary_cache import BinaryCache
+from ..runtime.binary import CompiledBinary, CompileError, KernelResources
+from ..runtime.compile import Compiler
+from ..runtime.device import DeviceLimits, require_gpu
+from ..runtime.execute import read_source
+from ..runtime.jobs import LaunchJob, job_of
+from ..runtime.occupancy import occupancy
+from ..runtime.sanitizer import TOOLS, SanitizerResult, Tool
+from ..runtime.symbols import (
+    SymbolError,
+    compile_with_symbols,
+    fused_symbol_names,
+    fused_symbols,
+    present_symbols,
+)
+from ..runtime.transfer import ArrayTable, resolve, save_image
+from ..spec import Dim3, KernelSpec
+from .cache import PlanCache, cache_key, describe_launch, header_digests
+from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
+from .decision import decide, fastest_verified
+from .isolation import TimeLimits, WorkerMeasurer, WorkerSetup
+from .coresident import co_resident_grids, resident_ks
+from .measure import CoResidentRequest, MeasureRequest, MeasureSettings, Measurer
+from .plan import Baselines, CandidateResult, Plan
+from .progress import Progress
+from ..registers import WarpgroupRegisters
+from .sanitize import sanitize as run_sanitizers
+
+SETMAXNREG_IGNORED = re.compile(r"C7508|setmaxnreg[^\n]*ignored", re.IGNORECASE)
+"""ptxas's warning when it cannot tell a kernel's register count on entry: the budgets
+would silently not apply, so such a candidate is a compile failure."""
+
+
+@dataclass(frozen=True)
+class TuneSettings:
+    granularity: int = 128
+    """Partition step for tunable kernels (the paper's 128)."""
+    fused_threads: int | None = None
+    """Fused block size d0 (default: the sum of the original block sizes, at most 1024)."""
+    caps: bool = True
+    neighbour_caps: bool = True
+    refine: bool = True
+    """Also try warp-granular partitions next to the best one."""
+    balance_grids: bool = True
+    """For grid-free kernels, also try grids sized so the parts finish together."""
+    warmup_ms: float = 25.0
+    rep_ms: float = 100.0
+    flush_l2: bool = True
+    workers: int = 8
+    min_gain: float = 0.01
+    """Fuse only when the best candidate beats the fastest unfused way by more than this fraction (noise)."""
+    barrier_form: str = "barrier"
+    warpgroup_registers: bool = True
+    """On Hopper, also try per-part register budgets (``setmaxnreg``, sm_90a) for partitions
+    of whole warpgroups whose heaviest part the uniform count would cut."""
+    isolate: bool = True
+    """Verify and time candidates in a worker process, so that one that deadlocks is stopped
+    (``timeout``) and one that faults (``crashed``) cannot take this process down."""
+    time_limit_factor: float = 20.0
+    """A candidate's run may take this many times the slowest original kernel alone ..."""
+    time_limit_floor_s: float = 2.0
+    """... and at least this long, before it is deemed hung."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Built:
+    fused: FusedKernel
+    binary: CompiledBinary
+
+
+class _Session:
+    """One tuning run: generates and compiles what is measured, and hands it to a measurer
+    (no globals: made and dropped by ``tune``). Nothing here runs a kernel."""
+
+    def __init__(self, launches: Sequence[KernelLaunch], settings: TuneSettings, progress: Progress,
+                 front_end: "_FrontEnd", binaries: BinaryCache | None = None):
+        self.launches = list(launches)
+        self.settings = settings
+        self.progress = progress
+        self.limits = front_end.limits
+        self.options = front_end.options
+        """The user's options, for this GPU's device pass (``#if __CUDA_ARCH__``)."""
+        # Every source compiled here (fused or device side) has the -include files inlined already.
+        self.compiler = Compiler(limits=self.limits, std=self.options.emitted_std,
+                                 options=self.options.compiler_flags(std=False, pre_includes=False), cache=binaries)
+        self.specs = front_end.specs
+        self.unit = front_end.unit
+        # The originals are compiled from their device side alone (a sample's main() and
+        # host headers never reach NVRTC).
+        self.device_sources = [device_source(s, sources=front_end.sources, options=self.options) for s in self.specs]
+        self.table = ArrayTable()
+        for launch in self.launches:
+            self.table.refs(launch.args)
+        self.outputs = self.table.refs([l.args[o.index] for l in self.launches for o in l.outputs])
+        self._originals: dict[tuple[int, Dim3], LaunchJob] = {}
+        # Hopper's arch-specific target, for candidates with per-part budgets (setmaxnreg)
+        self.sm90a_compiler = (Compiler(arch=self.limits.arch + "a", limits=self.limits, std=self.options.emitted_std,
+                                        options=self.options.compiler_flags(std=False, pre_includes=False),
+                                        cache=binaries)
+                               if self.limits.compute_capability == (9, 0) else None)
+
+    def measure_settings(self) -> MeasureSettings:
+        s = self.settings
+        return MeasureSettings(self.limits, warmup_ms=s.warmup_ms, rep_ms=s.rep_ms, flush_l2=s.flush_l2)
+
+    # -- originals -------------------------------------------------------------------
+    def original(self, index: int, block: Dim3) -> LaunchJob:
+        """The ``index``-th unfused kernel at ``block``, compiled from its device source."""
+        key = (index, block)
+        if key not in self._originals:
+            unfused = self.device_sources[index]
+            launch = self.launches[index].with_block(block)
+            name = unfused.name_expression
+            if launch.symbols:  # a symbol it does not define is the user's error, said here
+                binary = compile_with_symbols(self.compiler, unfused.source, name, launch.symbols, kernel=launch.name)
+            else:
+                binary = self.compiler.compile(unfused.source, [name])
+            self._originals[key] = job_of(
+                launch.name, binary, name, grid=launch.grid_for(block), block=block, shared_mem=launch.smem_for(block),
+                args=launch.args, outputs=launch.outputs, output_arrays=[launch.args[o.index] for o in launch.outputs],
+                table=self.table, symbols=launch.symbols)
+        return self._originals[key]
+
+    def originals(self) -> list[LaunchJob]:
+        return [self.original(i, l.kernel.block) for i, l in enumerate(self.launches)]
+
+    def co_resident_jobs(self, resources: Sequence[KernelResources]) -> dict[int, tuple[LaunchJob, ...]]:
+        """The originals with grid-stride kernels cut to ``k`` blocks per SM, for each ``k``
+        at which a block of every kernel fits on an SM together (none without a grid-stride kernel)."""
+        if not any(l.grid_free for l in self.launches):
+            return {}
+        originals = self.originals()
+        fits = [occupancy(self.limits, r.registers, job.block.size, r.static_smem, job.shared_mem).blocks_per_sm
+                for r, job in zip(resources, originals)]
+        out = {}
+        for k in resident_ks(fits):
+            grids = co_resident_grids([j.grid for j in originals], [l.grid_free for l in self.launches],
+                                      self.limits.sm_count, k)
+            if grids != [j.grid for j in originals]:
+                out[k] = tuple(replace(job, grid=grid) for job, grid in zip(originals, grids))
+        return out
+
+    # -- candidates ------------------------------------------------------------------
+    def _launches_for(self, candidate: Candidate) -> list[KernelLaunch]:
+        out = []
+        for i, (launch, block) in enumerate(zip(self.launches, candidate.blocks)):
+            moved = launch.with_block(block)
+            grid = candidate.grids[i] if candidate.grids and candidate.grids[i] is not None else None
+            if grid is not None:
+                moved = moved.with_grid(grid)
+            out.append(moved)
+        return out
+
+    def build(self, candidate: Candidate) -> _Built:
+        """Generate and compile (runs on a worker thread: no CUDA calls here)."""
+        specs = [s.with_block(b) for s, b in zip(self.specs, candidate.blocks)]
+        fused = fuse(
+            specs,
+            layout=candidate.layout,
+            register_cap=candidate.register_cap,
+            barrier_form=self.settings.barrier_form,  # type: ignore[arg-type]
+            prepared=self.unit,
+        )
+        # The fused names of the symbols given data (``&name`` expressions for their lowered names).
+        symbols = fused_symbol_names(fused.symbol_names, [l.symbols for l in self.launches], fused.source)
+        budgets = isinstance(candidate.register_cap, WarpgroupRegisters)
+        if budgets and self.sm90a_compiler is None:
+            raise HFuseError("per-part register budgets (setmaxnreg) need a Hopper GPU (sm_90a)")
+        binary = compile_with_symbols(self.sm90a_compiler if budgets else self.compiler, fused.source,
+                                      fused.name_expression, symbols, kernel=fused.name, optional=True)
+        if budgets and SETMAXNREG_IGNORED.search(binary.log):
+            raise CompileError("ptxas ignored setmaxnreg (it could not tell the register count on entry)", binary.log)
+        return _Built(fused, binary)
+
+    def request(self, candidate: Candidate, made: _Built) -> MeasureRequest:
+        """What a measurer needs to verify and time a built candidate."""
+        launches = self._launches_for(candidate)
+        # Every part's __constant__/__device__ data under the fused names, copied into the
+        # candidate's module before it runs (verification and timing alike).
+        symbols = present_symbols(made.binary, fused_symbols(
+            made.fused.symbol_names, [l.symbols for l in launches], [l.name for l in launches], made.fused.source))
+        packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
+        fused = job_of(candidate.label, made.binary, made.fused.name_expression, grid=packed.grid, block=packed.block,
+                       shared_mem=packed.shared_mem, args=packed.args,
+                       outputs=[o for l in launches for o in l.outputs],
+                       output_arrays=[l.args[o.index] for l in launches for o in l.outputs],
+                       table=self.table, symbols=symbols)
+        references = tuple(self.original(i, b) for i, b in enumerate(candidate.blocks))
+        policy = candidate.register_cap
+        entry = policy.entry(packed.block.size, self.limits.regs_per_sm) if isinstance(policy, WarpgroupRegisters) else None
+        return MeasureRequest(candidate, fused, references, entry_registers=entry)
+
+    def measure(self, candidate: Candidate, built: futures.Future, measurer: "Measurer | WorkerMeasurer") -> CandidateResult:
+        try:
+            request = self.request(candidate, built.result())
+        except SymbolError:
+            raise  # the user's symbol data, the same for every candidate: say so once, loudly
+        except CompileError as err:
+            return CandidateResult(candidate, error=f"compile failed: {err.message}\n{err.log.strip()[:2000]}",
+                                   failure="compile")
+        except HFuseError as err:
+            return CandidateResult(candidate, error=str(err), failure="launch")
+        return measurer.measure(request)
+
+    def run(self, candidates: Sequence[Candidate], pool: futures.Executor,
+            measurer: "Measurer | WorkerMeasurer") -> list[CandidateResult]:
+        jobs = [(c, pool.submit(self.build, c)) for c in candidates]
+        results = []
+        for candidate, job in jobs:
+            self.progress.step(candidate.label)
+            result = self.measure(candidate, job, measurer)
+            self.progress.result(result)
+            results.append(result)
+        return results
+
+
+@dataclass(frozen=True)
+class _FrontEnd:
+    """The tuning request as this GPU compiles it, run through the front end once: the
+    cache key reads the headers it found, and every candidate is generated from ``unit``."""
+
+    limits: DeviceLimits
+    options: CompileOptions
+    specs: list[KernelSpec]
+    sources: dict[str, str]
+    unit: PreparedUnit
+
+    @classmethod
+    def of(cls, launches: Sequence[KernelLaunch], options: CompileOptions, limits: DeviceLimits) -> "_FrontEnd":
+        arch = limits.arch
+        # the device pass modelled is this GPU's, for the request and for a kernel's own options
+        specs = [replace(l.kernel, options=l.kernel.options.with_arch(arch)) if l.kernel.options else l.kernel
+                 for l in launches]
+        sources = {str(l.kernel.file): read_source(l) for l in launches}
+        device = options.with_arch(arch)
+        return cls(limits, device, specs, sources, prepare_unit(specs, sources=sources, options=device))
+
+    def key(self, launches: Sequence[KernelLaunch], settings: TuneSettings) -> str:
+        # editing a header a kernel includes must miss the cache
+        return cache_key(
+            gpu=self.limits.name, driver=self.limits.driver_version, sources=list(self.sources.values()),
+            launches=[describe_launch(l) for l in launches], settings=settings.to_dict(),
+            options=self.options.to_dict(), headers=header_digests(self.unit.headers),
+        )
+
+
+def tune(
+    launches: Sequence[KernelLaunch],
+    settings: TuneSettings = TuneSettings(),
+    *,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    progress: bool = True,
+    options: CompileOptions | None = None,
+    sanitize: bool = False,
+) -> Plan:
+    """Find the fastest verified fusion of ``launches`` on this GPU, or decide not to fuse.
+
+    ``options`` are nvcc's ``-I/-D/-U/-include/-std`` for the sources; the device pass
+    modelled (``__CUDA_ARCH__``) is always this GPU's, whatever ``options.arch`` says.
+    ``sanitize`` also runs the chosen fused kernel under compute-sanitizer (``check``)
+    and keeps the verdicts in ``plan.sanitizer``.
+    """
+    plan = _tune(launches, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress, options=options)
+    if sanitize and plan.should_fuse and not plan.sanitizer:
+        plan.sanitizer = check(launches, plan, options=options)
+        if use_cache and plan.cache_key:
+            PlanCache(cache_dir).put(plan.cache_key, plan)
+    return plan
+
+
+def check(launches: Sequence[KernelLaunch], plan: Plan, *, tools: Sequence[Tool] = TOOLS,
+          options: CompileOptions | None = None) -> list[SanitizerResult]:
+    """The plan's fused kernel and the original kernels under each compute-sanitizer tool,
+    on ``launches``' inputs (the launches the plan was tuned for, or others like them)."""
+    if not plan.should_fuse:
+        raise HFuseError("the plan does not fuse: there is no fused kernel to check")
+    chosen = next((r.candidate for r in plan.candidates if r.label == plan.chosen), None)
+    if chosen is None:
+        raise HFuseError(f"the plan's chosen candidate '{plan.chosen}' is not among its candidates")
+    known = {f.name for f in fields(TuneSettings)}
+    settings = TuneSettings(**{k: v for k, v in plan.settings.items() if k in known})
+    return sanitize_candidate(launches, chosen, settings, tools=tools, options=options or plan.options,
+                              expected_source=plan.fused_source)
+
+
+def sanitize_candidate(launches: Sequence[KernelLaunch], candidate: Candidate, settings: TuneSettings = TuneSettings(),
+                       *, tools: Sequence[Tool] = TOOLS, options: CompileOptions | None = None,
+                       expected_source: str | None = None) -> list[SanitizerResult]:
+    """One fusion of ``launches`` (and the originals, for comparison) under each tool."""
+    require_gpu()
+    front_end = _FrontEnd.of(launches, options or NO_OPTIONS, DeviceLimits.current())
+    session = _Session(launches, settings, Progress(enabled=False), front_end)
+    made = session.build(candidate)
+    if expected_source is not None and made.fused.source != expected_source:
+        raise HFuseError("these sources no longer generate the plan's fused kernel", hint="tune them again")
+    request = session.request(candidate, made)
+    image = save_image(session.table.arrays)
+    try:
+        return run_sanitizers(request, WorkerSetup(image, session.outputs, session.measure_settings()), tools)
+    finally:
+        image.remove()
+
+
+def _tune(
+    launches: Sequence[KernelLaunch],
+    settings: TuneSettings,
+    *,
+    cache_dir: str | Path | None,
+    use_cache: bool,
+    progress: bool,
+    options: CompileOptions | None,
+) -> Plan:
+    if len(launches) < 2:
+        raise HFuseError("tuning needs at least two kernel launches")
+    require_gpu()
+    front_end = _FrontEnd.of(launches, options or NO_OPTIONS, DeviceLimits.current())
+    limits = front_end.limits
+    key = front_end.key(launches, settings)
+    cache = PlanCache(cache_dir) if use_cache else None
+    if cache is not None and (cached := cache.get(key)) is not None:
+        return cached
+    # Compiled kernels are kept beside the plans: an original tuned again beside another
+    # partner, or a candidate of an interrupted run, is not compiled twice.
+    binaries = BinaryCache(cache.directory / "binaries") if cache is not None else None
+    with Progress(enabled=progress) as bar, contextlib.ExitStack() as stack:
+        session = _Session(launches, settings, bar, front_end, binaries)
+        measurer = stack.enter_context(_measurer(session))
+        bar.note("measuring the unfused kernels")
+        unfused = measurer.unfused(session.originals())
+        baselines, originals = unfused.baselines, unfused.resources
+        co_resident = session.co_resident_jobs(originals)
+        if co_resident:
+            bar.note(f"measuring co-resident streams ({', '.join(str(k) for k in co_resident)} blocks per SM)")
+            report = measurer.co_resident(CoResidentRequest(tuple(session.originals()), co_resident))
+            if report.timings:
+                k = min(report.timings, key=lambda v: report.timings[v].median_ms)
+                baselines = replace(baselines, co_resident=report.timings[k], co_resident_k=k,
+                                    co_resident_grids=[job.grid for job in co_resident[k]])
+        first = enumerate_candidates(
+            session.specs,
+            limits=limits,
+            kernel_registers=[r.registers for r in originals],
+            fused_smem=sum(r.static_smem for r in originals) + sum(l.smem_for() for l in launches),
+            fused_threads=settings.fused_threads,
+            granularity=settings.granularity,
+            caps=settings.caps,
+            neighbours=settings.neighbour_caps,
+            warpgroup_registers=settings.warpgroup_registers,
+        )
+        pool = futures.ThreadPoolExecutor(max_workers=settings.workers)
+        # On Ctrl-C or an error, compiles not started yet are dropped rather than waited for.
+        stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+        bar.start(len(first))
+        results = session.run(first, pool, measurer)
+        best = fastest_verified([r for r in results if r.candidate.layout == HORIZONTAL])
+        extra: list[Candidate] = []  # refinements of the best horizontal split (the others have none)
+        if best is not None and settings.refine:
+            extra += refine_around(best.candidate, session.specs)
+        if best is not None and settings.balance_grids and any(l.grid_free for l in launches):
+            alone = [t.median_ms for t in baselines.alone.values()]
+            grids = balance_grids(alone, [l.grid_for(b) for l, b in zip(launches, best.candidate.blocks)],
+                                  best.candidate.blocks, [l.grid_free for l in launches])
+            if any(g is not None for g in grids):
+                extra.append(with_grids(best.candidate, grids))
+                extra += [with_grids(replace(best.candidate, register_cap=c.candidate.register_cap, label=""), grids)
+                          for c in results if c.verified and c.candidate.blocks == best.candidate.blocks
+                          and c.candidate.register_cap != best.candidate.register_cap and c.candidate.layout == HORIZONTAL]
+        seen = {r.candidate.key for r in results}
+        extra = [c for c in dict((c.key, c) for c in extra).values() if c.key not in seen]
+        if extra:
+            bar.start(len(extra))
+            results += session.run(extra, pool, measurer)
+        plan = _make_plan(session, results, baselines, settings, key, list(front_end.sources.values()))
+    if cache is not None:
+        cache.put(key, plan)
+    return plan
+
+
+@contextlib.contextmanager
+def _measurer(session: _Session) -> Iterator["Measurer | WorkerMeasurer"]:
+    """A worker process under time limits (``settings.isolate``), or this process."""
+    settings = session.measure_settings()
+    if not session.settings.isolate:
+        yield Measurer(session.table.arrays, resolve(session.outputs, session.table.arrays), settings)
+        return
+    image = save_image(session.table.arrays)
+    try:
+        limits = TimeLimits(run_factor=session.settings.time_limit_factor, run_floor_s=session.settings.time_limit_floor_s)
+        with WorkerMeasurer(WorkerSetup(image, session.outputs, settings), limits) as measurer:
+            yield measurer
+    finally:
+        image.remove()
+
+
+def _make_plan(session: _Session, results: list[CandidateResult], baselines: Baselines, settings: TuneSettings,
+            key: str, sources: list[str]) -> Plan:
+    limits = session.limits
+    verdict = decide(results, baselines, settings.min_gain)
+    common = dict(
+        kernels=[s.instance for s in session.specs],
+        candidates=results,
+        baselines=baselines,
+        gpu=limits.name,
+        driver=limits.driver_version,
+        cuda_runtime=limits.runtime_version,
+        source_hash=hashlib.sha256("\0".join(sources).encode()).hexdigest(),
+        settings=settings.to_dict(),
+        options=session.options,
+        cache_key=key,
+        symbols=[{n: describe_symbol(v) for n, v in l.symbols.items()} for l in session.launches],
+        # the originals, so that a plan's launcher runs them when it does not fuse
+        unfused_sources=[d.source for d in session.device_sources],
+        unfused_names=[d.name_expression for d in session.device_sources],
+        decision=verdict.decision,
+        reason=verdict.reason,
+        speedup=verdict.speedup,
+    )
+    best = verdict.best
+    if verdict.decision != "fuse" or best is None:
+        # a declined plan launches the originals with their own shapes (and the grids of the
+        # fastest unfused way)
+        grids = [l.grid_for() for l in session.launches]
+        if baselines.fastest_way() == "co_resident":
+            grids = list(baselines.co_resident_grids)
+        return Plan(blocks=[l.kernel.block for l in session.launches], grids=grids,
+                    smems=[l.smem_for() for l in session.launches], **common)
+    made = session.build(best.candidate)  # deterministic: same text as the measured one
+    launches = session._launches_for(best.candidate)
+    packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
+    return Plan(
+        layout=best.candidate.layout,
+        blocks=list(best.candidate.blocks),
+        register_cap=best.candidate.register_cap,
+        fused_block=packed.block,
+        grid=packed.grid,
+        grids=[l.grid_for() for l in launches],
+        shared_mem=packed.shared_mem,
+        smems=[l.smem_for() for l in launches],
+        chosen=best.label,
+        fused_name=made.fused.name_expression,
+        fused_source=made.fused.source,
+        symbol_names=[dict(m) for m in made.fused.symbol_names],
+        **common,
+    )

@@ -1,0 +1,61 @@
+"""The command line's own behaviour: one name for the layout, its old name, the version."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from hfuse import __version__
+from hfuse.cli import main
+
+from corpus import cases as C
+
+VEC = str(C.CORPUS / "vec_scale.cu")
+REDUCE = str(C.CORPUS / "block_reduce.cu")
+
+
+def _fuse(tmp_path, *flags):
+    return main(["fuse", VEC, REDUCE, "-k", "vec_scale:128", "-k", "block_reduce:256", "-o", str(tmp_path / "f.cu"),
+                 *flags])
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"hfuse {__version__}"
+
+
+def test_layout_is_the_flag(tmp_path, capsys):
+    assert _fuse(tmp_path, "--layout", "vertical") == 0
+    err = capsys.readouterr().err
+    assert "vertical fusion" in err and "note:" not in err
+
+
+def test_strategy_is_read_as_layout_with_a_note(tmp_path, capsys):
+    assert _fuse(tmp_path, "--strategy", "vertical") == 0
+    err = capsys.readouterr().err
+    assert "vertical fusion" in err and "--strategy is the old name of --layout" in err
+
+
+def test_both_names_at_once_are_refused(tmp_path, capsys):
+    assert _fuse(tmp_path, "--strategy", "vertical", "--layout", "horizontal") == 2
+    assert "give --layout only" in capsys.readouterr().err
+
+
+def test_a_configs_strategy_key_is_read_as_layout_with_a_note(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text(f"output: {tmp_path / 'o.cu'}\nstrategy: vertical\nkernels:\n"
+                      f"  - {{file: {VEC}, name: vec_scale, block: 128}}\n"
+                      f"  - {{file: {REDUCE}, name: block_reduce, block: 256}}\n")
+    assert main(["fuse", "-c", str(config)]) == 0
+    err = capsys.readouterr().err
+    assert "'strategy:' is the old name of 'layout:'" in err and "vertical fusion" in err
+
+
+def test_fuse_does_not_import_the_tuner_or_the_benchmark_suite(tmp_path):
+    code = (f"import sys; from hfuse.cli import main; rc = main({['fuse', VEC, REDUCE, '-k', 'vec_scale:128', '-k', 'block_reduce:256', '-o', str(tmp_path / 'f.cu')]!r}); "
+            "bad = sorted(m for m in sys.modules if m.startswith(('hfuse.tuning', 'hfuse.bench'))); print(bad); sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,140 @@
+"""The supervisor of the worker process, on the CPU: a scripted worker acts out hangs,
+deaths and lost contexts, and the tuner's side must record each and go on."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from hfuse.errors import HFuseError
+from hfuse.runtime.device import DeviceLimits
+from hfuse.runtime.transfer import HostImage
+from hfuse.spec import Dim3
+from hfuse.tuning.candidates import Candidate
+from hfuse.tuning.isolation import TimeLimits, WorkerMeasurer, WorkerSetup
+from hfuse.tuning.measure import MeasureSettings
+
+LIMITS = DeviceLimits(name="test GPU", compute_capability=(9, 0), sm_count=132, regs_per_sm=65536,
+                      regs_per_block=65536, max_threads_per_sm=2048, max_blocks_per_sm=32,
+                      smem_per_sm=233472, smem_per_block_optin=232448)
+SETTINGS = MeasureSettings(LIMITS, warmup_ms=10, rep_ms=20)
+FAST = TimeLimits(start_s=60, unfused_s=1.0, run_floor_s=1.0, run_factor=20.0)
+
+
+@pytest.fixture
+def measurer(tmp_path, monkeypatch):
+    # the scripted worker first, then whatever this environment's packages need (hfuse's own deps)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(Path(__file__).parent / "workers"),
+                                                               os.environ.get("PYTHONPATH", "")) if p))
+    setup = WorkerSetup(HostImage(str(tmp_path), (), ()), (), SETTINGS)
+    with WorkerMeasurer(setup, FAST, module="scripted_worker") as m:
+        yield m
+
+
+def request(label: str) -> SimpleNamespace:
+    return SimpleNamespace(candidate=Candidate((Dim3(128), Dim3(128)), label=label))
+
+
+def pids(tmp_path: Path) -> list[int]:
+    return [int(p) for p in (tmp_path / "pids").read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie until reaped counts as gone
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "\nState:\tZ" in status.read_text())
+
+
+def test_limits_follow_the_slowest_original_with_a_floor():
+    limits = TimeLimits(run_factor=20, run_floor_s=2.0)
+    assert limits.for_phase("verify", None, SETTINGS) == 2.0
+    assert limits.for_phase("verify", 0.05, SETTINGS) == 2.0  # 20 x 0.05 ms is below the floor
+    assert limits.for_phase("verify", 500.0, SETTINGS) == 10.0
+    # timing: a few runs, then warm-up and repetitions, each bounded by the run limit
+    assert limits.for_phase("time", 500.0, SETTINGS) == pytest.approx(16 * 10 + 2 * 0.03 + 2)
+    assert TimeLimits(scale=100).for_phase("verify", None, SETTINGS) == 200.0
+
+
+def test_a_verified_candidate_comes_back_whole(measurer):
+    result = measurer.measure(request("ok"))
+    assert result.verified and result.time.median_ms == 0.5 and result.failure is None
+
+
+def test_a_hung_candidate_is_a_timeout_and_the_next_runs_in_a_fresh_worker(measurer, tmp_path):
+    measurer.unfused(["k1", "k2"])
+    assert measurer.slowest_ms == 2.0  # 20 x 2 ms is below the 1 s floor
+    start = time.monotonic()
+    hung = measurer.measure(request("hang"))
+    assert hung.failure == "timeout" and not hung.verified and hung.time is None
+    assert "verify" in hung.error and "1.0 s" in hung.error
+    assert time.monotonic() - start < 30
+    first = pids(tmp_path)[0]
+    assert not alive(first)  # killed, not left holding the GPU
+    assert measurer.measure(request("ok")).verified
+    assert len(pids(tmp_path)) == 2 and measurer.workers_started == 2
+
+
+def test_a_worker_that_dies_is_a_crash_with_its_last_output(measurer, tmp_path):
+    died = measurer.measure(request("die"))
+    assert died.failure == "crashed" and "died in step 'verify'" in died.error
+    assert measurer.measure(request("ok")).verified
+    assert measurer.workers_started == 2
+
+
+def test_a_lost_context_ends_that_worker(measurer, tmp_path):
+    lost = measurer.measure(request("fault"))
+    assert lost.failure == "crashed" and lost.error == "illegal address"
+    assert not alive(pids(tmp_path)[0])
+    assert measurer.measure(request("ok")).verified
+    assert measurer.workers_started == 2
+
+
+def test_an_error_in_the_worker_arrives_as_the_same_error(measurer):
+    with pytest.raises(HFuseError) as caught:
+        measurer.measure(request("bad-input"))
+    assert caught.value.message == "bad symbol data" and caught.value.hint == "fix it"
+    assert measurer.measure(request("ok")).verified  # the worker is still usable
+    assert measurer.workers_started == 1
+
+
+def test_unfused_kernels_that_hang_are_the_users_error_said_plainly(measurer):
+    with pytest.raises(HFuseError, match="the unfused kernels did not finish"):
+        measurer.unfused(["hang"])
+
+
+def test_ctrl_c_while_waiting_stops_the_worker(measurer, tmp_path):
+    measurer.limits = TimeLimits(run_floor_s=600)
+    # a real SIGINT, as the terminal sends: it interrupts the wait on the worker
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            measurer.measure(request("hang"))
+            time.sleep(30)  # not reached: the interrupt arrives while the worker hangs
+    finally:
+        timer.cancel()
+    measurer.close()
+    deadline = time.monotonic() + 10
+    while alive(pids(tmp_path)[0]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(pids(tmp_path)[0])
+
+
+def test_a_worker_gone_between_requests_is_replaced_before_the_next(measurer, tmp_path):
+    assert measurer.measure(request("ok")).verified
+    first = pids(tmp_path)[0]
+    os.kill(first, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while measurer._worker.process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert measurer.measure(request("ok")).verified
+    assert measurer.workers_started == 2
