@@ -25,9 +25,10 @@ from .frontend.program import Program
 from .spec import Dim3, KernelSpec
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
+from .transform.early_exit import functions_of
 from .transform.context_types import check_context_type
 from .transform.opaque import REFUSAL_HINT, OpaqueNames, opaque_names
-from .transform.partition import Part, Partition, make_partition
+from .partition import Part, Partition, make_partition
 from .transform.specialize import specialise_part
 
 FUSED_NAMESPACE = "hfuse_fused"
@@ -355,6 +356,7 @@ def _generate(
             known=known,
             context_types=prepared.context_types,
             symbols=frozenset(k for i in unit_kernel.symbols for k in i.keys),
+            functions=functions_of(facts),
             return_exits=layout.return_exits,
             offset=part.offset,
             block_threads=part.threads,

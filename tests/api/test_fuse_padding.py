@@ -18,7 +18,7 @@ import pytest
 from hfuse.api import FusedKernel, fuse
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
-from hfuse.transform.partition import padded
+from hfuse.partition import padded
 from hfuse.tuning.candidates import Candidate, enumerate_candidates, even_split, partitions, refine_around
 from hfuse.registers import RegisterCap
 

@@ -13,7 +13,7 @@ from hfuse.errors import HFuseError
 from hfuse.layouts import DYNAMIC, HORIZONTAL, LAYOUTS, VERTICAL, Dynamic, layout_of
 from hfuse.layouts.dynamic import SM_SLOTS, counters_name
 from hfuse.spec import Dim3, KernelSpec
-from hfuse.transform.partition import Placement
+from hfuse.partition import Placement
 
 
 def test_five_layouts_by_name():

@@ -1,20 +1,27 @@
 """Each rewrite on a small function, as a reader would check it by eye."""
-from hfuse.frontend.parse import parse
+from pathlib import Path
+
+from hfuse.frontend.extract import model_source
+from hfuse.frontend.resolve import Resolver
 from hfuse.transform.barriers import barrier_edits
 from hfuse.transform.builtins import builtin_edits
 from hfuse.transform.calls import call_edits, signature_edits
 from hfuse.transform.context import PartContext
 from hfuse.transform.cooperative_groups import cooperative_groups_edits
+from hfuse.transform.definition import Definition
 from hfuse.transform.edits import apply_edits
 from hfuse.transform.shared_memory import shared_memory_edits
 
+# the program declares ``namespace cg = cooperative_groups;``, as the files these rewrites see do
+PROGRAM = Resolver.of(model_source(Path("k.cu"), "namespace cg = cooperative_groups;\n").items)
 CTX = PartContext(index=2, kernel="k", barrier_id=3, threads=128, specialised=frozenset({"helper"}),
-                  extern_shared=(("file_scope", "int"),))
+                  extern_shared=(("file_scope", "int"),), resolver=PROGRAM)
 
 
 def _apply(text: str, rewrite) -> str:
-    data = text.encode()
-    return apply_edits(data, rewrite(parse(data).root_node, CTX))
+    """Every rewrite has one signature: a parsed definition and the part's context in, edits out."""
+    definition = Definition(text, file=Path("k.cu"))
+    return apply_edits(definition.data, rewrite(definition, CTX))
 
 
 def test_builtins_read_the_context_but_fields_and_locals_do_not_change():
@@ -33,7 +40,7 @@ def test_barriers_become_named_barriers_of_the_part():
 def test_cooperative_group_block_becomes_the_parts_block():
     out = _apply(
         "__device__ void f() { cg::thread_block b = cg::this_thread_block(); auto w = cg::tiled_partition<32>(b); }",
-        lambda root, ctx: cooperative_groups_edits(root, ctx, "k.cu", 0),
+        cooperative_groups_edits,
     )
     assert "hfuse_thread_block<3, 128> b = hfuse_thread_block<3, 128>(hf_ctx);" in out
     assert "cg::tiled_partition<32>(cooperative_groups::this_thread_block())" in out
@@ -48,7 +55,5 @@ def test_dynamic_shared_memory_points_at_the_parts_slice():
 def test_calls_to_specialised_helpers_go_to_the_parts_copy():
     out = _apply("__device__ void f() { helper(); helper<int>(1, 2); other(3); }", call_edits)
     assert "helper__hf2(hf_ctx);" in out and "helper__hf2<int>(hf_ctx, 1, 2);" in out and "other(3);" in out
-    text = "__device__ int helper(int a) { return a; }"
-    data = text.encode()
-    definition = parse(data).root_node.named_children[0]
-    assert apply_edits(data, signature_edits(definition, CTX)) == "__device__ int helper__hf2(const hfuse_ctx& hf_ctx, int a) { return a; }"
+    out = _apply("__device__ int helper(int a) { return a; }", signature_edits)
+    assert out == "__device__ int helper__hf2(const hfuse_ctx& hf_ctx, int a) { return a; }"

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from ..frontend.model import Scope, TopLevelItem, namespace_wrap
-from ..transform.partition import Partition
+from ..partition import Partition
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
 from ..transform.static_shared import with_aligned_shared

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..transform.partition import Part
+from ..partition import Part
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from ..codegen.signature import PartSignature
 from ..errors import HFuseError
-from ..transform.partition import Partition, Placement
+from ..partition import Partition, Placement
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..codegen.kernel import SMEM, _declaration
 from ..codegen.signature import PartSignature
 from ..errors import HFuseError
-from ..transform.partition import Partition, Placement
-from .base import Layout
-from .interblock import ONE_PART_PER_BLOCK, run_chosen_part
+from ..partition import Partition
+from .kernel_text import SMEM, declaration
+from .one_part import OnePartPerBlock, run_chosen_part
 
 SM_SLOTS = 256
 """Ticket counters: one per SM id modulo this (an H100 has 132 SMs)."""
@@ -54,7 +53,7 @@ def dynamic_kernel(name: str, partition: Partition, sigs: list[PartSignature], b
         "// Zero at load; the last block to claim sets them to zero again for the next launch.",
         f"__device__ unsigned int {counters}[{SM_SLOTS + n + 1}];",
         "",
-        _declaration(name, partition, sigs, launch_bounds) + " {",
+        declaration(name, partition, sigs, launch_bounds) + " {",
         f"  extern __shared__ __align__(16) unsigned char {SMEM}[];",
         "  __shared__ unsigned hf_claim[2];  // the part this block runs, and which of its blocks",
         "  if (threadIdx.x == 0) {",
@@ -87,18 +86,14 @@ def dynamic_kernel(name: str, partition: Partition, sigs: list[PartSignature], b
 
 
 @dataclass(frozen=True)
-class Dynamic(Layout):
+class Dynamic(OnePartPerBlock):
     weights: tuple[int, ...] = ()
     """How many of each run of tickets on an SM prefer each part; empty: one each."""
 
     name = "dynamic"
     description = ("one block of one part per fused block, chosen at run time so every SM runs the parts "
                    "in a ratio (dynamic:2:1 for 2:1)")
-    placement = Placement.FROM_ZERO
-    return_exits = True
-    blocks_add_up = True
     suffix = "__dfused"
-    grid_note = ONE_PART_PER_BLOCK
 
     def __post_init__(self) -> None:
         weights = tuple(int(w) for w in self.weights)

@@ -1,12 +1,47 @@
-"""Horizontal fusion: each part owns a thread range of every fused block."""
+"""Horizontal fusion (paper Algorithm 1): each part owns a thread range of every fused block.
+
+A padded part's padding threads skip its body and, nothing running after the parts,
+exit, so its named barriers (counted in warps) complete as natively."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..codegen.kernel import horizontal_kernel
 from ..codegen.signature import PartSignature
-from ..transform.partition import Partition, Placement
+from ..partition import Partition, Placement
 from .base import Layout
+from .kernel_text import SM90A_ONLY, SMEM, declaration, in_grid, part_call, set_registers
+
+
+def horizontal_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str], launch_bounds: str,
+                      budgets: tuple[tuple[int, ...], int] | None = None) -> str:
+    """``budgets``: each part's registers per thread and the entry count, for ``setmaxnreg``
+    on entry to each part (whole warpgroups, checked by ``WarpgroupRegisters``)."""
+    lines = [SM90A_ONLY] if budgets else []
+    lines.append(declaration(name, partition, sigs, launch_bounds) + " {")
+    lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
+    lines.append("  const unsigned hf_block = blockIdx.x;")
+    for n, (sig, body) in enumerate(zip(sigs, bodies)):
+        part = sig.part
+        end = part.offset + part.size
+        last = n == len(sigs) - 1
+        test = "" if last else f"if (threadIdx.x < {end}u) "
+        keyword = "" if n == 0 else "else "
+        lines.append(f"  {keyword}{test}{{  // part {part.index}: {part.spec.name}, threads [{part.offset}, {end}), block {part.block}")
+        if budgets and (change := set_registers(budgets[0][n], budgets[1])):
+            lines.append(change)  # by every thread of the part's warpgroups, before any of them can leave
+        lines.append(f"    if ({in_grid(sig)}) {{")
+        local = "threadIdx.x" if part.offset == 0 else f"(threadIdx.x - {part.offset}u)"
+        lines.append(f"      const unsigned hf_tid = {local};")
+        if part.padding:
+            lines.append(f"      if (hf_tid < {part.threads}u) {{  // threads [{part.threads}, {part.size}) of the part are padding: they exit")
+            lines.append(part_call(sig, body, "hf_tid", "        ").rstrip("\n"))
+            lines.append("      }")
+        else:
+            lines.append(part_call(sig, body, "hf_tid", "      ").rstrip("\n"))
+        lines.append("    }")
+        lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)

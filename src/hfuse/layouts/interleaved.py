@@ -6,24 +6,23 @@ hardware schedules most of part 1 before part 2 begins. Here consecutive fused b
 go round the parts that still have blocks: with grids of 3 and 5 blocks the fused grid
 runs A B A B A B B B. Each fused block finds its part and block with a short loop over
 the parts (at most one pass per part), from the parts' grids in the hidden parameters.
-Threads a part does not use leave at once, as in ``interblock``.
+Threads a part does not use leave at once (``one_part.py``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..codegen.kernel import SMEM, _declaration
 from ..codegen.signature import PartSignature
-from ..transform.partition import Partition, Placement
-from .base import Layout
-from .interblock import ONE_PART_PER_BLOCK, run_chosen_part
+from ..partition import Partition
+from .kernel_text import SMEM, declaration
+from .one_part import OnePartPerBlock, run_chosen_part
 
 
 def interleaved_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
                        launch_bounds: str) -> str:
     n = len(sigs)
     counts = ", ".join(f"{s.hidden_name('grid_x')} * {s.hidden_name('grid_y')} * {s.hidden_name('grid_z')}" for s in sigs)
-    lines = [_declaration(name, partition, sigs, launch_bounds) + " {"]
+    lines = [declaration(name, partition, sigs, launch_bounds) + " {"]
     lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
     lines.append(f"  const unsigned hf_counts[{n}] = {{{counts}}};")
     lines.append("  // Rounds: while k parts have blocks left, k consecutive fused blocks give each one")
@@ -51,14 +50,9 @@ def interleaved_kernel(name: str, partition: Partition, sigs: list[PartSignature
 
 
 @dataclass(frozen=True)
-class Interleaved(Layout):
+class Interleaved(OnePartPerBlock):
     name = "interleaved"
     description = "one block of one part per fused block; the parts take turns along the grid"
-    placement = Placement.FROM_ZERO
-    return_exits = True
-    blocks_add_up = True
-    suffix = "__ifused"
-    grid_note = ONE_PART_PER_BLOCK
 
     def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
              launch_bounds: str, budgets: tuple[tuple[int, ...], int] | None = None) -> str:

@@ -3,11 +3,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..codegen.kernel import vertical_kernel
 from ..codegen.signature import PartSignature
 from ..errors import HFuseError, Location
-from ..transform.partition import Partition, Placement
+from ..partition import Partition, Placement
 from .base import Layout
+from .kernel_text import SMEM, declaration, in_grid, part_call
+
+
+def vertical_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str], launch_bounds: str) -> str:
+    lines = [declaration(name, partition, sigs, launch_bounds) + " {"]
+    lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
+    lines.append("  const unsigned hf_block = blockIdx.x;")
+    by_part = {sig.part.index: (sig, body) for sig, body in zip(sigs, bodies)}
+    for part in partition.execution_order:  # a padded part last: its padding threads then exit
+        sig, body = by_part[part.index]
+        padding = f" ({part.threads} threads + {part.padding} padding, run last)" if part.padding else ""
+        lines.append(f"  // part {part.index}: {part.spec.name}, threads [0, {part.size}), block {part.block}{padding}")
+        lines.append(f"  if (threadIdx.x < {part.threads}u && {in_grid(sig)}) {{")
+        lines.append("    const unsigned hf_tid = threadIdx.x;")
+        lines.append(part_call(sig, body, "hf_tid", "    ").rstrip("\n"))
+        lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,10 @@ the preamble with ``barrier.sync``/``barrier.red``).
 """
 from __future__ import annotations
 
-import tree_sitter as ts
-
 from ..frontend.parse import walk
-from .analysis import CG_NAMESPACES, called_name, is_cg_sync_call
+from .analysis import called_name, is_cg_sync_call
 from .context import PartContext
+from .definition import Definition
 from .edits import TextEdit
 
 _REPLACEMENT = {
@@ -21,9 +20,10 @@ _REPLACEMENT = {
 }
 
 
-def barrier_edits(root: ts.Node, ctx: PartContext, cg: frozenset[str] = CG_NAMESPACES) -> list[TextEdit]:
+def barrier_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
+    cg = definition.cg_spellings(ctx.resolver)
     edits: list[TextEdit] = []
-    for node in walk(root):
+    for node in walk(definition.root):
         if node.type != "call_expression":
             continue
         name = called_name(node)

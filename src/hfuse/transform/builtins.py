@@ -5,13 +5,12 @@ the values its original kernel would have seen from the hidden context instead.
 """
 from __future__ import annotations
 
-import tree_sitter as ts
-
 from ..frontend.parse import walk
 from .analysis import is_builtin_reference
 from .context import CTX, PartContext
+from .definition import Definition
 from .edits import TextEdit
 
 
-def builtin_edits(root: ts.Node, ctx: PartContext) -> list[TextEdit]:
-    return [TextEdit.replace(n, f"{CTX}.{n.text.decode()}") for n in walk(root) if is_builtin_reference(n)]
+def builtin_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
+    return [TextEdit.replace(n, f"{CTX}.{n.text.decode()}") for n in walk(definition.root) if is_builtin_reference(n)]

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from ..frontend.model import Scope
 from ..frontend.parse import walk
-from ..frontend.resolve import LocalNames
 from .analysis import call_reference
 from .context import CTX, PartContext
+from .definition import Definition
 from .edits import TextEdit
 
 
@@ -23,11 +22,11 @@ def _name_node(call: ts.Node) -> ts.Node:
     return fn
 
 
-def call_edits(root: ts.Node, ctx: PartContext, scope: Scope = ()) -> list[TextEdit]:
-    """Calls (written in ``scope``) that resolve to a specialised helper go to its copy."""
+def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
+    """Calls that resolve to a specialised helper go to its copy."""
+    scope, local = definition.scope, definition.local
     edits: list[TextEdit] = []
-    local = LocalNames.of(root)
-    for node in walk(root):
+    for node in walk(definition.root):
         if node.type != "call_expression":
             continue
         reference = call_reference(node)
@@ -46,9 +45,10 @@ def call_edits(root: ts.Node, ctx: PartContext, scope: Scope = ()) -> list[TextE
     return edits
 
 
-def signature_edits(definition: ts.Node, ctx: PartContext) -> list[TextEdit]:
+def signature_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     """Rename a helper's definition to its per-part copy and add the context parameter."""
-    declarator = definition.child_by_field_name("declarator")
+    function = next(n for n in walk(definition.root) if n.type == "function_definition")
+    declarator = function.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
     name = declarator.child_by_field_name("declarator")

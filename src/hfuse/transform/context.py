@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..frontend.resolve import Resolver
+from .program_functions import Helpers
 
 CTX = "hf_ctx"
 """Name of the hidden per-part context parameter (its type is ``hfuse_ctx``)."""
@@ -31,6 +32,8 @@ class PartContext:
     """Where the part's threads start in the fused block (a multiple of 32)."""
     block_threads: int = 0
     """Threads of the part's own block (``threads`` is that, padded to warps)."""
+    functions: Helpers = field(default_factory=Helpers, compare=False)
+    """What the early-exit rewrite may know of the program's functions (``functions_of``)."""
     return_exits: bool = False
     """A ``return`` from the part's body ends the thread (horizontal fusion: nothing runs
     after the body), so the early-exit rewrite may let threads exit (see early_exit.py)."""

@@ -28,6 +28,7 @@ from ..frontend.model import Scope, TopLevelItem
 from ..frontend.parse import line_of, parse, walk
 from ..frontend.resolve import LocalNames
 from .context import CTX, PartContext
+from .definition import Definition
 from .edits import TextEdit, apply_edits
 
 
@@ -52,11 +53,12 @@ def _constructed_type(node: ts.Node) -> ts.Node | None:
     return fn if fn is not None and fn.type == "identifier" else None
 
 
-def context_type_edits(root: ts.Node, ctx: PartContext, scope: Scope, file: str, line_base: int) -> list[TextEdit]:
+def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     """Rename the part's context types to its copies and construct every object with the context."""
     if not ctx.context_types:
         return []
-    local = LocalNames.of(root)
+    root, scope, local = definition.root, definition.scope, definition.local
+    file, line_base = str(definition.file), definition.line_base
     edits: list[TextEdit] = []
 
     def refuse(node: ts.Node, why: str) -> HFuseError:

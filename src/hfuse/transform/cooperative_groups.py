@@ -15,16 +15,17 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.parse import line_of, walk
-from .analysis import CG_NAMESPACES, called_name, cg_block_variables, is_cg_block_call, is_cg_block_type
+from .analysis import called_name, cg_block_variables, is_cg_block_call, is_cg_block_type
 from .context import CTX, PartContext
+from .definition import Definition
 from .edits import TextEdit
 
 _REAL_BLOCK = "cooperative_groups::this_thread_block()"
 
 
-def cooperative_groups_edits(
-    root: ts.Node, ctx: PartContext, file: str, line_base: int, cg: frozenset[str] = CG_NAMESPACES
-) -> list[TextEdit]:
+def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
+    root, file, line_base = definition.root, str(definition.file), definition.line_base
+    cg = definition.cg_spellings(ctx.resolver)
     edits: list[TextEdit] = []
     block_type = f"hfuse_thread_block<{ctx.barrier_args}>"
     block_vars = cg_block_variables(root, cg)

@@ -41,3 +41,8 @@ def apply_edits(data: bytes, edits: list[TextEdit]) -> str:
         cursor = edit.end
     out.append(data[cursor:])
     return b"".join(out).decode()
+
+
+def apply_edits_in(data: bytes, start: int, end: int, edits: list[TextEdit]) -> str:
+    """``data[start:end]`` as text, with ``edits`` (offsets into ``data``, inside the range) applied."""
+    return apply_edits(data[start:end], [TextEdit(e.start - start, e.end - start, e.text) for e in edits])

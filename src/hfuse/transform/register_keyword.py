@@ -8,18 +8,18 @@ lets every emitted file compile as C++17.
 """
 from __future__ import annotations
 
-import tree_sitter as ts
-
-from ..frontend.parse import parse, walk
+from ..frontend.parse import walk
+from .context import PartContext
+from .definition import Definition
 from .edits import TextEdit, apply_edits
 
 
-def register_edits(root: ts.Node) -> list[TextEdit]:
+def register_edits(definition: Definition, ctx: PartContext | None = None) -> list[TextEdit]:
     edits = []
-    for node in walk(root):
+    for node in walk(definition.root):
         if node.type == "storage_class_specifier" and node.text.decode() == "register":
             end = node.end_byte
-            data = root.text  # the whole text, to swallow the space after the keyword
+            data = definition.data  # the whole text, to swallow the space after the keyword
             while end < len(data) and data[end : end + 1] in (b" ", b"\t"):
                 end += 1
             edits.append(TextEdit(node.start_byte, end, ""))
@@ -30,5 +30,5 @@ def without_register(text: str) -> str:
     """``text`` (any definition) without ``register`` storage classes."""
     if "register" not in text:
         return text
-    data = text.encode()
-    return apply_edits(data, register_edits(parse(data).root_node))
+    definition = Definition(text)
+    return apply_edits(definition.data, register_edits(definition))

@@ -12,12 +12,14 @@ from ..frontend.extract import declarator_name
 from ..frontend.parse import walk
 from .analysis import is_extern_shared_declaration
 from .context import CTX, PartContext
+from .definition import Definition
 from .edits import TextEdit
 
 _DROPPED = ("storage_class_specifier", "attribute_specifier", "attribute_declaration")
 
 
-def shared_memory_edits(root: ts.Node, ctx: PartContext) -> list[TextEdit]:
+def shared_memory_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
+    root = definition.root
     edits: list[TextEdit] = []
     declared: set[str] = set()
     for node in walk(root):

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 from ..errors import HFuseError, Location
 from ..frontend.model import Function, Scope, TopLevelItem, qualify
 from ..frontend.parse import parse, source_text, walk
-from ..frontend.resolve import LocalNames
-from .analysis import ProgramFacts, cg_spellings
+from .analysis import ProgramFacts
 from .barriers import barrier_edits
 from .builtins import builtin_edits
 from .calls import call_edits, signature_edits
@@ -25,7 +23,8 @@ from .context_types import context_type_edits, type_copy
 from .register_keyword import register_edits
 from .symbols import symbol_edits
 from .cooperative_groups import cooperative_groups_edits
-from .early_exit import Helpers, make_early_exits_safe, program_helpers
+from .definition import Definition
+from .early_exit import early_exit_edits
 from .edits import OverlappingEdits, TextEdit, apply_edits
 from .shared_memory import shared_memory_edits
 from .static_shared import static_shared_edits
@@ -50,48 +49,40 @@ class PartCode:
     """How the fused kernel (at file scope) calls the body: fully qualified."""
 
 
-def _rewrite(text: str, ctx: PartContext, scope: Scope, file: Path, line: int, rename_signature: bool = False) -> str:
-    """The part's version of one definition (a function, or a context type) starting at ``line``."""
-    data = text.encode()
-    root = parse(data).root_node
-    cg = cg_spellings(ctx.resolver, scope, LocalNames.of(root))
-    edits: list[TextEdit] = []
-    edits += builtin_edits(root, ctx)
-    edits += barrier_edits(root, ctx, cg)
-    edits += cooperative_groups_edits(root, ctx, str(file), line - 1, cg)
-    edits += shared_memory_edits(root, ctx)
-    edits += call_edits(root, ctx, scope)
-    edits += context_type_edits(root, ctx, scope, str(file), line - 1)
-    edits += symbol_edits(root, ctx, scope)
-    edits += register_edits(root)
-    edits += static_shared_edits(root, data)
+REWRITES = (builtin_edits, barrier_edits, cooperative_groups_edits, shared_memory_edits, call_edits,
+            context_type_edits, symbol_edits, register_edits, static_shared_edits)
+"""Every rewrite of a part's code, applied together (none of their edits overlap)."""
+
+
+def _rewrite(definition: Definition, ctx: PartContext, rename_signature: bool = False) -> str:
+    """The part's version of one definition (a function, or a context type)."""
+    edits = [edit for rewrite in REWRITES for edit in rewrite(definition, ctx)]
     if rename_signature:
-        definition = next(n for n in walk(root) if n.type == "function_definition")
         edits += signature_edits(definition, ctx)
+    return _applied(definition, edits, ctx)
+
+
+def _applied(definition: Definition, edits: list[TextEdit], ctx: PartContext) -> str:
     try:
-        return apply_edits(data, edits)
+        return apply_edits(definition.data, edits)
     except OverlappingEdits as err:
         raise HFuseError(
             "two rewrites of hfuse claim the same code here (an internal limitation, not your error)",
-            Location(file, line + data[: err.start].count(b"\n"), ctx.kernel),
+            Location(definition.file, definition.line + definition.data[: err.start].count(b"\n"), ctx.kernel),
             hint="please report this construct; until then keep this kernel unfused",
         ) from err
 
 
-def _barrier_names(program: ProgramFacts) -> Helpers:
-    """Functions that synchronise (and every definition's text), by key and by plain name:
-    the early-exit rewrite matches calls by spelling, so a namespaced helper must be found
-    under its last name too (a same-named function elsewhere then counts as one: it can
-    only make hfuse refuse more). Made once per program (it memoises the helpers' rewrites)."""
-    if program.early_exit_helpers is None:
-        program.early_exit_helpers = program_helpers(program)
-    return program.early_exit_helpers
+def _early_exits_safe(function: Function, ctx: PartContext) -> Definition:
+    """The first stage: early returns made safe for named barriers (it restructures the
+    body, so the other rewrites run on its result)."""
+    definition = Definition(function.text, function.scope, function.file, function.line)
+    edits = early_exit_edits(definition, ctx)
+    return Definition(_applied(definition, edits, ctx), function.scope, function.file, function.line)
 
 
 def _body_function(kernel: Function, ctx: PartContext, program: ProgramFacts) -> str:
-    text = make_early_exits_safe(kernel.text, _barrier_names(program), str(kernel.file), kernel.line - 1, kernel.name,
-                                 exits=ctx.return_exits)
-    rewritten = _rewrite(text, ctx, kernel.scope, kernel.file, kernel.line).encode()
+    rewritten = _rewrite(_early_exits_safe(kernel, ctx), ctx).encode()
     root = parse(rewritten).root_node
     definition = next(n for n in walk(root) if n.type == "function_definition")
     body = source_text(definition.child_by_field_name("body"), rewritten)
@@ -111,21 +102,22 @@ def specialise_part(
 ) -> PartCode:
     """``context_types``: the definitions of the context types this part uses (see
     context_types.py); ``symbols``: the definitions of the symbols it has its own copy of."""
-    types = tuple(ScopedCode(item.scope, _rewrite(item.text, ctx, item.scope, item.file, item.line)) for item in symbols)
-    types += tuple(
-        ScopedCode(item.scope, type_copy(_rewrite(item.text, ctx, item.scope, item.file, item.line), ctx))
-        for item in context_types
-    )
+    types = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx)) for item in symbols)
+    types += tuple(ScopedCode(item.scope, type_copy(_rewrite(_definition(item), ctx), ctx)) for item in context_types)
     order = _callees_first(kernel.key, program)
     helpers = []
     for name in order:
         if name in ctx.specialised and name != kernel.key:
             for fn in functions[name]:
                 # a helper's early return skips its own later barriers just like a kernel's
-                text = make_early_exits_safe(fn.text, _barrier_names(program), str(fn.file), fn.line - 1, ctx.kernel)
-                helpers.append(ScopedCode(fn.scope, _rewrite(text, ctx, fn.scope, fn.file, fn.line, rename_signature=True)))
+                safe = _early_exits_safe(fn, ctx)
+                helpers.append(ScopedCode(fn.scope, _rewrite(safe, ctx, rename_signature=True)))
     body = ScopedCode(kernel.scope, _body_function(kernel, ctx, program))
     return PartCode(types, tuple(helpers), body, "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
+
+
+def _definition(item: TopLevelItem) -> Definition:
+    return Definition(item.text, item.scope, item.file, item.line)
 
 
 def _callees_first(root: str, program: ProgramFacts) -> list[str]:

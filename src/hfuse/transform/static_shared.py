@@ -15,7 +15,9 @@ import re
 
 import tree_sitter as ts
 
-from ..frontend.parse import parse, walk
+from ..frontend.parse import walk
+from .context import PartContext
+from .definition import Definition
 from .edits import TextEdit, apply_edits
 
 SHARED_ALIGNMENT = 16
@@ -34,10 +36,11 @@ def _shared_keyword(node: ts.Node, data: bytes) -> ts.Node | None:
     return words.get(b"__shared__")
 
 
-def static_shared_edits(root: ts.Node, data: bytes) -> list[TextEdit]:
+def static_shared_edits(definition: Definition, ctx: PartContext | None = None) -> list[TextEdit]:
     """``__align__(16)`` after ``__shared__`` where a declaration asks for less."""
+    data = definition.data
     edits = []
-    for node in walk(root):
+    for node in walk(definition.root):
         keyword = _shared_keyword(node, data)
         if keyword is None:
             continue
@@ -52,5 +55,5 @@ def with_aligned_shared(text: str) -> str:
     """``text`` (any definition) with its static shared variables 16-byte aligned."""
     if "__shared__" not in text:
         return text
-    data = text.encode()
-    return apply_edits(data, static_shared_edits(parse(data).root_node, data))
+    definition = Definition(text)
+    return apply_edits(definition.data, static_shared_edits(definition))

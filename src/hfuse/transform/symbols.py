@@ -11,22 +11,19 @@ so each copy reads its own part's table.
 """
 from __future__ import annotations
 
-import tree_sitter as ts
-
-from ..frontend.model import Scope
 from ..frontend.parse import walk
-from ..frontend.resolve import LocalNames
 from .context import PartContext
+from .definition import Definition
 from .edits import TextEdit
 
 
-def symbol_edits(root: ts.Node, ctx: PartContext, scope: Scope) -> list[TextEdit]:
+def symbol_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     if not ctx.symbols:
         return []
     plain = {key.split("::")[-1] for key in ctx.symbols}
-    local = LocalNames.of(root)
+    scope, local = definition.scope, definition.local
     edits = []
-    for node in walk(root):
+    for node in walk(definition.root):
         if node.type != "identifier" or node.text.decode() not in plain:
             continue
         parent = node.parent

@@ -22,7 +22,7 @@ from ..errors import HFuseError
 from ..runtime.device import DeviceLimits
 from ..spec import Dim3, KernelSpec
 from ..layouts import DYNAMIC, HORIZONTAL, INTERBLOCK, INTERLEAVED, VERTICAL, Dynamic, Layout, layout_of
-from ..transform.partition import fused_block_threads, padded
+from ..partition import fused_block_threads, padded
 from ..runtime.occupancy import blocks_by_threads, smem_per_block
 from ..registers import RegisterCap, RegisterPolicy, WarpgroupRegisters, register_policy_from_dict
 from .regcap import neighbour_caps, paper_cap, warpgroup_budgets

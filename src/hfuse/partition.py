@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from ..errors import HFuseError, Location
-from ..frontend.model import Function
-from ..spec import Dim3, KernelSpec
+from .errors import HFuseError, Location
+from .frontend.model import Function
+from .spec import Dim3, KernelSpec
 
 
 
