@@ -16,6 +16,7 @@ from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
 from .files import write_output
+from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, device_closure
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify
@@ -46,12 +47,20 @@ class FusedKernel:
     name_expression: str
     """What to look the kernel up by (NVRTC name expression; equals ``name`` unless templated)."""
     partition: Partition
-    layout: Layout
-    register_cap: RegisterPolicy | None
+    fusion: Fusion
+    """What was fused how: the value it was emitted from."""
     signatures: tuple[PartSignature, ...] = field(repr=False)
     symbol_names: tuple[dict[str, str], ...] = ()
     """Per part: user's ``__constant__``/``__device__`` symbol name -> its name in the fused
     source, for the symbols hfuse renamed (two inputs defined them); empty: none renamed."""
+
+    @property
+    def layout(self) -> Layout:
+        return self.fusion.layout
+
+    @property
+    def register_cap(self) -> RegisterPolicy | None:
+        return self.fusion.registers
 
     @property
     def parts(self) -> tuple[Part, ...]:
@@ -158,6 +167,16 @@ class PreparedUnit:
 
     def matches(self, specs: Sequence[KernelSpec]) -> bool:
         return [(s.file, s.name) for s in specs] == [(k.spec.file, k.spec.name) for k in self.kernels]
+
+    def emit(self, fusion: Fusion, *, name: str | None = None, barrier_form: BarrierForm = "barrier") -> FusedKernel:
+        """The fused kernel of these kernels for ``fusion`` (any layout, blocks, register
+        policy): nothing is read or parsed again. Raises ``HFuseError`` for a fusion these
+        kernels cannot take."""
+        if len(fusion.blocks) != len(self.kernels):
+            raise ValueError(f"the fusion has {len(fusion.blocks)} blocks for {len(self.kernels)} kernels")
+        specs = [k.spec.with_block(block) for k, block in zip(self.kernels, fusion.blocks)]
+        with _internal_errors_named(specs):
+            return _generate(specs, self, fusion, name, barrier_form)
 
 
 def _nominated(program: Program, items: Sequence[TopLevelItem]) -> list[tuple[str, ...]]:
@@ -318,23 +337,22 @@ def fuse(
     specs = list(kernels)
     if len(specs) < 2:
         raise HFuseError("fusion needs at least two kernels")
-    layout = layout_of(layout)  # an unknown name says which exist
+    fusion = Fusion(tuple(s.block for s in specs), layout_of(layout), register_cap)  # an unknown layout says which exist
     if prepared is None:
         prepared = prepare(specs, sources=sources, options=options)
     elif not prepared.matches(specs):
         raise ValueError("the prepared unit was made for other kernels")
-    with _internal_errors_named(specs):
-        return _generate(specs, prepared, layout, register_cap, name, barrier_form)
+    return prepared.emit(fusion, name=name, barrier_form=barrier_form)
 
 
 def _generate(
     specs: list[KernelSpec],
     prepared: PreparedUnit,
-    layout: Layout,
-    register_cap: RegisterPolicy | None,
+    fusion: Fusion,
     name: str | None,
     barrier_form: BarrierForm,
 ) -> FusedKernel:
+    layout, register_cap = fusion.layout, fusion.registers
     program = prepared.program
     found = [k.function for k in prepared.kernels]
     partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement)
@@ -408,5 +426,5 @@ def _generate(
         {key: qualify(item.scope, f"{key.split('::')[-1]}__hf{part.index}") for item in k.symbols for key in item.keys}
         for part, k in zip(partition.parts, prepared.kernels)
     )
-    return FusedKernel(source, fused_name, expression, partition, layout, register_cap, tuple(sigs),
+    return FusedKernel(source, fused_name, expression, partition, fusion, tuple(sigs),
                        symbol_names if any(symbol_names) else ())

@@ -19,7 +19,9 @@ from hfuse.api import FusedKernel, fuse
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.partition import padded
-from hfuse.tuning.candidates import Candidate, enumerate_candidates, even_split, partitions, refine_around
+from hfuse.layouts.partitions import even_split, partitions
+from hfuse.fusion import Fusion
+from hfuse.tuning.candidates import Candidate, enumerate_candidates, refine_around
 from hfuse.registers import RegisterCap
 
 from corpus import cases as C  # tests/corpus/cases.py (tests/ is on sys.path via its conftest)
@@ -161,7 +163,7 @@ def test_tuner_candidates_with_a_120_thread_kernel():
     assert even_split(specs) == (Dim3(120), Dim3(256))
     candidates = enumerate_candidates(specs)
     assert candidates and all(c.fused_threads % 32 == 0 and c.fused_threads <= 1024 for c in candidates)
-    assert Candidate((Dim3(120), Dim3(256))).fused_threads == 384
-    refine_around(Candidate((Dim3(120), Dim3(256))), specs)  # does not choke
+    assert Candidate(Fusion((Dim3(120), Dim3(256)))).fused_threads == 384
+    refine_around(Candidate(Fusion((Dim3(120), Dim3(256)))), specs)  # does not choke
     for c in candidates[:3]:  # each candidate fuses
         fuse([s.with_block(b) for s, b in zip(specs, c.blocks)], layout=c.layout)

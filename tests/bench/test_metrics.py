@@ -193,6 +193,7 @@ def test_choose_partition_from_plan():
     from hfuse.launch import KernelLaunch
     from hfuse.runtime.timing import Timing
     from hfuse.spec import Dim3, KernelSpec
+    from hfuse.fusion import Fusion
     from hfuse.tuning.candidates import Candidate
     from hfuse.tuning.plan import CandidateResult, Plan
     from hfuse.registers import RegisterCap
@@ -203,9 +204,9 @@ def test_choose_partition_from_plan():
     launches = [KernelLaunch(KernelSpec("a.cu", "a", 512, tunable=True), [], [], Dim3(10)),
                 KernelLaunch(KernelSpec("b.cu", "b", 256, tunable=True), [], [], Dim3(10))]
     assert choose_partition(None, launches).blocks == (Dim3(384), Dim3(384))
-    c1 = CandidateResult(Candidate((Dim3(256), Dim3(512))), T(2.0), verified=True)
-    c2 = CandidateResult(Candidate((Dim3(512), Dim3(256)), register_cap=RegisterCap(min_blocks=2)), T(1.5), verified=True)
-    c3 = CandidateResult(Candidate((Dim3(128), Dim3(640))), None, error="x")
+    c1 = CandidateResult(Candidate(Fusion((Dim3(256), Dim3(512)))), T(2.0), verified=True)
+    c2 = CandidateResult(Candidate(Fusion((Dim3(512), Dim3(256)), registers=RegisterCap(min_blocks=2))), T(1.5), verified=True)
+    c3 = CandidateResult(Candidate(Fusion((Dim3(128), Dim3(640)))), None, error="x")
     declined = Plan(kernels=["a", "b"], decision="do_not_fuse", reason="", candidates=[c1, c2, c3])
     part = choose_partition(declined, launches)
     assert part.blocks == (Dim3(512), Dim3(256)) and part.cap == RegisterCap(min_blocks=2)

@@ -19,6 +19,7 @@ from hfuse.bench.suite import (
 from hfuse.bench.speedup import speedup_pct
 from hfuse.runtime.timing import Timing
 from hfuse.spec import Dim3
+from hfuse.fusion import Fusion
 from hfuse.tuning.candidates import Candidate
 from hfuse.tuning.plan import Baselines, CandidateResult, Plan
 from hfuse.registers import RegisterCap
@@ -32,16 +33,16 @@ def T(ms: float) -> Timing:
 
 def make_plan(decision: str = "fuse", *, naive_ok: bool = True) -> Plan:
     cands = [
-        CandidateResult(Candidate((Dim3(384), Dim3(384)), label="naive"), T(2.2) if naive_ok else None,
+        CandidateResult(Candidate(Fusion((Dim3(384), Dim3(384))), "naive"), T(2.2) if naive_ok else None,
                         registers=40, verified=naive_ok, error=None if naive_ok else "outputs differ from the unfused kernels: 3 of 10 elements differ"),
-        CandidateResult(Candidate((Dim3(256), Dim3(512))), T(1.9), registers=48, verified=True),
-        CandidateResult(Candidate((Dim3(256), Dim3(512)), register_cap=RegisterCap(min_blocks=2)), T(1.6),
+        CandidateResult(Candidate(Fusion((Dim3(256), Dim3(512)))), T(1.9), registers=48, verified=True),
+        CandidateResult(Candidate(Fusion((Dim3(256), Dim3(512)), registers=RegisterCap(min_blocks=2))), T(1.6),
                         registers=32, verified=True, occupancy=0.75),
-        CandidateResult(Candidate((Dim3(512), Dim3(512)), layout=VERTICAL), T(3.0), registers=48, verified=True),
-        CandidateResult(Candidate((Dim3(512), Dim3(512)), layout=DYNAMIC), T(2.4), registers=48, verified=True),
-        CandidateResult(Candidate((Dim3(512), Dim3(512)), layout=Dynamic((1, 2))), T(2.1), registers=48, verified=True),
-        CandidateResult(Candidate((Dim3(512), Dim3(512)), layout=INTERLEAVED), None, error="outputs differ"),
-        CandidateResult(Candidate((Dim3(128), Dim3(640))), None, error="compile failed: boom"),
+        CandidateResult(Candidate(Fusion((Dim3(512), Dim3(512)), VERTICAL)), T(3.0), registers=48, verified=True),
+        CandidateResult(Candidate(Fusion((Dim3(512), Dim3(512)), DYNAMIC)), T(2.4), registers=48, verified=True),
+        CandidateResult(Candidate(Fusion((Dim3(512), Dim3(512)), Dynamic((1, 2)))), T(2.1), registers=48, verified=True),
+        CandidateResult(Candidate(Fusion((Dim3(512), Dim3(512)), INTERLEAVED)), None, error="outputs differ"),
+        CandidateResult(Candidate(Fusion((Dim3(128), Dim3(640)))), None, error="compile failed: boom"),
     ]
     fuse = decision == "fuse"
     return Plan(

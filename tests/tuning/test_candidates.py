@@ -5,9 +5,9 @@ import pytest
 
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
-from hfuse.tuning.candidates import (
-    Candidate, balance_grids, enumerate_candidates, even_split, partitions, refine_around, with_grids,
-)
+from hfuse.fusion import Fusion
+from hfuse.layouts.partitions import even_split, partitions
+from hfuse.tuning.candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
 from hfuse.registers import RegisterCap
 
 from .test_regcap import VOLTA
@@ -103,7 +103,7 @@ def test_too_large_or_misaligned():
 
 def test_refine_around():
     specs = [spec("a", 256), spec("b", 256)]
-    best = Candidate((Dim3(256), Dim3(256)), register_cap=RegisterCap(min_blocks=4))
+    best = Candidate(Fusion((Dim3(256), Dim3(256)), registers=RegisterCap(min_blocks=4)))
     near = refine_around(best, specs)
     assert sorted(sizes(c.blocks) for c in near) == [(224, 288), (288, 224)]
     assert all(c.register_cap == best.register_cap for c in near)
@@ -114,7 +114,7 @@ def test_refine_around():
 
 
 def test_candidate_round_trip():
-    c = with_grids(Candidate((Dim3(32, 8), Dim3(256)), RegisterCap(min_blocks=3)), [None, Dim3(100)])
+    c = with_grids(Candidate(Fusion((Dim3(32, 8), Dim3(256)), registers=RegisterCap(min_blocks=3))), [None, Dim3(100)])
     assert c.label == "hfuse 32x8+256 cap=b3 grid=-,100"
     assert Candidate.from_dict(c.to_dict()) == c
 

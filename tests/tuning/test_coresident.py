@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hfuse.runtime.timing import Timing
 from hfuse.spec import Dim3
+from hfuse.fusion import Fusion
 from hfuse.tuning.candidates import Candidate
 from hfuse.tuning.coresident import co_resident_grids, resident_ks
 from hfuse.tuning.decision import decide
@@ -32,7 +33,7 @@ def test_grid_stride_kernels_are_cut_and_fixed_grids_kept():
 
 
 def test_the_decision_takes_co_resident_streams_as_the_reference_when_fastest():
-    fused = CandidateResult(Candidate((Dim3(256), Dim3(256))), _t(0.90), verified=True)
+    fused = CandidateResult(Candidate(Fusion((Dim3(256), Dim3(256)))), _t(0.90), verified=True)
     base = Baselines(two_streams=_t(1.10), serial=_t(1.20), graph=_t(1.05), co_resident=_t(0.92), co_resident_k=2,
                      co_resident_grids=[Dim3(264), Dim3(264)])
     assert base.fastest_way() == "co_resident"

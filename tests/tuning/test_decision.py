@@ -5,6 +5,7 @@ from __future__ import annotations
 from hfuse.layouts import VERTICAL, layout_of
 from hfuse.runtime.timing import Timing
 from hfuse.spec import Dim3
+from hfuse.fusion import Fusion
 from hfuse.tuning.candidates import Candidate
 from hfuse.tuning.decision import decide, fastest_verified
 from hfuse.tuning.plan import Baselines, CandidateResult
@@ -15,7 +16,7 @@ def _t(ms: float) -> Timing:
 
 
 def result(label: str, ms: float | None, *, verified: bool = True, layout: str = "horizontal") -> CandidateResult:
-    return CandidateResult(Candidate((Dim3(128), Dim3(128)), label=label, layout=layout_of(layout)),
+    return CandidateResult(Candidate(Fusion((Dim3(128), Dim3(128)), layout_of(layout)), label),
                            time=_t(ms) if ms is not None else None, verified=verified)
 
 

@@ -15,6 +15,7 @@ from hfuse.errors import HFuseError
 from hfuse.runtime.device import DeviceLimits
 from hfuse.runtime.transfer import HostImage
 from hfuse.spec import Dim3
+from hfuse.fusion import Fusion
 from hfuse.tuning.candidates import Candidate
 from hfuse.tuning.isolation import TimeLimits, WorkerMeasurer, WorkerSetup
 from hfuse.tuning.measure import MeasureSettings
@@ -37,7 +38,7 @@ def measurer(tmp_path, monkeypatch):
 
 
 def request(label: str) -> SimpleNamespace:
-    return SimpleNamespace(candidate=Candidate((Dim3(128), Dim3(128)), label=label))
+    return SimpleNamespace(candidate=Candidate(Fusion((Dim3(128), Dim3(128))), label))
 
 
 def pids(tmp_path: Path) -> list[int]:

@@ -8,6 +8,7 @@ from hfuse.launch import KernelLaunch, Output
 from hfuse.runtime.timing import Timing
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.tuning.cache import PlanCache, cache_key, default_cache_dir, describe_launch
+from hfuse.fusion import Fusion
 from hfuse.tuning.candidates import Candidate
 from hfuse.tuning.plan import Baselines, CandidateResult, Plan, load_plan
 from hfuse.registers import RegisterCap
@@ -15,7 +16,7 @@ from hfuse.registers import RegisterCap
 
 def make_plan() -> Plan:
     t = Timing.of([1.0, 1.1, 0.9, 1.2, 1.0])
-    best = Candidate((Dim3(256), Dim3(32, 8)), RegisterCap(min_blocks=4))
+    best = Candidate(Fusion((Dim3(256), Dim3(32, 8)), registers=RegisterCap(min_blocks=4)))
     return Plan(
         kernels=["maxpool", "hist<float, 4>"],
         decision="fuse",
@@ -31,7 +32,7 @@ def make_plan() -> Plan:
         candidates=[
             CandidateResult(best, time=t, registers=32, local_bytes=0, spill_stores=0, spill_loads=0,
                             static_smem=1024, occupancy=1.0, blocks_per_sm=4, verified=True),
-            CandidateResult(Candidate((Dim3(256), Dim3(32, 8)), layout=VERTICAL), error="mismatch in output 1"),
+            CandidateResult(Candidate(Fusion((Dim3(256), Dim3(32, 8)), VERTICAL)), error="mismatch in output 1"),
         ],
         baselines=Baselines(alone={"maxpool": t, "hist": t}, two_streams=t, graph=None),
         gpu="NVIDIA H100 80GB HBM3", driver="13.0", cuda_runtime="13.0", source_hash="abc",

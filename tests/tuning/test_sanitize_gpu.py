@@ -19,6 +19,7 @@ from hfuse.bench.pairs import PAIRS
 from hfuse.launch import KernelLaunch, Output
 from hfuse.runtime.sanitizer import TOOLS, verdict_of
 from hfuse.tuning import tuner as tuner_module
+from hfuse.fusion import Fusion
 from hfuse.tuning.candidates import Candidate
 from hfuse.tuning.tuner import sanitize_candidate
 
@@ -60,7 +61,7 @@ def corpus_launches(cp, group: tuple[str, ...], blocks) -> list[KernelLaunch]:
 def test_corpus_fusions_are_sanitizer_clean(cp, group):
     blocks = C.partitions(group)[0]
     launches = corpus_launches(cp, group, blocks)
-    candidate = Candidate(blocks)
+    candidate = Candidate(Fusion(blocks))
     results = sanitize_candidate(launches, candidate)
     _save("corpus-" + C.group_id(group), launches, candidate, results)
     _assert_clean_or_explained(results)
@@ -72,7 +73,7 @@ def test_benchmark_pairs_are_sanitizer_clean(cp, pair):
 
     work = registry()
     launches = [work[k].make(work[k].test_sizes[0], seed=3) for k in pair.kernels]
-    candidate = Candidate(tuple(l.kernel.block for l in launches))
+    candidate = Candidate(Fusion(tuple(l.kernel.block for l in launches)))
     assert candidate.fused_threads <= 1024
     results = sanitize_candidate(launches, candidate)
     _save("pair-" + pair.key, launches, candidate, results)
@@ -92,7 +93,7 @@ def sanitize_planted(cp, monkeypatch, plant: str, tool):
 
     monkeypatch.setattr(tuner_module, "fuse", planted)
     launches = [gather_launch(cp, n=1 << 12), hashloop_launch(cp, n=1 << 12, rounds=10)]
-    [result] = sanitize_candidate(launches, Candidate((launches[0].kernel.block, launches[1].kernel.block)),
+    [result] = sanitize_candidate(launches, Candidate(Fusion((launches[0].kernel.block, launches[1].kernel.block))),
                                   tools=(tool,))
     return result
 

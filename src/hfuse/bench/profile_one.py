@@ -79,7 +79,7 @@ class Partition:
 def choose_partition(plan: Any, launches: Sequence[Any]) -> Partition:
     """The partition to profile: the plan's horizontal choice, else its best horizontal
     candidate, else (no plan, or nothing verified) the even split."""
-    from ..tuning.candidates import even_split
+    from ..layouts.partitions import even_split
 
     if plan is not None:
         if plan.decision == "fuse" and plan.layout == HORIZONTAL and plan.blocks:

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .pairs import PAIRS
+from ..layouts import LAYOUTS
 from .speedup import speedup_pct
+from .suite import LAYOUT_COLUMNS
 
 PAPER_FIG8: dict[str, dict[str, tuple[float, float]]] = {
     # pair: {gpu: (N-RegCap, RegCap)} speedup over native, %, at the representative size
@@ -53,13 +55,11 @@ WIN_THRESHOLD_PCT = 1.0
 """A pair "beats native" when its average tuned speedup exceeds this (timing noise)."""
 
 COMPARED = (("best_hfuse", "HFuse (best fused, even when declined)"), ("naive", "naive HFuse"),
-            ("vertical", "vertical fusion"), ("interblock", "inter-block, block ranges"),
-            ("interleaved", "inter-block, interleaved"), ("dynamic", "SM-aware dispatch (best ratio)"),
+            *((name, LAYOUTS[name].title) for name in LAYOUT_COLUMNS),
             ("native", "two streams"), ("serial", "serial, one stream"), ("graph", "CUDA graph"),
             ("co_resident", "co-resident streams (best k)"), ("best_unfused", "best unfused way"),
             ("torch", "PyTorch two streams"))
-STRATEGIES = ("best_hfuse", "vertical", "interblock", "interleaved", "dynamic", "native", "serial", "graph",
-              "co_resident")
+STRATEGIES = ("best_hfuse", *LAYOUT_COLUMNS, "native", "serial", "graph", "co_resident")
 """Every single way of running a pair the tuner could have shipped, fused or not."""
 
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..files import write_atomically
+from ..layouts import HORIZONTAL, LAYOUTS, VERTICAL
 from .environment import free_gpu_memory, now_utc, nvidia_smi_clocks
 from .pairs import DISPLAY, Pair, make_launches, pair_sizes
 from .speedup import speedup_pct
@@ -53,17 +54,21 @@ RESULTS_FORMAT = 1
 RESULTS_JSON = "results.json"
 RESULTS_CSV = "results.csv"
 
+LAYOUT_COLUMNS: tuple[str, ...] = tuple(name for name in LAYOUTS if name != HORIZONTAL.name)
+"""Layouts with columns of their own (``<name>_ms``, ``<name>_label``, ``speedup_<name>``): every
+layout of the registry but horizontal fusion, whose candidates have the columns below."""
+
 ROW_FIELDS: tuple[str, ...] = (
     "mode", "pair", "title", "category", "k1", "k2", "swept", "size_k1", "size_k2", "swept_size",
     "t1_ms", "t2_ms", "ratio",
     "native_ms", "graph_ms", "serial_ms", "co_resident_ms", "co_resident_k", "best_unfused_ms", "best_unfused_way",
-    "vertical_ms", "naive_ms", "best_hfuse_ms", "best_hfuse_label", "interblock_ms", "interleaved_ms", "dynamic_ms",
-    "dynamic_label", "tuned_ms", "bound_ms", "bound_unit", "captured",
+    "naive_ms", "best_hfuse_ms", "best_hfuse_label",
+    *(f"{name}_{what}" for name in LAYOUT_COLUMNS for what in ("ms", "label")),
+    "tuned_ms", "bound_ms", "bound_unit", "captured",
     "decision", "chosen", "chosen_layout", "chosen_blocks", "chosen_grids", "registers", "register_cap",
     "occupancy",
-    "speedup_graph", "speedup_vertical", "speedup_naive", "speedup_best_hfuse", "speedup_interblock",
-    "speedup_interleaved", "speedup_dynamic", "speedup_serial", "speedup_co_resident", "speedup_best_unfused",
-    "speedup_bound", "speedup_tuned",
+    "speedup_graph", "speedup_naive", "speedup_best_hfuse", *(f"speedup_{name}" for name in LAYOUT_COLUMNS),
+    "speedup_serial", "speedup_co_resident", "speedup_best_unfused", "speedup_bound", "speedup_tuned",
     "torch_ms", "torch_t1_ms", "torch_t2_ms", "speedup_torch",
     "naive_verified", "vertical_verified", "chosen_verified", "candidates", "verified_candidates",
     "failed_candidates", "naive_error", "vertical_error", "torch_error", "plan_file", "elapsed_s", "date",
@@ -72,12 +77,11 @@ ROW_FIELDS: tuple[str, ...] = (
 
 NUMERIC_FIELDS = {
     "size_k1", "size_k2", "swept_size", "t1_ms", "t2_ms", "ratio", "native_ms", "graph_ms", "serial_ms",
-    "co_resident_ms", "co_resident_k", "best_unfused_ms", "vertical_ms",
-    "naive_ms", "best_hfuse_ms", "interblock_ms", "interleaved_ms", "dynamic_ms", "tuned_ms", "bound_ms", "captured",
-    "registers", "occupancy", "speedup_graph", "speedup_vertical", "speedup_naive", "speedup_best_hfuse",
-    "speedup_interblock", "speedup_interleaved", "speedup_dynamic", "speedup_serial", "speedup_co_resident",
-    "speedup_best_unfused", "speedup_bound", "speedup_tuned", "torch_ms", "torch_t1_ms", "torch_t2_ms",
-    "speedup_torch", "candidates", "verified_candidates", "failed_candidates", "elapsed_s",
+    "co_resident_ms", "co_resident_k", "best_unfused_ms", "naive_ms", "best_hfuse_ms", "tuned_ms", "bound_ms",
+    "captured", "registers", "occupancy", "speedup_graph", "speedup_naive", "speedup_best_hfuse", "speedup_serial",
+    "speedup_co_resident", "speedup_best_unfused", "speedup_bound", "speedup_tuned", "torch_ms", "torch_t1_ms",
+    "torch_t2_ms", "speedup_torch", "candidates", "verified_candidates", "failed_candidates", "elapsed_s",
+    *(f"{name}_ms" for name in LAYOUT_COLUMNS), *(f"speedup_{name}" for name in LAYOUT_COLUMNS),
 }
 BOOL_FIELDS = {"naive_verified", "vertical_verified", "chosen_verified"}
 
@@ -140,9 +144,9 @@ def row_from_plan(
 
     by_label = {c.candidate.label: c for c in plan.candidates}
     naive = by_label.get("naive")
-    vertical = next((c for c in plan.candidates if c.candidate.layout.name == "vertical"), None)
-    best = fastest_of(plan, "horizontal")
-    layouts = {name: fastest_of(plan, name) for name in ("interblock", "interleaved", "dynamic")}
+    vertical = next((c for c in plan.candidates if c.candidate.layout == VERTICAL), None)
+    best = fastest_of(plan, HORIZONTAL.name)
+    layouts = {name: fastest_of(plan, name) for name in LAYOUT_COLUMNS}
     chosen = by_label.get(plan.chosen) if plan.chosen else None
 
     ways = base.ways()
@@ -178,12 +182,11 @@ def row_from_plan(
         "co_resident_k": base.co_resident_k,
         "best_unfused_ms": best_unfused,
         "best_unfused_way": fastest_way,
-        "vertical_ms": ms(vertical),
         "naive_ms": ms(naive),
         "best_hfuse_ms": best.time_ms if best else None,
         "best_hfuse_label": best.candidate.label if best else "",
         **{f"{name}_ms": c.time_ms if c else None for name, c in layouts.items()},
-        "dynamic_label": layouts["dynamic"].candidate.label if layouts["dynamic"] else "",
+        **{f"{name}_label": c.candidate.label if c else "" for name, c in layouts.items()},
         "tuned_ms": tuned,
         "bound_ms": None,  # filled from the kernels' unit utilisations (``bound.add_bounds``)
         "bound_unit": "",
@@ -197,7 +200,6 @@ def row_from_plan(
         "register_cap": cap.label if cap is not None else ("none" if chosen else ""),
         "occupancy": chosen.occupancy if chosen else None,
         "speedup_graph": speedup_pct(native, graph),
-        "speedup_vertical": speedup_pct(native, ms(vertical)),
         "speedup_naive": speedup_pct(native, ms(naive)),
         "speedup_best_hfuse": speedup_pct(native, best.time_ms if best else None),
         **{f"speedup_{name}": speedup_pct(native, c.time_ms if c else None) for name, c in layouts.items()},

@@ -8,17 +8,33 @@ Plans and configs write it as text, its ``spec`` (``horizontal``, ``dynamic:2:1`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 from ..codegen.signature import PartSignature
 from ..errors import HFuseError
 from ..partition import Partition, Placement
+from ..registers import RegisterPolicy
+from ..spec import Dim3, KernelSpec
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A fusion a layout asks the tuner to measure: its layout and each kernel's block."""
+
+    layout: "Layout"
+    blocks: tuple[Dim3, ...]
+    label: str = ""
+    """Its name in tables (empty: described from the fusion)."""
+    registers: bool = False
+    """Also try it under register policies (caps, per-part budgets)."""
 
 
 @dataclass(frozen=True)
 class Layout:
     name: ClassVar[str]
     description: ClassVar[str]
+    title: ClassVar[str]
+    """Its name in reports and tables ("vertical fusion")."""
     placement: ClassVar[Placement]
     """Where the parts' threads sit in the fused block."""
     return_exits: ClassVar[bool]
@@ -32,6 +48,10 @@ class Layout:
     """Ends the fused kernel's default name (``hist_maxpool__hfused``)."""
     grid_note: ClassVar[str]
     """How the fused grid maps to the parts' blocks, for the fused file's header."""
+    balances_grids: ClassVar[bool] = False
+    """Parts share each fused block, so the tuner also tries grids that make them finish together."""
+    refined_around: ClassVar[bool] = False
+    """The tuner searches around this layout's best candidate (its neighbours, balanced grids)."""
 
     @property
     def spec(self) -> str:
@@ -48,6 +68,18 @@ class Layout:
         if parameters:
             raise HFuseError(f"the {cls.name} layout takes no parameters (got '{':'.join(parameters)}')")
         return cls()
+
+    def propose(self, specs: Sequence[KernelSpec], *, fused_threads: int | None = None,
+                granularity: int = 128) -> list[Proposal]:
+        """The fusions of this kind the tuner measures first: by default every kernel at its
+        own block, in this layout."""
+        return [Proposal(self, tuple(s.block for s in specs))]
+
+    def neighbours(self, blocks: tuple[Dim3, ...], registers: RegisterPolicy | None, specs: Sequence[KernelSpec],
+                   *, granularity: int = 32, radius: int = 1) -> list[tuple[Dim3, ...]]:
+        """Blocks next to a winner's (``granularity`` threads moved, up to ``radius`` steps),
+        for the tuner to refine it (none by default)."""
+        return []
 
     def validate(self, partition: Partition) -> None:
         """Raises ``HFuseError`` for a partition this layout cannot run correctly."""

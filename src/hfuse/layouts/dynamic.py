@@ -25,10 +25,13 @@ they would share the counters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..codegen.signature import PartSignature
 from ..errors import HFuseError
 from ..partition import Partition
+from ..spec import KernelSpec
+from .base import Proposal
 from .kernel_text import SMEM, declaration
 from .one_part import OnePartPerBlock, run_chosen_part
 
@@ -91,9 +94,18 @@ class Dynamic(OnePartPerBlock):
     """How many of each run of tickets on an SM prefer each part; empty: one each."""
 
     name = "dynamic"
+    title = "SM-aware dispatch (best ratio)"
     description = ("one block of one part per fused block, chosen at run time so every SM runs the parts "
                    "in a ratio (dynamic:2:1 for 2:1)")
     suffix = "__dfused"
+
+    def propose(self, specs: Sequence[KernelSpec], *, fused_threads: int | None = None,
+                granularity: int = 128) -> list[Proposal]:
+        """One block each, and for two kernels also 2:1 and 1:2 (a heavier part's blocks
+        take longer, so equal starts are not equal shares of an SM)."""
+        own = tuple(s.block for s in specs)
+        ratios = [Dynamic()] + ([Dynamic((2, 1)), Dynamic((1, 2))] if len(specs) == 2 else [])
+        return [Proposal(layout, own) for layout in ratios]
 
     def __post_init__(self) -> None:
         weights = tuple(int(w) for w in self.weights)

@@ -5,11 +5,15 @@ exit, so its named barriers (counted in warps) complete as natively."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..codegen.signature import PartSignature
-from ..partition import Partition, Placement
-from .base import Layout
+from ..partition import WARP, Partition, Placement
+from ..registers import RegisterPolicy, WarpgroupRegisters
+from ..spec import Dim3, KernelSpec
+from .base import Layout, Proposal
 from .kernel_text import SM90A_ONLY, SMEM, declaration, in_grid, part_call, set_registers
+from .partitions import even_split, partitions, shape_for
 
 
 def horizontal_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str], launch_bounds: str,
@@ -47,6 +51,7 @@ def horizontal_kernel(name: str, partition: Partition, sigs: list[PartSignature]
 @dataclass(frozen=True)
 class Horizontal(Layout):
     name = "horizontal"
+    title = "HFuse"
     description = "one block of every part per fused block, on disjoint thread ranges"
     placement = Placement.SIDE_BY_SIDE
     return_exits = True
@@ -54,6 +59,46 @@ class Horizontal(Layout):
     per_part_registers = True
     suffix = "__hfused"
     grid_note = "It runs max(blocks of each grid) blocks; block b runs part i if b < blocks of grid i,"
+
+    balances_grids = True
+    refined_around = True
+
+    def propose(self, specs: Sequence[KernelSpec], *, fused_threads: int | None = None,
+                granularity: int = 128) -> list[Proposal]:
+        """The even split ("naive", the paper's variant without profiling), then every
+        partition at ``granularity``, each also under register policies."""
+        out = []
+        if (split := even_split(specs, fused_threads=fused_threads)) is not None:
+            out.append(Proposal(self, split, label="naive"))
+        out += [Proposal(self, blocks, registers=True)
+                for blocks in partitions(specs, fused_threads=fused_threads, granularity=granularity)]
+        return out
+
+    def neighbours(self, blocks: tuple[Dim3, ...], registers: RegisterPolicy | None, specs: Sequence[KernelSpec],
+                   *, granularity: int = 32, radius: int = 1) -> list[tuple[Dim3, ...]]:
+        """Partitions next to ``blocks``: ``granularity`` threads (up to ``radius`` steps)
+        moved from one tunable kernel to another; ``blocks`` itself not included."""
+        if isinstance(registers, WarpgroupRegisters):
+            return []  # moving a warp would break the warpgroups the budgets are set for
+        tunable = [i for i, s in enumerate(specs) if s.tunable]
+        out: list[tuple[Dim3, ...]] = []
+        for i in tunable:
+            for j in tunable:
+                if i == j:
+                    continue
+                for step in range(1, radius + 1):
+                    moved = step * granularity
+                    sizes = [b.size for b in blocks]
+                    sizes[i] += moved
+                    sizes[j] -= moved
+                    if sizes[j] < WARP or sizes[j] % WARP or sizes[i] % WARP:
+                        continue
+                    shapes = [shape_for(specs[k].block, sizes[k]) if k in (i, j) else blocks[k]
+                              for k in range(len(specs))]
+                    if any(s is None for s in shapes):
+                        continue
+                    out.append(tuple(shapes))
+        return [b for b in dict.fromkeys(out) if b != blocks]
 
     def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
              launch_bounds: str, budgets: tuple[tuple[int, ...], int] | None = None) -> str:

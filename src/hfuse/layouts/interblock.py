@@ -30,6 +30,7 @@ def interblock_kernel(name: str, partition: Partition, sigs: list[PartSignature]
 @dataclass(frozen=True)
 class Interblock(OnePartPerBlock):
     name = "interblock"
+    title = "inter-block, block ranges"
     description = "one block of one part per fused block; the parts' blocks one after another in the grid"
 
     def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],

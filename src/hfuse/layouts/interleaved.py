@@ -52,6 +52,7 @@ def interleaved_kernel(name: str, partition: Partition, sigs: list[PartSignature
 @dataclass(frozen=True)
 class Interleaved(OnePartPerBlock):
     name = "interleaved"
+    title = "inter-block, interleaved"
     description = "one block of one part per fused block; the parts take turns along the grid"
 
     def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],

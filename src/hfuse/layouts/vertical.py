@@ -30,6 +30,7 @@ def vertical_kernel(name: str, partition: Partition, sigs: list[PartSignature], 
 @dataclass(frozen=True)
 class Vertical(Layout):
     name = "vertical"
+    title = "vertical fusion"
     description = "one block of every part per fused block, one part after another"
     placement = Placement.FROM_ZERO
     return_exits = False

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..frontend.options import NO_OPTIONS, CompileOptions
+from ..fusion import Fusion
 from ..layouts import HORIZONTAL, Layout, layout_of
 from ..runtime.sanitizer import SanitizerResult
 from ..runtime.timing import Timing
@@ -295,6 +296,13 @@ class Plan:
     @property
     def should_fuse(self) -> bool:
         return self.decision == "fuse"
+
+    @property
+    def fusion(self) -> Fusion | None:
+        """The winning fusion (None when the plan does not fuse)."""
+        if not self.should_fuse:
+            return None
+        return next((r.candidate.fusion for r in self.candidates if r.label == self.chosen), None)
 
     @property
     def unfused_way(self) -> UnfusedWay:

@@ -4,8 +4,8 @@
    (the paper's native baseline), as a CUDA graph with parallel branches, one after
    another on one stream, and on concurrent streams with grid-stride kernels cut to k
    blocks per SM so that all stay resident (``coresident``, k tuned).
-2. Candidates: partitions x register caps, the even split ("naive"), vertical fusion;
-   then warp-granular partitions around the best, and balanced grids for grid-free kernels.
+2. Candidates: the stages of ``search.SCHEDULE`` in order (every layout's proposals,
+   under register policies where they ask for them; then around the best).
 3. Each candidate is generated and compiled on threads here while the GPU measures
    earlier ones; then it is run once on the tuning inputs and its outputs are compared
    with the unfused kernels' outputs at the same block shapes. A candidate that does not
@@ -27,12 +27,12 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..api import FusedKernel, PreparedUnit, device_source, fuse
+from ..api import FusedKernel, PreparedUnit, device_source
 from ..api import prepare as prepare_unit
 from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..launch import KernelLaunch, describe_symbol
-from ..layouts import HORIZONTAL
+from ..fusion import Fusion
 from ..runtime.binary_cache import BinaryCache
 from ..runtime.binary import CompiledBinary, CompileError, KernelResources
 from ..runtime.compile import Compiler
@@ -51,13 +51,14 @@ from ..runtime.symbols import (
 from ..runtime.transfer import ArrayTable, resolve, save_image
 from ..spec import Dim3, KernelSpec
 from .cache import PlanCache, cache_key, describe_launch, header_digests
-from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
-from .decision import decide, fastest_verified
+from .candidates import Candidate, dedupe
+from .decision import decide
 from .isolation import TimeLimits, WorkerMeasurer, WorkerSetup
 from .coresident import co_resident_grids, resident_ks
 from .measure import CoResidentRequest, MeasureRequest, MeasureSettings, Measurer
 from .plan import Baselines, CandidateResult, Plan
 from .progress import Progress
+from .search import SCHEDULE, SearchState
 from ..registers import WarpgroupRegisters
 from .sanitize import sanitize as run_sanitizers
 
@@ -131,6 +132,8 @@ class _Session:
             self.table.refs(launch.args)
         self.outputs = self.table.refs([l.args[o.index] for l in self.launches for o in l.outputs])
         self._originals: dict[tuple[int, Dim3], LaunchJob] = {}
+        self.built: dict[Fusion, _Built] = {}
+        """Every candidate built, by its fusion."""
         # Hopper's arch-specific target, for candidates with per-part budgets (setmaxnreg)
         self.sm90a_compiler = (Compiler(arch=self.limits.arch + "a", limits=self.limits, std=self.options.emitted_std,
                                         options=self.options.compiler_flags(std=False, pre_includes=False),
@@ -191,14 +194,7 @@ class _Session:
 
     def build(self, candidate: Candidate) -> _Built:
         """Generate and compile (runs on a worker thread: no CUDA calls here)."""
-        specs = [s.with_block(b) for s, b in zip(self.specs, candidate.blocks)]
-        fused = fuse(
-            specs,
-            layout=candidate.layout,
-            register_cap=candidate.register_cap,
-            barrier_form=self.settings.barrier_form,  # type: ignore[arg-type]
-            prepared=self.unit,
-        )
+        fused = self.unit.emit(candidate.fusion, barrier_form=self.settings.barrier_form)  # type: ignore[arg-type]
         # The fused names of the symbols given data (``&name`` expressions for their lowered names).
         symbols = fused_symbol_names(fused.symbol_names, [l.symbols for l in self.launches], fused.source)
         budgets = isinstance(candidate.register_cap, WarpgroupRegisters)
@@ -230,7 +226,9 @@ class _Session:
 
     def measure(self, candidate: Candidate, built: futures.Future, measurer: "Measurer | WorkerMeasurer") -> CandidateResult:
         try:
-            request = self.request(candidate, built.result())
+            made = built.result()
+            self.built[candidate.fusion] = made  # the plan reuses the winner's, never builds it again
+            request = self.request(candidate, made)
         except SymbolError:
             raise  # the user's symbol data, the same for every candidate: say so once, loudly
         except CompileError as err:
@@ -375,40 +373,22 @@ def _tune(
                 k = min(report.timings, key=lambda v: report.timings[v].median_ms)
                 baselines = replace(baselines, co_resident=report.timings[k], co_resident_k=k,
                                     co_resident_grids=[job.grid for job in co_resident[k]])
-        first = enumerate_candidates(
-            session.specs,
-            limits=limits,
-            kernel_registers=[r.registers for r in originals],
-            fused_smem=sum(r.static_smem for r in originals) + sum(l.smem_for() for l in launches),
-            fused_threads=settings.fused_threads,
-            granularity=settings.granularity,
-            caps=settings.caps,
-            neighbours=settings.neighbour_caps,
-            warpgroup_registers=settings.warpgroup_registers,
-        )
         pool = futures.ThreadPoolExecutor(max_workers=settings.workers)
         # On Ctrl-C or an error, compiles not started yet are dropped rather than waited for.
         stack.callback(pool.shutdown, wait=True, cancel_futures=True)
-        bar.start(len(first))
-        results = session.run(first, pool, measurer)
-        best = fastest_verified([r for r in results if r.candidate.layout == HORIZONTAL])
-        extra: list[Candidate] = []  # refinements of the best horizontal split (the others have none)
-        if best is not None and settings.refine:
-            extra += refine_around(best.candidate, session.specs)
-        if best is not None and settings.balance_grids and any(l.grid_free for l in launches):
-            alone = [t.median_ms for t in baselines.alone.values()]
-            grids = balance_grids(alone, [l.grid_for(b) for l, b in zip(launches, best.candidate.blocks)],
-                                  best.candidate.blocks, [l.grid_free for l in launches])
-            if any(g is not None for g in grids):
-                extra.append(with_grids(best.candidate, grids))
-                extra += [with_grids(replace(best.candidate, register_cap=c.candidate.register_cap, label=""), grids)
-                          for c in results if c.verified and c.candidate.blocks == best.candidate.blocks
-                          and c.candidate.register_cap != best.candidate.register_cap and c.candidate.layout == HORIZONTAL]
-        seen = {r.candidate.key for r in results}
-        extra = [c for c in dict((c.key, c) for c in extra).values() if c.key not in seen]
-        if extra:
-            bar.start(len(extra))
-            results += session.run(extra, pool, measurer)
+        state = SearchState(
+            specs=tuple(session.specs), launches=tuple(launches), settings=settings, limits=limits,
+            kernel_registers=tuple(r.registers for r in originals),
+            fused_smem=sum(r.static_smem for r in originals) + sum(l.smem_for() for l in launches),
+            alone_ms=tuple(t.median_ms for t in baselines.alone.values()),
+        )
+        results: list[CandidateResult] = []
+        for stage in SCHEDULE:
+            seen = {r.candidate.key for r in results}
+            proposed = [c for c in dedupe(stage.propose(replace(state, results=tuple(results)))) if c.key not in seen]
+            if proposed:
+                bar.start(len(proposed))
+                results += session.run(proposed, pool, measurer)
         plan = _make_plan(session, results, baselines, settings, key, list(front_end.sources.values()))
     if cache is not None:
         cache.put(key, plan)
@@ -463,7 +443,7 @@ def _make_plan(session: _Session, results: list[CandidateResult], baselines: Bas
             grids = list(baselines.co_resident_grids)
         return Plan(blocks=[l.kernel.block for l in session.launches], grids=grids,
                     smems=[l.smem_for() for l in session.launches], **common)
-    made = session.build(best.candidate)  # deterministic: same text as the measured one
+    made = session.built[best.candidate.fusion]  # what was measured, not built a second time
     launches = session._launches_for(best.candidate)
     packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
     return Plan(
