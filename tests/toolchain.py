@@ -22,7 +22,7 @@ from typing import Sequence
 
 from hfuse.runtime.binary import CompileError
 from hfuse.runtime.compile import Compiler
-from hfuse.runtime.toolkit import cuda_include_dirs
+from hfuse.toolkit import cuda_include_dirs
 from hfuse.runtime.ptxas import Resources, find_resources, parse_ptxas
 
 NVRTC_PROGRAM = "hfuse_kernel.cu"  # the name Compiler gives NVRTC's program (errors cite it)

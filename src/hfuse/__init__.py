@@ -7,6 +7,7 @@ from .spec import Dim3, KernelSpec  # noqa: E402
 from .launch import KernelLaunch, Output  # noqa: E402
 from .registers import RegisterCap, WarpgroupRegisters  # noqa: E402
 from .frontend.options import CompileOptions  # noqa: E402
+from .fusion import Fusion  # noqa: E402
 from .api import DeviceSource, FusedKernel, FusedLaunch, PreparedUnit, device_source, fuse, prepare  # noqa: E402
 
 
@@ -27,7 +28,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "CompileOptions", "DeviceSource", "Dim3", "FusedKernel", "FusedLaunch", "HFuseError", "KernelLaunch", "KernelSpec",
+    "CompileOptions", "DeviceSource", "Dim3", "Fusion", "FusedKernel", "FusedLaunch", "HFuseError", "KernelLaunch", "KernelSpec",
     "Output", "Plan", "PreparedUnit", "RegisterCap", "WarpgroupRegisters", "__version__", "device_source", "fuse",
     "launcher", "load_plan", "plan_table", "prepare", "tune",
 ]

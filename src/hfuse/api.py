@@ -405,7 +405,7 @@ def _generate(
         launch_text = launch_text.replace("\n#endif", f"\n}}  // namespace {FUSED_NAMESPACE}\n#endif")
         expression_prefix = f"{FUSED_NAMESPACE}::"
     regs = describe_registers(register_cap, partition.block_threads)
-    header = header_comment(fused_name, partition, layout, sigs, regs, __version__)
+    header = header_comment(fused_name, partition, layout.spec, layout.grid_note, sigs, regs, __version__)
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
                    "kernels' own namespaces.\n")

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from hfuse.api import fuse
-from hfuse.runtime.toolkit import cuda_include_dirs
+from hfuse.toolkit import cuda_include_dirs
 from hfuse.registers import RegisterCap
 
 pytestmark = pytest.mark.gpu

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from hfuse.api import device_source, fuse
-from hfuse.runtime.toolkit import cuda_include_dirs
+from hfuse.toolkit import cuda_include_dirs
 from hfuse.spec import Dim3, KernelSpec
 
 from corpus import cases as C  # tests/corpus/cases.py

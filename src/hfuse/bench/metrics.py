@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..runtime.toolkit import find_cuda_tool
+from ..toolkit import find_cuda_tool
 from .pairs import Pair
 
 

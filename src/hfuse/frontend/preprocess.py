@@ -38,6 +38,7 @@ import pcpp
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
+from ..toolkit import cuda_include_dirs
 from .options import NO_OPTIONS, CompileOptions
 
 CUDACC_VERSION = (13, 0)
@@ -111,8 +112,6 @@ def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
 def kept_header_dirs() -> tuple[Path, ...]:
     """Folders whose headers stay ``#include`` lines: the CUDA toolkit's (CCCL included)
     and the system's. A header there is never the user's, even when an ``-I`` reaches it."""
-    from ..runtime.toolkit import cuda_include_dirs
-
     dirs = [Path(d) for d in cuda_include_dirs()]
     dirs += [Path("/usr/local/cuda/include"), Path("/usr/local/cuda/include/cccl")]
     dirs += [Path("/usr/local/include"), Path("/usr/include")]

@@ -29,7 +29,7 @@ from .binary import CompileError, CompiledBinary, LaunchError, source_hash
 from .device import DeviceLimits, require_gpu
 from .loaded import CompiledKernel
 from .ptxas import parse_ptxas
-from .toolkit import cuda_include_dirs
+from ..toolkit import cuda_include_dirs
 
 if TYPE_CHECKING:
     from .binary_cache import BinaryCache

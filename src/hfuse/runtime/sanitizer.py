@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from ..errors import HFuseError
-from .toolkit import find_cuda_tool
+from ..toolkit import find_cuda_tool
 
 Tool = Literal["memcheck", "racecheck", "synccheck", "initcheck"]
 TOOLS: tuple[Tool, ...] = ("memcheck", "racecheck", "synccheck", "initcheck")
