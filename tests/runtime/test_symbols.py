@@ -242,7 +242,7 @@ def test_digest_depends_on_names_and_contents_only():
     assert symbols_digest({"t": x}) != symbols_digest({"t": x + 1})
 
 
-from tune.symbol_kernels import MIXER_CU as B_CU, SCALE_CU as A_CU  # noqa: E402  (the same two files)
+from tuning.symbol_kernels import MIXER_CU as B_CU, SCALE_CU as A_CU  # noqa: E402  (the same two files)
 
 
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/block/block_store.cuh>
 #include <cub/warp/warp_reduce.cuh>
 #include <cooperative_groups.h>
@@ -87,12 +88,13 @@ __global__ void sum_helper_template(const float* in, float* out) {
   if (threadIdx.x == 0) out[blockIdx.x] = s;
 }
 
-// CUB's own barrier, unqualified under a using-directive inside the kernel
-__global__ void cta_sync_directive(float* data) {
+// unqualified under a using-directive inside the kernel
+__global__ void scan_directive(const int* in, int* out) {
   using namespace mycub;
-  data[blockIdx.x * 128 + threadIdx.x] *= 2.0f;
-  CTA_SYNC();
-  data[blockIdx.x * 128 + (threadIdx.x + 1) % 128] += 1.0f;
+  __shared__ BlockScan<int, 128>::TempStorage storage;
+  int v = in[blockIdx.x * 128 + threadIdx.x], sum;
+  BlockScan<int, 128>(storage).ExclusiveSum(v, sum);
+  out[blockIdx.x * 128 + threadIdx.x] = sum;
 }
 
 // cooperative groups' thread_block behind an alias: a helper syncs through it
