@@ -34,7 +34,7 @@ from .transform.specialize import specialise_part
 
 FUSED_NAMESPACE = "hfuse_fused"
 """Where the fused kernel is emitted when some part lives in a namespace."""
-from .registers import RegisterPolicy, WarpgroupRegisters, kernel_attribute
+from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
 
 
@@ -384,14 +384,8 @@ def _generate(
     sigs = [part_signature(part) for part in partition.parts]
 
     bounds = kernel_attribute(register_cap, partition.block_threads)
-    budgets = None
-    if isinstance(register_cap, WarpgroupRegisters):
-        sizes = [part.size for part in partition.parts]
-        problem = (f"{layout.name} fusion does not give parts warpgroups of their own" if not layout.per_part_registers
-                   else register_cap.violation(sizes))
-        if problem:
-            raise HFuseError(f"per-part register budgets {register_cap.label} cannot apply: {problem}")
-        budgets = (register_cap.budgets, register_cap.entry(partition.block_threads))
+    budgets = part_budgets(register_cap, [part.size for part in partition.parts], partition.block_threads,
+                           warpgroups_of_their_own=layout.per_part_registers, layout=layout.name)
     kernel_text = layout.emit(fused_name, partition, sigs, [c.body_name for c in codes], bounds, budgets)
     launch_text = launcher(fused_name, partition.block_threads, sigs, layout.blocks_add_up)
     namespaces = [k.scope for k in found if any(k.scope)]

@@ -177,3 +177,17 @@ def describe(policy: RegisterPolicy | None, block_threads: int) -> str:
     if policy is None:
         return f"no register cap; {attribute} so that a block of {block_threads} threads can launch"
     return f"register cap {attribute}"
+
+
+def part_budgets(policy: RegisterPolicy | None, part_sizes: Sequence[int], block_threads: int, *,
+                 warpgroups_of_their_own: bool, layout: str) -> tuple[tuple[int, ...], int] | None:
+    """Each part's registers and the entry count, for ``setmaxnreg`` on entry to each part
+    (None: the policy is not per part). Raises ``HFuseError`` where the budgets cannot apply:
+    the ``layout`` does not give parts warpgroups of their own, or PTX's rules forbid them."""
+    if not isinstance(policy, WarpgroupRegisters):
+        return None
+    problem = (f"{layout} fusion does not give parts warpgroups of their own" if not warpgroups_of_their_own
+               else policy.violation(part_sizes))
+    if problem:
+        raise HFuseError(f"per-part register budgets {policy.label} cannot apply: {problem}")
+    return policy.budgets, policy.entry(block_threads)
