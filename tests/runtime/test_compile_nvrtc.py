@@ -53,3 +53,98 @@ def test_compile_from_threads(compiler):
         binaries = list(pool.map(lambda i: compiler.compile(sources[i], [f"k{i}"]), range(8)))
     assert [b.lowered[f"k{i}"] for i, b in enumerate(binaries)] == [f"k{i}" for i in range(8)]
     assert len({b.key for b in binaries}) == 8
+
+
+# -- the ptxas report: never a silent default --------------------------------------------
+from dataclasses import replace as _replace  # noqa: E402
+
+from hfuse.runtime.binary_cache import BinaryCache  # noqa: E402
+
+KERNEL = 'extern "C" __global__ void k(float* a) { a[threadIdx.x] *= 2.0f; }\n'
+
+
+def _fresh(tmp_path=None) -> Compiler:
+    return Compiler("sm_90", cache=BinaryCache(tmp_path) if tmp_path is not None else None)
+
+
+def _without_log(binary):
+    return _replace(binary, log="", ptxas={})
+
+
+def test_every_kernel_compiled_has_its_report():
+    compiler = _fresh()
+    if not compiler._nvrtc_reports(compiler.options()):
+        pytest.skip("this NVRTC writes no ptxas report at all (then spills are unknown for every kernel)")
+    assert compiler.compile(KERNEL, ["k"]).missing_reports(["k"]) == []
+
+
+def test_a_log_without_the_report_is_compiled_again_then_refused(monkeypatch):
+    compiler = _fresh()
+    if not compiler._nvrtc_reports(compiler.options()):
+        pytest.skip("this NVRTC writes no ptxas report at all")
+    real = compiler._run_nvrtc
+    calls = []
+
+    def once_empty(source, names, opts):
+        calls.append(names)
+        binary = real(source, names, opts)
+        return _without_log(binary) if len(calls) == 1 else binary
+
+    monkeypatch.setattr(compiler, "_run_nvrtc", once_empty)
+    assert compiler.compile(KERNEL, ["k"]).missing_reports(["k"]) == [] and len(calls) == 2
+
+    always = _fresh()
+    always._reports = True
+    monkeypatch.setattr(always, "_run_nvrtc", lambda s, n, o: _without_log(real(s, n, o)))
+    with pytest.raises(CompileError, match="no ptxas report"):
+        always.compile(KERNEL, ["k"])
+
+
+def test_only_an_nvrtc_that_does_not_know_the_option_compiles_without_it(monkeypatch):
+    compiler = _fresh()
+    real = compiler._run_nvrtc
+
+    def refused(source, names, opts):
+        if "-Xptxas=-v" in opts:
+            raise CompileError("NVRTC could not compile", "nvrtc error: unrecognized option -Xptxas=-v", opts)
+        return real(source, names, opts)
+
+    monkeypatch.setattr(compiler, "_run_nvrtc", refused)
+    binary = compiler.compile(KERNEL, ["k"])
+    assert "-Xptxas=-v" not in binary.options and compiler.verbose_ptxas is False
+
+    other = _fresh()
+    monkeypatch.setattr(other, "_run_nvrtc", lambda s, n, o: (_ for _ in ()).throw(
+        CompileError("NVRTC could not compile", "ptxas fatal: out of memory (options -Xptxas=-v)", o)))
+    with pytest.raises(CompileError):  # a failure that merely mentions the option is the compile's
+        other.compile(KERNEL, ["k"])
+
+
+def test_a_cached_entry_without_its_report_is_not_trusted(tmp_path, monkeypatch):
+    compiler = _fresh(tmp_path)
+    if not compiler._nvrtc_reports(compiler.options()):
+        pytest.skip("this NVRTC writes no ptxas report at all")
+    good = compiler.compile(KERNEL, ["k"])
+    key = compiler.cache.key(KERNEL, compiler.options(), ["k"], compiler._nvrtc_version)
+    compiler.cache.put(key, _without_log(good))  # as a torn or foreign writer might have left it
+    again = _fresh(tmp_path)
+    assert again.compile(KERNEL, ["k"]).missing_reports(["k"]) == []
+    assert not again.cache.get(key).missing_reports(["k"])  # and the entry was written whole again
+
+
+def _compile_many(directory: str) -> list[list[str]]:
+    compiler = Compiler("sm_90", cache=BinaryCache(directory))
+    sources = [KERNEL.replace("2.0f", f"{i}.0f") for i in range(6)]
+    return [compiler.compile(s, ["k"]).missing_reports(["k"]) for s in sources]
+
+
+def test_processes_sharing_one_cache_all_get_their_reports(tmp_path):
+    """Several processes compiling the same sources into one cache directory at once (as
+    ``pytest -n`` and batch tuning do): every binary carries its report."""
+    import multiprocessing
+
+    if not _fresh()._nvrtc_reports(_fresh().options()):
+        pytest.skip("this NVRTC writes no ptxas report at all")
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        results = pool.map(_compile_many, [str(tmp_path)] * 3)
+    assert all(missing == [] for per_process in results for missing in per_process)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 from ..errors import HFuseError
-from .ptxas import Resources
+from .ptxas import Resources, find_resources
 
 DEFAULT_SMEM_LIMIT = 48 * 1024
 """Static + dynamic shared memory a launch gets without opting in."""
@@ -58,6 +58,11 @@ class CompiledBinary:
     def params(self, name: str) -> list[PtxParam] | None:
         """The kernel's parameters as PTX declares them, or None if PTX is unavailable."""
         return parse_ptx_params(self.ptx, self.symbol(name)) if self.ptx else None
+
+    def missing_reports(self, names: Sequence[str]) -> list[str]:
+        """The kernels among ``names`` whose ptxas report the log lacks (``&name`` asks for a
+        variable's lowered name: no report is expected for it)."""
+        return [n for n in names if not n.startswith("&") and find_resources(self.ptxas, self.symbol(n)) is None]
 
 
 @dataclass(frozen=True)

@@ -34,13 +34,19 @@ from ..toolkit import cuda_include_dirs
 if TYPE_CHECKING:
     from .binary_cache import BinaryCache
 
+_REPORTING = "-Xptxas=-v"
+"""Asks ptxas for its report (registers, spills, stack) in the program log."""
+_REPORT_REFUSED = re.compile(r"(unrecogni[sz]ed|unknown|invalid|unsupported)[^\n]*(-Xptxas|ptxas-options)", re.I)
+"""An NVRTC's words for an option it does not know (only then is the report given up)."""
+_PROBE = 'extern "C" __global__ void hfuse_probe(int* p) { p[0] = 1; }\n'
+
 
 class Compiler:
     """NVRTC compiler with a per-object cache. One per process (or per tuning run).
 
     ``arch`` defaults to the current device's (``sm_90`` on an H100); give it explicitly
     to compile without a GPU. ``verbose_ptxas`` adds ``-Xptxas -v`` so the log has the
-    spill split; it is dropped automatically if this NVRTC refuses it. ``cache`` keeps
+    spill split; it is dropped only if this NVRTC says it does not know the option. ``cache`` keeps
     every binary compiled on disk too (give one only for sources whose user headers are
     inlined: see ``binary_cache``).
     """
@@ -69,6 +75,8 @@ class Compiler:
         """Per loaded module (binary key, instance): what ``set_symbols`` last copied there."""
         self._lock = threading.Lock()
         self._nvrtc_version: tuple[int, int] | None = None
+        self._reports: bool | None = None
+        """Whether this NVRTC writes ptxas's report when asked (None: not probed yet)."""
         self._tmp = tempfile.mkdtemp(prefix="hfuse-cubin-")
         weakref.finalize(self, shutil.rmtree, self._tmp, True)
 
@@ -88,7 +96,7 @@ class Compiler:
         opts = [f"-arch={self.arch}", f"-std={self.std}"]
         opts += [f"-I{d}" for d in self.include_dirs]
         if self.verbose_ptxas:
-            opts.append("-Xptxas=-v")
+            opts.append(_REPORTING)
         return tuple(opts) + self.extra_options + tuple(extra)
 
     def _nvrtc(self) -> Any:
@@ -107,23 +115,50 @@ class Compiler:
             if key in self._binaries:
                 return self._binaries[key]
         stored_as = None
+        binary = None
         if self.cache is not None:
             self._nvrtc()
             stored_as = self.cache.key(source, opts, names, self._nvrtc_version)
             binary = self.cache.get(stored_as)
-        if stored_as is None or binary is None:
-            try:
-                binary = self._run_nvrtc(source, names, opts)
-            except CompileError as err:
-                if not (self.verbose_ptxas and "-Xptxas" in err.log):
-                    raise
-                # An NVRTC that does not know -Xptxas: compile without the spill report.
-                binary = self._run_nvrtc(source, names, tuple(o for o in opts if not o.startswith("-Xptxas")))
-            if stored_as is not None:
+            if binary is not None and _REPORTING in opts and binary.missing_reports(names):
+                binary = None  # an entry without the report it was compiled for: never trusted
+        if binary is None:
+            binary = self._compile_reporting(source, names, opts)
+            if stored_as is not None and (_REPORTING not in binary.options or not binary.missing_reports(names)):
                 self.cache.put(stored_as, binary)
         with self._lock:
             self._binaries[key] = binary
         return binary
+
+    def _compile_reporting(self, source: str, names: Sequence[str], opts: tuple[str, ...]) -> CompiledBinary:
+        """NVRTC with ptxas's report for every kernel asked for, or a ``CompileError``.
+
+        A missing report is never a silent default. An NVRTC that refuses the report's
+        option compiles without it, and one that accepts it but never writes a report
+        (seen: CUDA 13.2's) is found once by a probe; with either, spills are unknown
+        (``None``) for every kernel. Any other failure is the source's. With an NVRTC that
+        reports, a compile whose log lacks a kernel's report is tried once more (seen
+        under many concurrent compiles), then refused."""
+        try:
+            binary = self._run_nvrtc(source, names, opts)
+        except CompileError as err:
+            if _REPORTING not in opts or not _REPORT_REFUSED.search(err.log):
+                raise
+            self.verbose_ptxas = False
+            return self._run_nvrtc(source, names, tuple(o for o in opts if o != _REPORTING))
+        if _REPORTING in opts and binary.missing_reports(names) and self._nvrtc_reports(opts):
+            binary = self._run_nvrtc(source, names, opts)
+            if missing := binary.missing_reports(names):
+                raise CompileError(f"NVRTC compiled {', '.join(missing)} but its log has no ptxas report for "
+                                   "it (registers and spills are read from it); compile again", binary.log, opts)
+        return binary
+
+    def _nvrtc_reports(self, opts: tuple[str, ...]) -> bool:
+        """Whether this NVRTC writes ptxas's report when asked (a probe, once per compiler)."""
+        if self._reports is None:
+            probe = self._run_nvrtc(_PROBE, ["hfuse_probe"], opts)
+            self._reports = not probe.missing_reports(["hfuse_probe"])
+        return self._reports
 
     def _run_nvrtc(self, source: str, names: Sequence[str], opts: tuple[str, ...]) -> CompiledBinary:
         nvrtc = self._nvrtc()
