@@ -31,11 +31,11 @@ from .transform.context_types import check_context_type
 from .transform.opaque import REFUSAL_HINT, OpaqueNames, opaque_names
 from .partition import Part, Partition, make_partition
 from .transform.specialize import specialise_part
+from .registers import RegisterPolicy, kernel_attribute, part_budgets
+from .registers import describe as describe_registers
 
 FUSED_NAMESPACE = "hfuse_fused"
 """Where the fused kernel is emitted when some part lives in a namespace."""
-from .registers import RegisterPolicy, kernel_attribute, part_budgets
-from .registers import describe as describe_registers
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,9 @@ class PreparedUnit:
         return tuple(dict.fromkeys(h for f in self.program.files for h in f.headers))
 
     def matches(self, specs: Sequence[KernelSpec]) -> bool:
-        return [(s.file, s.name) for s in specs] == [(k.spec.file, k.spec.name) for k in self.kernels]
+        """Whether ``specs`` name the same kernels and instantiations (their blocks may differ)."""
+        return ([(s.file, s.name, tuple(s.template_args)) for s in specs]
+                == [(k.spec.file, k.spec.name, tuple(k.spec.template_args)) for k in self.kernels])
 
     def emit(self, fusion: Fusion, *, name: str | None = None, barrier_form: BarrierForm = "barrier") -> FusedKernel:
         """The fused kernel of these kernels for ``fusion`` (any layout, blocks, register
