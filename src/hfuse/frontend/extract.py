@@ -11,7 +11,7 @@ import tree_sitter as ts
 from ..errors import HFuseError, Location
 from ..files import read_text_file
 from .model import Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem
-from .parse import line_of, parse, walk
+from .parse import compact, inner_declarator, line_of, parse, walk
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
 
@@ -98,14 +98,14 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
         if body is not None and body.type == "declaration_list":
             return _scope_items(_inside_braces(body), data, where, scope)
     if node.type == "using_declaration" and any(c.type == "namespace" for c in node.children):
-        target = node.named_children[-1].text.decode().replace(" ", "") if node.named_children else ""
+        target = compact(node.named_children[-1].text.decode()) if node.named_children else ""
         return [TopLevelItem("using", text, (), path, line, scope=scope, nominates=target)]
     if node.type == "namespace_alias_definition":
-        alias, target = node.named_children[0].text.decode(), node.named_children[-1].text.decode().replace(" ", "")
+        alias, target = node.named_children[0].text.decode(), compact(node.named_children[-1].text.decode())
         return [TopLevelItem("using", text, (alias,), path, line, scope=scope, nominates=target)]
     definition = node
     if node.type == "template_declaration":
-        inner = [c for c in node.named_children if c.type != "template_parameter_list"]
+        inner = [c for c in node.named_children if c.type not in ("template_parameter_list", "comment")]  # a comment may come first
         if inner and inner[0].type == "function_definition":
             definition = inner[0]
     if definition.type == "function_definition":
@@ -170,7 +170,7 @@ def _references(node: ts.Node) -> frozenset[str]:
     while stack:
         current = stack.pop()
         if current.type == "qualified_identifier":
-            found.add(current.text.decode().replace(" ", "").replace("template", ""))
+            found.add(compact(current.text.decode()).replace("template", ""))
             head = current.child_by_field_name("scope")
             if head is not None:
                 stack.append(head)
@@ -271,9 +271,7 @@ def _function(
     owner: str | None = None,
 ) -> Function:
     path, line = where(line_of(outer))
-    declarator = definition.child_by_field_name("declarator")
-    while declarator is not None and declarator.type not in ("function_declarator", "operator_cast"):
-        declarator = declarator.child_by_field_name("declarator")
+    declarator = inner_declarator(definition.child_by_field_name("declarator"), ("function_declarator", "operator_cast"))
     if declarator is None:
         raise HFuseError("cannot find the function's declarator", Location(path, line))
     if declarator.type == "operator_cast":  # ``operator T *() const``: a conversion, no parameters

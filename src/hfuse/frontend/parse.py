@@ -51,6 +51,12 @@ def is_pragma(node: ts.Node, source: bytes) -> bool:
     return node.type == "comment" and source[node.start_byte : node.end_byte].lstrip().startswith(b"#")
 
 
+def compact(text: str) -> str:
+    """``text`` without any whitespace: a name as written, however it was spread over lines
+    (``ns::\n    f``, ``a :: b``)."""
+    return "".join(text.split())
+
+
 def first_error(node: ts.Node) -> ts.Node | None:
     """The first ERROR or MISSING node below ``node`` (document order), if any."""
     if not node.has_error:
@@ -75,3 +81,15 @@ def walk(node: ts.Node):
 
 def line_of(node: ts.Node) -> int:
     return node.start_point[0] + 1
+
+
+def inner_declarator(node: ts.Node | None, stop: tuple[str, ...] = ("function_declarator",)) -> ts.Node | None:
+    """The declarator of type ``stop`` inside ``node``, through pointer and reference
+    declarators (``float& at(...)``, ``T* const* f(...)``: a reference declarator has no
+    ``declarator`` field, its declarator is a plain child). None when there is none."""
+    while node is not None and node.type not in stop:
+        inner = node.child_by_field_name("declarator")
+        if inner is None and node.type in ("reference_declarator", "pointer_declarator"):
+            inner = next((c for c in node.named_children if c.type.endswith("declarator") or c.type in stop), None)
+        node = inner
+    return node

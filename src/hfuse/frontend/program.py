@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import HFuseError, Location
 from .model import Function, SourceFile, TopLevelItem
 from .resolve import Resolver
+from .parse import compact
 
 _EXTERN_SHARED = re.compile(r"^\s*extern\s+(?:__shared__\s+)(?P<type>[^;\[]*?)\s*(?P<name>\w+)\s*\[\s*\]\s*;\s*$", re.S)
 
@@ -87,7 +88,7 @@ class Program:
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
         kernels = source.kernels
-        wanted = name.lstrip(":").replace(" ", "")
+        wanted = compact(name.lstrip(":"))
         if wanted in kernels:
             return kernels[wanted]
         by_plain = [f for key, f in kernels.items() if key.split("::")[-1] == wanted]

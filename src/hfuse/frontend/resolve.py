@@ -18,7 +18,7 @@ from typing import Iterable
 import tree_sitter as ts
 
 from .model import Scope, TopLevelItem
-from .parse import parse, walk
+from .parse import compact, parse, walk
 
 COOPERATIVE_GROUPS = "cooperative_groups"
 
@@ -49,9 +49,9 @@ class LocalNames:
         usings, aliases = [], []
         for node in walk(root):
             if node.type == "using_declaration" and any(c.type == "namespace" for c in node.children):
-                usings.append(node.named_children[-1].text.decode().replace(" ", ""))
+                usings.append(compact(node.named_children[-1].text.decode()))
             elif node.type == "namespace_alias_definition" and len(node.named_children) >= 2:
-                aliases.append((node.named_children[0].text.decode(), node.named_children[-1].text.decode().replace(" ", "")))
+                aliases.append((node.named_children[0].text.decode(), compact(node.named_children[-1].text.decode())))
         return cls(tuple(usings), tuple(aliases))
 
     @classmethod
@@ -95,7 +95,7 @@ class Resolver:
     # -- namespaces --------------------------------------------------------------------
     def namespace(self, scope: Scope, written: str, local: LocalNames = LocalNames()) -> str:
         """The namespace a qualifier names (aliases followed), as a key without leading '::'."""
-        parts = [p for p in written.replace(" ", "").split("::")]
+        parts = [p for p in compact(written).split("::")]
         absolute = parts and parts[0] == ""
         parts = [p for p in parts if p]
         if not parts:
@@ -131,7 +131,7 @@ class Resolver:
         ``known`` narrows the search to a set of keys (e.g. only functions).
         """
         universe = self.declared if known is None else known
-        text = re.sub(r"<[^<>]*>", "", written.replace(" ", ""))
+        text = re.sub(r"<[^<>]*>", "", compact(written))
         while "<" in text:  # nested template arguments
             text = re.sub(r"<[^<>]*>", "", text)
         absolute = text.startswith("::")

@@ -16,7 +16,7 @@ import tree_sitter as ts
 from ..errors import HFuseError, Location
 from ..frontend.extract import declarator_name
 from ..frontend.model import Function, TopLevelItem
-from ..frontend.parse import line_of, parse, walk
+from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
 from .opaque import REFUSAL_HINT, OpaqueNames
 
@@ -44,7 +44,7 @@ def call_reference(call: ts.Node) -> str | None:
     if fn is not None and fn.type == "template_function":
         fn = fn.child_by_field_name("name")
     if fn is not None and fn.type in ("identifier", "qualified_identifier"):
-        return fn.text.decode().replace(" ", "")
+        return compact(fn.text.decode())
     return None
 
 
@@ -63,7 +63,7 @@ def cg_spellings(resolver: Resolver | None, scope: tuple[str, ...], local: Local
 
 def qualified_tail(node: ts.Node) -> tuple[str, str]:
     """(namespace text, last name) of a qualified_identifier or identifier."""
-    text = node.text.decode().replace(" ", "")
+    text = compact(node.text.decode())
     head, _, tail = text.rpartition("::")
     return head, tail
 
@@ -156,7 +156,7 @@ def _local_using_declarations(root: ts.Node) -> dict[str, str]:
     found = {}
     for node in walk(root):
         if node.type == "using_declaration" and not any(c.type == "namespace" for c in node.children) and node.named_children:
-            target = node.named_children[-1].text.decode().replace(" ", "")
+            target = compact(node.named_children[-1].text.decode())
             found[target.split("::")[-1]] = target
     return found
 

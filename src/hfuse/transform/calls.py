@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from ..frontend.parse import walk
+from ..frontend.parse import inner_declarator, walk
 from .analysis import call_reference
 from .context import CTX, PartContext
 from .definition import Definition
@@ -48,9 +48,7 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
 def signature_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     """Rename a helper's definition to its per-part copy and add the context parameter."""
     function = next(n for n in walk(definition.root) if n.type == "function_definition")
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
+    declarator = inner_declarator(function.child_by_field_name("declarator"))
     name = declarator.child_by_field_name("declarator")
     if name.type == "template_function":  # an explicit specialisation: ``cast__hf1<half2, float>``
         name = name.child_by_field_name("name")

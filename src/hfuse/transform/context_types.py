@@ -25,7 +25,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.model import Scope, TopLevelItem
-from ..frontend.parse import line_of, parse, walk
+from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames
 from .context import CTX, PartContext
 from .definition import Definition
@@ -41,7 +41,7 @@ def _names_type(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames
     parent = node.parent
     written = text
     if parent is not None and parent.type == "qualified_identifier" and parent.child_by_field_name("name") == node:
-        written = parent.text.decode().replace(" ", "")
+        written = compact(parent.text.decode())
     return ctx.resolver.resolve(scope, written, local) in ctx.context_types
 
 

@@ -28,6 +28,7 @@ from typing import Iterable, Mapping
 
 from ..frontend.model import Scope, TopLevelItem
 from ..frontend.resolve import LocalNames, Resolver
+from ..frontend.parse import compact
 
 CUB = "cub"
 
@@ -50,7 +51,7 @@ REFUSAL_HINT = "keep this kernel unfused; CUB's warp-level primitives (cub::Warp
 
 
 def _plain(written: str) -> str:
-    text = written.replace(" ", "").replace("template", "")
+    text = compact(written).replace("template", "")
     while "<" in text:
         stripped = re.sub(r"<[^<>]*>", "", text)
         if stripped == text:
@@ -152,7 +153,7 @@ def opaque_names(items: Iterable[TopLevelItem], resolver: Resolver) -> OpaqueNam
     for item in items:
         match = _USING_DECLARATION.match(item.text)
         if match:
-            target = match.group("target").replace(" ", "")
+            target = compact(match.group("target"))
             usings[("::".join(s for s in item.scope if s), target.split("::")[-1])] = target
     found = OpaqueNames(resolver, {}, usings)
     declarations: dict[str, str] = {}

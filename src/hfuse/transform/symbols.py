@@ -11,7 +11,7 @@ so each copy reads its own part's table.
 """
 from __future__ import annotations
 
-from ..frontend.parse import walk
+from ..frontend.parse import compact, walk
 from .context import PartContext
 from .definition import Definition
 from .edits import TextEdit
@@ -31,7 +31,7 @@ def symbol_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         if parent is not None and parent.type == "qualified_identifier":
             if parent.child_by_field_name("name") != node:
                 continue
-            written = parent.text.decode().replace(" ", "")
+            written = compact(parent.text.decode())
         key = ctx.resolver.resolve(scope, written, local)
         if key in ctx.symbols:
             edits.append(TextEdit.replace(node, ctx.clone_name(node.text.decode())))

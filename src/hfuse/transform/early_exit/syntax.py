@@ -7,7 +7,7 @@ from typing import Iterable
 
 import tree_sitter as ts
 
-from ...frontend.parse import parse, walk
+from ...frontend.parse import compact, inner_declarator, parse, walk
 
 
 
@@ -64,10 +64,7 @@ def _function(root: ts.Node) -> ts.Node | None:
 
 
 def _function_declarator(definition: ts.Node) -> ts.Node | None:
-    node = definition.child_by_field_name("declarator")
-    while node is not None and node.type != "function_declarator":
-        node = node.child_by_field_name("declarator")
-    return node
+    return inner_declarator(definition.child_by_field_name("declarator"))
 
 
 def _plain_name(node: ts.Node | None) -> str | None:
@@ -162,6 +159,6 @@ def _parameters(text: str) -> tuple[str, ...] | None:
             return None
         target = p.child_by_field_name("declarator")
         out.append(target.text.decode() if target is not None else "")
-    if len(out) == 1 and params.text.decode().replace(" ", "") == "(void)":
+    if len(out) == 1 and compact(params.text.decode()) == "(void)":
         return ()
     return tuple(out)

@@ -1,0 +1,36 @@
+"""Real C++ the front end once misread (issue 20), each on the emitted code."""
+from __future__ import annotations
+
+import pytest
+
+from hfuse.api import fuse
+from hfuse.spec import Dim3, KernelSpec
+
+from corpus import cases as C
+from toolchain import compile_nvcc
+
+DECLARATIONS = C.CORPUS / "real_cpp" / "declarations.cu"
+
+
+@pytest.fixture(scope="module")
+def fused():
+    return fuse([KernelSpec(DECLARATIONS, "k1", Dim3(128), ("float",)), KernelSpec(DECLARATIONS, "k2", Dim3(128))])
+
+
+def test_helpers_and_operators_returning_references_are_read(fused):
+    # once: "cannot find the function's declarator" for the whole file
+    assert "__device__ __forceinline__ float& at(float* p, int i)" in fused.source
+    assert "__device__ inline V& operator+=(V& a, const V& b)" in fused.source
+
+
+def test_a_comment_between_the_template_header_and_the_kernel_hides_nothing(fused):
+    assert [p.spec.name for p in fused.parts] == ["k1", "k2"]  # once: "no __global__ kernel named 'k1'"
+
+
+def test_a_qualified_call_broken_across_lines_takes_its_callee(fused):
+    assert "__device__ float twice(float v)" in fused.source  # once left out: the output did not compile
+
+
+@pytest.mark.nvcc
+def test_the_fused_file_compiles(fused, tmp_path):
+    compile_nvcc(fused.source, workdir=tmp_path)

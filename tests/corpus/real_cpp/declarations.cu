@@ -1,0 +1,19 @@
+// C++ as libraries write it, which the front end once misread: helpers and operators that
+// return references, a comment between a template header and its kernel, a qualified
+// call broken across lines.
+struct V { float x; };
+__device__ __forceinline__ float& at(float* p, int i) { return p[i]; }
+__device__ inline V& operator+=(V& a, const V& b) { a.x += b.x; return a; }
+template <typename T>
+// a comment between the template header and the kernel
+__global__ void k1(T* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) at(out, i) = at(out, i) * 2;
+}
+namespace ns { __device__ float twice(float v) { return 2 * v; } }
+__global__ void k2(float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  V a{1.0f}, b{2.0f}; a += b;
+  if (i < n) out[i] = ns::
+      twice(out[i]) + a.x;
+}
