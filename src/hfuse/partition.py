@@ -106,12 +106,13 @@ def make_partition(
     offset, next_id = 0, 1
     for index, (spec, kernel, barrier) in enumerate(zip(specs, kernels, needs_barrier), start=1):
         where = Location(spec.file, kernel.line, spec.name)
-        if kernel.launch_bounds and spec.block.size > kernel.launch_bounds[0]:
+        bound = kernel.max_threads(spec.template_args)
+        if bound is not None and spec.block.size > bound:
             raise HFuseError(
                 f"block {spec.block} has {spec.block.size} threads but the kernel declares "
-                f"__launch_bounds__({kernel.launch_bounds[0]}, ...)",
+                f"__launch_bounds__({kernel.launch_bounds[0]}, ...)" + (f" = {bound}" if str(bound) != kernel.launch_bounds[0] else ""),
                 where,
-                hint=f"use at most {kernel.launch_bounds[0]} threads for this kernel",
+                hint=f"use at most {bound} threads for this kernel",
             )
         barrier_id = None
         if barrier:

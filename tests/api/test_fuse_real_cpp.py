@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from hfuse.api import fuse
+from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
 
 from corpus import cases as C
@@ -34,3 +35,14 @@ def test_a_qualified_call_broken_across_lines_takes_its_callee(fused):
 @pytest.mark.nvcc
 def test_the_fused_file_compiles(fused, tmp_path):
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_launch_bounds_are_constant_expressions_of_the_instance():
+    # (BM * BN) / (TM * TN) = 256 for <4, 4>: once read as 1, and the kernel refused at its own block
+    fused = fuse([KernelSpec(DECLARATIONS, "tile_bounded", Dim3(256), ("4", "4")),
+                  KernelSpec(DECLARATIONS, "param_bounded", Dim3(128), ("128",))])
+    assert [p.block for p in fused.parts] == [Dim3(256), Dim3(128)]
+    # __launch_bounds__(NUM_THREADS) with NUM_THREADS = 128: once read as no bound at all
+    with pytest.raises(HFuseError, match=r"__launch_bounds__\(NUM_THREADS, \.\.\.\) = 128"):
+        fuse([KernelSpec(DECLARATIONS, "tile_bounded", Dim3(256), ("4", "4")),
+              KernelSpec(DECLARATIONS, "param_bounded", Dim3(256), ("128",))])

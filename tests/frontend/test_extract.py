@@ -25,7 +25,7 @@ def test_model_finds_kernels_helpers_and_declarations():
     assert set(kernels) == {"scale", "plain"}
     scale = kernels["scale"]
     assert scale.template_params == ("T", "N")
-    assert scale.launch_bounds == (256, 2)
+    assert scale.launch_bounds == ("256", "2") and scale.max_threads() == 256
     assert [p.name for p in scale.params] == ["a", "n", "p"]
     assert scale.line == 6
     assert kernels["plain"].extern_c

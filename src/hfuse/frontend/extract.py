@@ -293,8 +293,8 @@ def _function(
         template_params = tuple(_template_param_name(p) for p in plist.named_children)
     bounds = None
     for child in definition.named_children:
-        if child.type == "launch_bounds":
-            bounds = tuple(int(re.sub(r"[uUlL]+$", "", n.text.decode()), 0) for n in child.named_children if n.type == "number_literal")
+        if child.type == "launch_bounds":  # the arguments as written (constant expressions)
+            bounds = tuple(_text(n, data) for n in child.named_children if n.type != "comment")
     return Function(
         name=name,
         kind=_function_kind(definition),

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Sequence
+
+from .constant import evaluate
 
 FunctionKind = Literal["global", "device", "host"]
 Scope = tuple[str, ...]
@@ -69,7 +71,8 @@ class Function:
     template_header: str = ""
     """``template <typename T, int N>`` or empty."""
     template_params: tuple[str, ...] = ()
-    launch_bounds: tuple[int, ...] | None = None
+    launch_bounds: tuple[str, ...] | None = None
+    """``__launch_bounds__``'s arguments as written (``"(BM * BN) / (TM * TN)"``, ``"1"``)."""
     extern_c: bool = False
     scope: Scope = ()
     owner: str | None = None
@@ -78,6 +81,18 @@ class Function:
     @property
     def is_template(self) -> bool:
         return bool(self.template_header)
+
+    def max_threads(self, template_args: Sequence[str] = ()) -> int | None:
+        """The block size ``__launch_bounds__`` allows for this instance (None: no bound, or
+        one hfuse cannot evaluate)."""
+        if not self.launch_bounds:
+            return None
+        names = {}
+        for param, arg in zip(self.template_params, template_args):
+            value = evaluate(arg)
+            if value is not None:
+                names[param] = value
+        return evaluate(self.launch_bounds[0], names)
 
     @property
     def key(self) -> str:

@@ -17,3 +17,16 @@ __global__ void k2(float* out, int n) {
   if (i < n) out[i] = ns::
       twice(out[i]) + a.x;
 }
+
+// launch bounds written as constant expressions, of literals and of template parameters
+#define BM 64
+#define BN 64
+template <int TM, int TN>
+__global__ void __launch_bounds__((BM * BN) / (TM * TN), 1) tile_bounded(float* out) {
+  out[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+
+template <int NUM_THREADS>
+__global__ void __launch_bounds__(NUM_THREADS) param_bounded(float* out) {
+  out[blockIdx.x * NUM_THREADS + threadIdx.x] = 2.0f;
+}
