@@ -240,7 +240,7 @@ def _reraise_internal(exc: BaseException, specs: Sequence[KernelSpec]) -> None:
 
 def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> PreparedUnit:
     program = _merge(_sources(specs, sources, options), specs)
-    found = [program.kernel(s.name, s.file) for s in specs]
+    found = [program.kernel(s.name, s.file, s.template_args) for s in specs]
     closure = device_closure(program, found)
     opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
@@ -306,7 +306,7 @@ def device_source(
     """
     with _internal_errors_named([kernel]):
         program = _merge(_sources([kernel], sources, options or NO_OPTIONS), [kernel])
-        function = program.kernel(kernel.name, kernel.file)
+        function = program.kernel(kernel.name, kernel.file, kernel.template_args)
         closure = device_closure(program, [function])
         item = next(i for i in program.items if i.function is function)
         includes = plan_includes(list(dict.fromkeys(i.text for s in program.files for i in s.items if i.kind == "include")))

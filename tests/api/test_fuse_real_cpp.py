@@ -46,3 +46,22 @@ def test_launch_bounds_are_constant_expressions_of_the_instance():
     with pytest.raises(HFuseError, match=r"__launch_bounds__\(NUM_THREADS, \.\.\.\) = 128"):
         fuse([KernelSpec(DECLARATIONS, "tile_bounded", Dim3(256), ("4", "4")),
               KernelSpec(DECLARATIONS, "param_bounded", Dim3(256), ("128",))])
+
+
+def test_overloaded_kernels_are_told_apart_by_their_template_arguments():
+    # once: the last definition of the name won, whatever was asked for
+    plain = fuse([KernelSpec(DECLARATIONS, "fill", Dim3(128)), KernelSpec(DECLARATIONS, "k2", Dim3(128))])
+    assert plain.parts[0].kernel.template_params == () and "float v)" in plain.parts[0].kernel.text.split("{")[0]
+    templated = fuse([KernelSpec(DECLARATIONS, "fill", Dim3(128), ("int",)), KernelSpec(DECLARATIONS, "k2", Dim3(128))])
+    assert templated.parts[0].kernel.template_params == ("T",)
+    with pytest.raises(HFuseError, match="names 2 kernels of one name"):
+        fuse([KernelSpec(DECLARATIONS, "fill", Dim3(128), ("int", "4")), KernelSpec(DECLARATIONS, "k2", Dim3(128))])
+
+
+@pytest.mark.nvcc
+def test_the_corpus_file_compiles_as_it_is(tmp_path):
+    import subprocess
+
+    result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-c", str(DECLARATIONS), "-o", str(tmp_path / "o.o")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr

@@ -5,6 +5,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from ..errors import HFuseError, Location
 from .model import Function, SourceFile, TopLevelItem
@@ -83,12 +84,28 @@ class Program:
             hint="rename one of them, or make both definitions identical",
         )
 
-    def kernel(self, name: str, file: Path) -> Function:
-        """The ``__global__`` function ``name`` (plain or qualified) of ``file``, or a clear error."""
+    def kernel(self, name: str, file: Path, template_args: Sequence[str] = ()) -> Function:
+        """The ``__global__`` function ``name`` (plain or qualified) of ``file``, or a clear error.
+
+        Kernels that share a name (overloads) are told apart by the number of template
+        arguments given; when that does not single one out, hfuse refuses rather than pick."""
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
         kernels = source.kernels
         wanted = compact(name.lstrip(":"))
+        overloads = [f for f in source.functions if f.kind == "global" and wanted in (f.key, f.key.split("::")[-1])]
+        if len({f.key for f in overloads}) == 1 and len(overloads) > 1:
+            fitting = [f for f in overloads if len(f.template_params) == len(template_args)]
+            if len(fitting) != 1:
+                raise HFuseError(
+                    f"'{name}' names {len(overloads)} kernels of one name (lines "
+                    f"{', '.join(str(f.line) for f in overloads)}), and {len(fitting) or 'none'} of them take "
+                    f"{len(template_args)} template argument(s)",
+                    Location(file, overloads[0].line, name),
+                    hint="hfuse picks an overload by its number of template arguments; give them (-k 'NAME<...>:BLOCK'), "
+                         "or rename one kernel",
+                )
+            return fitting[0]
         if wanted in kernels:
             return kernels[wanted]
         by_plain = [f for key, f in kernels.items() if key.split("::")[-1] == wanted]

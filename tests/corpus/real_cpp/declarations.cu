@@ -30,3 +30,11 @@ template <int NUM_THREADS>
 __global__ void __launch_bounds__(NUM_THREADS) param_bounded(float* out) {
   out[blockIdx.x * NUM_THREADS + threadIdx.x] = 2.0f;
 }
+
+// two kernels of one name: a plain one and a template
+__global__ void fill(float* out, float v) { out[blockIdx.x * blockDim.x + threadIdx.x] = v; }
+template <typename T>
+__global__ void fill(T* out, T v, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = v;
+}
