@@ -65,3 +65,15 @@ def test_the_corpus_file_compiles_as_it_is(tmp_path):
     result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-c", str(DECLARATIONS), "-o", str(tmp_path / "o.o")],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+
+
+NAMES = C.CORPUS / "real_cpp" / "names.cu"
+
+
+@pytest.mark.nvcc
+def test_enum_constants_and_what_static_asserts_name_come_along(tmp_path):
+    fused = fuse([KernelSpec(NAMES, "k", Dim3(128)), KernelSpec(NAMES, "k2", Dim3(128))])
+    assert "enum Mode { MODE_ADD = 1, MODE_MUL = 2 };" in fused.source  # used only as MODE_MUL
+    assert "enum Op : int { OP_NEG = 3, OP_ABS = 4 };" in fused.source  # used only as lib::OP_ABS
+    assert fused.source.index("typedef float real_t;") < fused.source.index("static_assert(sizeof(real_t)")
+    compile_nvcc(fused.source, workdir=tmp_path)

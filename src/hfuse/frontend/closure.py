@@ -50,6 +50,10 @@ def device_closure(program: Program, kernels: Sequence[Function]) -> DeviceClosu
         item = program.items[index]
         taken.add(index)
         pending.append((item.scope, item.text, item.references))
+    for item in program.items:
+        if item.kind == "other" and item.device and item.text.lstrip().startswith("static_assert"):
+            # kept (below), so what it names is kept too (a typedef, a constant)
+            pending.append((item.scope, item.text, item.references))
     while pending:
         scope, _, references = pending.pop()
         for written in references:

@@ -208,8 +208,27 @@ def _members(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> tuple[F
     return tuple(members)
 
 
+def _enumerators(node: ts.Node) -> list[str]:
+    """The constants an enum in ``node`` declares, as code names them: ``RED`` for a plain
+    enum (they belong to the enclosing scope), ``Color::RED`` for an ``enum class``."""
+    enums = [node] if node.type == "enum_specifier" else [c for c in node.named_children if c.type == "enum_specifier"]
+    out = []
+    for enum in enums:
+        body = enum.child_by_field_name("body")
+        if body is None:
+            continue
+        scoped = any(c.type in ("class", "struct") for c in enum.children)
+        owner = enum.child_by_field_name("name")
+        for constant in body.named_children:
+            name = constant.child_by_field_name("name") if constant.type == "enumerator" else None
+            if name is None:
+                continue
+            out.append(f"{owner.text.decode()}::{name.text.decode()}" if scoped and owner is not None else name.text.decode())
+    return out
+
+
 def _declared_names(node: ts.Node) -> tuple[str, ...]:
-    names: list[str] = []
+    names: list[str] = _enumerators(node)
     if node.type in _TYPE_DEFINING or node.type == "template_declaration":
         for child in node.named_children:
             if child.type in _TYPE_DEFINING | {"type_identifier"} and child.type != "template_parameter_list":
