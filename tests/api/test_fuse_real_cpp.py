@@ -77,3 +77,14 @@ def test_enum_constants_and_what_static_asserts_name_come_along(tmp_path):
     assert "enum Op : int { OP_NEG = 3, OP_ABS = 4 };" in fused.source  # used only as lib::OP_ABS
     assert fused.source.index("typedef float real_t;") < fused.source.index("static_assert(sizeof(real_t)")
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvrtc
+def test_what_nvcc_includes_implicitly_compiles_under_nvrtc(tmp_path):
+    from toolchain import compile_nvrtc
+
+    path = C.CORPUS / "real_cpp" / "implicit.cu"
+    fused = fuse([KernelSpec(path, "phase", Dim3(128)), KernelSpec(path, "halve", Dim3(128))])
+    assert "typedef unsigned int uint;" in fused.source and "#define M_PI" in fused.source
+    compile_nvrtc(fused.source, [fused.name_expression])  # once: uint, M_PI and INFINITY undefined
+    compile_nvcc(fused.source, workdir=tmp_path)

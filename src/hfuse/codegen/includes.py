@@ -335,8 +335,26 @@ class _Planner:
                            "#else", *originals, "#endif"]
 
 
-def plan_includes(include_lines: Sequence[str]) -> IncludePlan:
-    """The fused file's include lines for the inputs' ``#include`` lines (see the module docstring)."""
+_IMPLICIT_MATH = re.compile(r"^(M_[A-Z0-9_]+|INFINITY|NAN|HUGE_VALF?)$")
+_IMPLICIT_TYPES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": "unsigned long"}
+"""glibc's ``<sys/types.h>`` names, which nvcc's implicit ``cuda_runtime.h`` brings along."""
+
+
+def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
+    """Under NVRTC, what nvcc's implicit ``cuda_runtime.h`` gives device code without an
+    ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``uint``), when the code uses it."""
+    rtc: list[str] = []
+    if any(_IMPLICIT_MATH.match(u) for u in uses) and "math_macros" not in planner.macros_done:
+        rtc += ["#include <cuda/std/cmath>", *planner.rtc_extras(("math", "math_macros"))]
+    rtc += [f"typedef {t} {name};" for name, t in _IMPLICIT_TYPES.items() if name in uses]
+    if rtc:
+        planner.lines += [f"#ifdef {RTC}  // NVRTC: what nvcc's implicit cuda_runtime.h gives without an #include",
+                          *dict.fromkeys(rtc), "#endif"]
+
+
+def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset()) -> IncludePlan:
+    """The fused file's include lines for the inputs' ``#include`` lines (see the module
+    docstring); ``uses``: the names the fused code mentions (for what nvcc gives implicitly)."""
     seen: set[str] = set()
     entries: list[tuple[str, str, str]] = []  # (kind, line, name)
     dropped: list[str] = []
@@ -363,4 +381,5 @@ def plan_includes(include_lines: Sequence[str]) -> IncludePlan:
             j += 1
         planner.block(entries[i][0], [(line, name) for _, line, name in entries[i:j]])
         i = j
+    _implicit(planner, uses)
     return IncludePlan(tuple(planner.lines), tuple(dropped), tuple(unknown))
