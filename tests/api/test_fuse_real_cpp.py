@@ -88,3 +88,19 @@ def test_what_nvcc_includes_implicitly_compiles_under_nvrtc(tmp_path):
     assert "typedef unsigned int uint;" in fused.source and "#define M_PI" in fused.source
     compile_nvrtc(fused.source, [fused.name_expression])  # once: uint, M_PI and INFINITY undefined
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_constexpr_tile_size_is_read(tmp_path):
+    # once: "only warp-sized or smaller tiles (a literal <= 32)" for tiled_partition<kTile>
+    path = C.CORPUS / "real_cpp" / "cg_constexpr.cu"
+    fused = fuse([KernelSpec(path, "scale", Dim3(96)), KernelSpec(path, "warp_sums", Dim3(128))])
+    assert "tiled_partition<kTile>(cooperative_groups::this_thread_block())" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_align_of_a_sizeof_parses():
+    from hfuse.frontend.parse import mask
+
+    text = b"__shared__ __align__(sizeof(float4)) float t[4];"
+    assert mask(text) == b"__shared__" + b" " * len(b" __align__(sizeof(float4))") + b" float t[4];"

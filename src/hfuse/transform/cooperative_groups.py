@@ -14,6 +14,7 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
+from ..frontend.constant import evaluate
 from ..frontend.parse import line_of, walk
 from .analysis import called_name, cg_block_variables, is_cg_block_call, is_cg_block_type
 from .context import CTX, PartContext
@@ -30,10 +31,11 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
     block_type = f"hfuse_thread_block<{ctx.barrier_args}>"
     block_vars = cg_block_variables(root, cg)
     tiles: dict[str, int] = {}
+    constants = local_constants(root)
     for node in walk(root):
         if node.type == "call_expression" and called_name(node) == "tiled_partition":
             declared = _declared_tile(node)
-            size = _tile_size(node)
+            size = _tile_size(node, constants)
             if declared is not None and size is not None:
                 tiles[declared] = size
     edits.extend(_meta_group_edits(root, tiles, ctx, file, line_base))
@@ -45,26 +47,23 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
         elif is_cg_block_type(node, cg):
             edits.append(TextEdit.replace(node, block_type))
         elif node.type == "call_expression" and called_name(node) == "tiled_partition":
-            edits.extend(_tile_edits(node, block_vars, ctx, file, line_base))
+            edits.extend(_tile_edits(node, block_vars, ctx, file, line_base, constants))
     return edits
 
 
-def _tile_edits(call: ts.Node, block_vars: set[str], ctx: PartContext, file: str, line_base: int) -> list[TextEdit]:
-    sizes = []
-    fn = call.child_by_field_name("function")
-    while fn is not None and fn.type == "qualified_identifier":
-        fn = fn.child_by_field_name("name")
-    if fn is not None and fn.type == "template_function":
-        sizes = [a.text.decode() for a in fn.child_by_field_name("arguments").named_children]
+def _tile_edits(call: ts.Node, block_vars: set[str], ctx: PartContext, file: str, line_base: int,
+                constants: dict[str, int]) -> list[TextEdit]:
     args = call.child_by_field_name("arguments").named_children
-    sizes += [a.text.decode() for a in args[1:2]]
     parents = [a for a in args[:1] if (a.type == "identifier" and a.text.decode() in block_vars) or is_cg_block_call(a)]
     if not parents:
         return []
-    if not sizes or not sizes[0].rstrip("uU").isdigit() or int(sizes[0].rstrip("uU")) > 32:
+    size = _tile_size(call, constants)
+    if size is None or size > 32:
+        written = _tile_size_text(call)
         raise HFuseError(
-            f"tiled_partition of a thread block into tiles of {sizes[0] if sizes else 'unknown size'} threads: "
-            "only warp-sized or smaller tiles (a literal <= 32) can be kept when fused",
+            f"tiled_partition of a thread block into tiles of {written or 'unknown size'}"
+            + (f" = {size}" if size is not None and written != str(size) else "") + " threads: "
+            "only warp-sized or smaller tiles (a constant <= 32) can be kept when fused",
             Location(file, line_base + line_of(call), ctx.kernel),
         )
     # the real block's warps are the part's warps: parts start on warp boundaries
@@ -82,7 +81,8 @@ def _is_tile_parent(node: ts.Node) -> bool:
             and first is not None and first.start_byte == node.start_byte)
 
 
-def _tile_size(call: ts.Node) -> int | None:
+def _tile_size_text(call: ts.Node) -> str | None:
+    """The tile size as written: the template argument, or the second call argument."""
     fn = call.child_by_field_name("function")
     while fn is not None and fn.type == "qualified_identifier":
         fn = fn.child_by_field_name("name")
@@ -90,7 +90,31 @@ def _tile_size(call: ts.Node) -> int | None:
     if fn is not None and fn.type == "template_function":
         texts = [a.text.decode() for a in fn.child_by_field_name("arguments").named_children]
     texts += [a.text.decode() for a in call.child_by_field_name("arguments").named_children[1:2]]
-    return int(texts[0].rstrip("uU")) if texts and texts[0].rstrip("uU").isdigit() else None
+    return texts[0] if texts else None
+
+
+def _tile_size(call: ts.Node, constants: dict[str, int]) -> int | None:
+    text = _tile_size_text(call)
+    return evaluate(text, constants) if text is not None else None
+
+
+def local_constants(root: ts.Node) -> dict[str, int]:
+    """Integer constants the definition declares (``constexpr int kWarp = 32;``, ``const int
+    kTile = kWarp / 2;``), in order, each evaluated from the ones before it."""
+    constants: dict[str, int] = {}
+    for node in walk(root):
+        if node.type != "declaration":
+            continue
+        words = {c.text.decode() for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+        if not words & {"constexpr", "const"}:
+            continue
+        for declarator in node.children_by_field_name("declarator"):
+            target, value = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("value")
+            if declarator.type == "init_declarator" and target is not None and target.type == "identifier" and value is not None:
+                number = evaluate(value.text.decode(), constants)
+                if number is not None:
+                    constants[target.text.decode()] = number
+    return constants
 
 
 def _declared_tile(call: ts.Node) -> str | None:
