@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -11,7 +11,7 @@ from .version import __version__
 from .codegen.emit import assemble, assemble_device_file, dropped_comment, header_comment
 from .codegen.includes import IncludePlan, plan_includes
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
-from .layouts import HORIZONTAL, Layout, layout_of
+from .layouts import HORIZONTAL, INTERBLOCK, Layout, layout_of
 from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
 from .errors import HFuseError, Location
@@ -28,7 +28,7 @@ from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, cl
 from .transform.context import PartContext
 from .transform.early_exit import functions_of
 from .transform.context_types import check_context_type
-from .transform.opaque import REFUSAL_HINT, OpaqueNames, opaque_names
+from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaque_names
 from .partition import Part, Partition, make_partition
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
@@ -53,6 +53,8 @@ class FusedKernel:
     symbol_names: tuple[dict[str, str], ...] = ()
     """Per part: user's ``__constant__``/``__device__`` symbol name -> its name in the fused
     source, for the symbols hfuse renamed (two inputs defined them); empty: none renamed."""
+    notes: tuple[str, ...] = ()
+    """What the user should know about how it was fused (a layout hfuse chose, and why)."""
 
     @property
     def layout(self) -> Layout:
@@ -140,6 +142,9 @@ class PreparedKernel:
     """Definitions of the structs with block-reading members that this kernel uses."""
     symbols: tuple[TopLevelItem, ...] = ()
     """Its own definitions of the symbols another input defines too (renamed per part)."""
+    whole_block: HFuseError | None = None
+    """Why it must run as one whole block of its own (CUB's block collectives, ...): only
+    layouts that keep a block whole take it. None: it may share a block."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,21 @@ class PreparedUnit:
     """Structs every part gets its own copy of (see transform/context_types.py)."""
     symbols: frozenset[str] = frozenset()
     """Symbols defined by several inputs: every part gets its own (see transform/symbols.py)."""
+
+    @property
+    def needs_whole_blocks(self) -> bool:
+        """Some kernel must run as one whole block of its own (``Layout.keeps_block_whole``)."""
+        return any(k.whole_block is not None for k in self.kernels)
+
+    def default_layout(self) -> tuple[Layout, tuple[str, ...]]:
+        """Horizontal fusion, or inter-block fusion where a kernel needs whole blocks, and why."""
+        needing = [k for k in self.kernels if k.whole_block is not None]
+        if not needing:
+            return HORIZONTAL, ()
+        first = needing[0].whole_block
+        return INTERBLOCK, (f"note: {first.where.kernel} must run as one whole block of its own "
+                            f"({first.message}), so the kernels are fused by the interblock layout, which runs one "
+                            "block of one kernel per fused block",)
 
     @property
     def headers(self) -> tuple[Path, ...]:
@@ -255,7 +275,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
             for fn in everything.facts[key]:
                 _check_parses(fn.function, spec)
         check_kernel(kernel, everything)
-        _check_template_arguments(spec, kernel, opaque)
+        whole_block = _check_template_arguments(spec, kernel, opaque) or _whole_block(spec, kernel, everything)
         own_closure = device_closure(program, [kernel]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
         used = [key for key in clashes if any(set(i.keys) & {key} for i in own_closure.items)]
@@ -264,7 +284,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
             check_context_type(item, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
-                                       types, symbols))
+                                       types, symbols, whole_block))
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     uses = frozenset().union(*(i.references for i in closure.items),
@@ -273,14 +293,29 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                         context_helpers, context_types, frozenset(clashes))
 
 
-def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> None:
-    """A kernel instantiated with CUB's block-wide types reads the block through them."""
+def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:
+    """A kernel instantiated with CUB's block-wide types reads the block through them: why
+    it must run as a whole block, or an error where no layout can take it."""
     for argument in spec.template_args:
         for written in re.findall(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", argument):
-            why = opaque.reason(kernel.scope, written, unqualified="::" not in written)
-            if why is not None:
-                raise HFuseError(f"cannot prove the fused kernel correct: its template argument '{argument}' is {why}",
-                                 Location(kernel.file, kernel.line, spec.name), hint=REFUSAL_HINT)
+            found = opaque.reason(kernel.scope, written, unqualified="::" not in written)
+            if found is None:
+                continue
+            error = HFuseError(f"its template argument '{argument}' is {found.why}",
+                               Location(kernel.file, kernel.line, spec.name), hint=WHOLE_BLOCK_HINT)
+            if not found.whole_block:
+                raise HFuseError(f"cannot prove the fused kernel correct: {error.message}", error.where,
+                                 hint=REFUSAL_HINT)
+            return error
+    return None
+
+
+def _whole_block(spec: KernelSpec, kernel: Function, facts: ProgramFacts) -> HFuseError | None:
+    found = facts.whole_block(kernel.key)
+    if found is None:
+        return None
+    why, where, line = found
+    return HFuseError(why, Location(where.function.file, line, spec.name), hint=WHOLE_BLOCK_HINT)
 
 
 @dataclass(frozen=True)
@@ -324,7 +359,7 @@ def device_source(
 def fuse(
     kernels: Sequence[KernelSpec],
     *,
-    layout: Layout | str = HORIZONTAL,
+    layout: Layout | str | None = None,
     register_cap: RegisterPolicy | None = None,
     name: str | None = None,
     barrier_form: BarrierForm = "barrier",
@@ -333,6 +368,9 @@ def fuse(
     prepared: PreparedUnit | None = None,
 ) -> FusedKernel:
     """Fuse ``kernels`` (two or more) into one kernel.
+
+    ``layout`` (default: horizontal fusion, or inter-block fusion where a kernel must run as
+    one whole block of its own, said in ``FusedKernel.notes``).
 
     ``sources`` maps a file path to its text for sources not on disk. ``options`` are
     nvcc's ``-I/-D/-U/-include/-std`` for preprocessing (and for compiling the result).
@@ -343,12 +381,17 @@ def fuse(
     specs = list(kernels)
     if len(specs) < 2:
         raise HFuseError("fusion needs at least two kernels")
-    fusion = Fusion(tuple(s.block for s in specs), layout_of(layout), register_cap)  # an unknown layout says which exist
+    chosen = layout_of(layout) if layout is not None else None  # an unknown layout says which exist
     if prepared is None:
         prepared = prepare(specs, sources=sources, options=options)
     elif not prepared.matches(specs):
         raise ValueError("the prepared unit was made for other kernels")
-    return prepared.emit(fusion, name=name, barrier_form=barrier_form)
+    notes: tuple[str, ...] = ()
+    if chosen is None:
+        chosen, notes = prepared.default_layout()
+    fused = prepared.emit(Fusion(tuple(s.block for s in specs), chosen, register_cap), name=name,
+                          barrier_form=barrier_form)
+    return replace(fused, notes=notes) if notes else fused
 
 
 def _generate(
@@ -359,6 +402,11 @@ def _generate(
     barrier_form: BarrierForm,
 ) -> FusedKernel:
     layout, register_cap = fusion.layout, fusion.registers
+    if not layout.keeps_block_whole:
+        for unit_kernel in prepared.kernels:
+            if (need := unit_kernel.whole_block) is not None:
+                raise HFuseError(f"cannot prove the fused kernel correct in {layout.name} fusion: {need.message}",
+                                 need.where, hint=need.hint)
     program = prepared.program
     found = [k.function for k in prepared.kernels]
     partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement)

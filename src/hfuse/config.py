@@ -29,7 +29,7 @@ import yaml
 
 from .errors import HFuseError, Location
 from .files import read_text_file
-from .layouts import HORIZONTAL, Layout, layout_of
+from .layouts import Layout, layout_of
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .spec import Dim3, KernelSpec
 from .registers import RegisterCap
@@ -41,8 +41,8 @@ _TOP_KEYS = {"output", "layout", "strategy", "register_cap", "name", "barrier", 
 @dataclass
 class FuseRequest:
     kernels: list[KernelSpec]
-    layout: Layout = HORIZONTAL
-    """The config's ``layout`` (``strategy``, its old name, is still read)."""
+    layout: Layout | None = None
+    """The config's ``layout`` (``strategy``, its old name, is still read); None: hfuse chooses."""
     register_cap: RegisterCap | None = None
     name: str | None = None
     barrier_form: str = "barrier"
@@ -109,12 +109,14 @@ def load_config(path: str | Path) -> FuseRequest:
 _CHOICES = {"barrier": ("barrier", "bar")}
 
 
-def _layout(data: dict[str, Any], path: Path) -> Layout:
+def _layout(data: dict[str, Any], path: Path) -> Layout | None:
     """The config's ``layout:`` (or ``strategy:``, its old name)."""
     if "layout" in data and "strategy" in data:
         raise HFuseError("give 'layout' only ('strategy' is its old name)", Location(path))
     key = "strategy" if "strategy" in data else "layout"
-    spec = data.get(key, "horizontal")
+    if key not in data:
+        return None
+    spec = data[key]
     if not isinstance(spec, str):
         raise HFuseError(f"'{key}' must be a layout's name (e.g. horizontal), not {spec!r}", Location(path))
     try:

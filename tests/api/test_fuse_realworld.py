@@ -27,14 +27,22 @@ from toolchain import compile_nvcc, compile_nvrtc
 KERNELS = list(M.KERNELS.values())
 BY_KEY = {k.key: k for k in KERNELS}
 
-REFUSED = {
+REFUSED: dict[str, str] = {
     # construct tag -> what the refusal says: hfuse cannot see into these, so it refuses
+}
+WHOLE_BLOCK = {
+    # construct tag -> what the note says: correct only as one whole block of its own, so
+    # fused by a layout that runs one block of one kernel per fused block
     "cub_block": "CUB's block-wide",
 }
 
 
 def _refusal(kernel: M.RealKernel) -> str | None:
     return next((why for tag, why in REFUSED.items() if tag in kernel.constructs), None)
+
+
+def _whole_block(kernel: M.RealKernel) -> str | None:
+    return next((why for tag, why in WHOLE_BLOCK.items() if tag in kernel.constructs), None)
 
 
 def own_options(kernel: M.RealKernel) -> CompileOptions:
@@ -93,6 +101,11 @@ def test_every_pair_fuses_or_is_refused_for_its_reason(outcomes):
             wrong.append(f"{a} + {b}: refused: {outcome.error}")
         elif expected is not None and (outcome.error is None or expected not in str(outcome.error)):
             wrong.append(f"{a} + {b}: expected a refusal mentioning {expected!r}, got {outcome.error or 'a fusion'}")
+        elif expected is None and (whole := _whole_block(BY_KEY[a]) or _whole_block(BY_KEY[b])) is not None:
+            fused = outcome.fused
+            if not fused.layout.keeps_block_whole or not any(whole in note for note in fused.notes):
+                wrong.append(f"{a} + {b}: expected a layout that keeps blocks whole, with a note on {whole!r}, "
+                             f"got {fused.layout.spec} {fused.notes}")
     assert not wrong, f"{len(wrong)} of {len(outcomes)} pairs went wrong:\n" + "\n".join(wrong[:20])
 
 

@@ -64,17 +64,29 @@ def _spec(path: Path, name: str, block) -> KernelSpec:
 
 
 @pytest.mark.parametrize("kernel", sorted(REFUSED))
-def test_cub_and_cg_through_any_spelling_are_refused(kernel):
+def test_cub_and_cg_through_any_spelling_are_refused_where_the_block_is_shared(kernel):
     what, text = REFUSED[kernel]
     line = _line_of(CUB, kernel, text)
-    with pytest.raises(HFuseError) as err:
-        fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, kernel, 128)])
-    message = str(err.value)
-    assert what in message and "cannot prove the fused kernel correct" in message
-    assert err.value.where.line == line and err.value.where.file == CUB
+    for layout in ("horizontal", "vertical"):
+        with pytest.raises(HFuseError) as err:
+            fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, kernel, 128)], layout=layout)
+        message = str(err.value)
+        assert what in message and f"cannot prove the fused kernel correct in {layout} fusion" in message
+        assert err.value.where.line == line and err.value.where.file == CUB
 
 
-def test_cub_block_type_as_a_template_argument_is_refused():
+@pytest.mark.parametrize("kernel", sorted(REFUSED))
+def test_and_fused_where_each_fused_block_runs_one_whole_block(kernel):
+    # CUB reads the raw threadIdx and syncs the whole block: correct where the kernel's block
+    # runs alone on the fused block's first threads, the others gone (the GPU twin runs it)
+    what, _ = REFUSED[kernel]
+    fused = fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, kernel, 128)])
+    assert fused.layout.name == "interblock" and len(fused.notes) == 1 and what in fused.notes[0]
+    for layout in ("interleaved", "dynamic"):
+        assert fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, kernel, 128)], layout=layout).layout.keeps_block_whole
+
+
+def test_cub_block_type_as_a_template_argument_is_refused_where_the_block_is_shared():
     source = CUB.read_text() + """
 template <class Reduce>
 __global__ void sum_with(const float* in, float* out) {
@@ -85,7 +97,14 @@ __global__ void sum_with(const float* in, float* out) {
 """
     spec = KernelSpec(CUB, "sum_with", Dim3(128), ("mycub::BlockReduce<float, 128>",))
     with pytest.raises(HFuseError, match=r"template argument .*cub::BlockReduce"):
-        fuse([_spec(CUB, "scale_rows", 96), spec], sources={CUB: source})
+        fuse([_spec(CUB, "scale_rows", 96), spec], sources={CUB: source}, layout="horizontal")
+    assert fuse([_spec(CUB, "scale_rows", 96), spec], sources={CUB: source}).layout.keeps_block_whole
+
+
+@pytest.mark.nvcc
+def test_the_whole_block_fusions_compile(tmp_path):
+    fused = fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, "quant::dequant_alias<128, 4>", 128)])
+    compile_nvcc(fused.source, workdir=tmp_path)
 
 
 @pytest.mark.nvcc

@@ -1,7 +1,8 @@
 """GPU twins of test_fuse_trust.py: the shapes that gave wrong results or failed to launch
 now run and are bit-equal to the original kernels (each failed on the main before the fix:
 misaligned address, a dropped specialisation's values, "too many resources requested",
-"invalid argument" from the C++ helper).
+"invalid argument" from the C++ helper), and CUB's block collectives run where each fused
+block runs one whole block of them (the inter-block layout ``fuse`` chooses for them).
 
 The originals are compiled from ``hfuse.api.device_source`` (their device side, as
 ``hfuse tune`` compiles them) and run alone on fresh inputs; the fused kernel runs on
@@ -13,7 +14,6 @@ import hashlib
 import shutil
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -84,6 +84,9 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
                                           Dim3(300), 0, (1,)),
     "convert_rows": lambda rng, cp, b: Launch([_ints(rng, cp), _floats(rng, cp), cp.zeros(N, dtype=np.uint32), np.int32(N)],
                                               Dim3(_cdiv(N, b.size)), 0, (1, 2)),
+    "dequant_alias": lambda rng, cp, b: Launch([cp.asarray(rng.integers(-128, 128, 50 * 512, dtype=np.int8)),
+                                                _floats(rng, cp, 50), _floats(rng, cp, 50 * 512)], Dim3(50), 0, (2,)),
+    "sum_typedef": lambda rng, cp, b: Launch([_floats(rng, cp, 80 * 128), _floats(rng, cp, 80)], Dim3(80), 0, (1,)),
     "heavy_mix": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, 20 * b.size), np.int32(N)], Dim3(20), 0, (1,)),
     "light_copy": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (1,)),
 }
@@ -91,7 +94,7 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
 
 def _k(file: str, name: str, block, args: tuple[str, ...] = ()) -> Kernel:
     spec = KernelSpec(TRUST / file, name, Dim3.of(block), args)
-    return Kernel(spec, lambda rng, cp, s=spec: MAKERS[name](rng, cp, s.block))
+    return Kernel(spec, lambda rng, cp, s=spec: MAKERS[name.split("::")[-1]](rng, cp, s.block))
 
 
 CONFIGS = {
@@ -103,6 +106,10 @@ CONFIGS = {
     "float-array-as-float4": [_k("pragma_align.cu", "pad_bytes", 96), _k("pragma_align.cu", "vec_tile", 256)],
     # 3: explicit specialisations (the primary compiles for the same types and computes something else)
     "specialisations": [_k("pragma_align.cu", "pad_bytes", 64), _k("specialisation.cu", "convert_rows", 128)],
+    # 1: CUB's block collectives, fused where each fused block runs one whole block of them
+    "cub-block-collectives-interblock": [_k("cub_aliases.cu", "scale_rows", 96),
+                                         _k("cub_aliases.cu", "quant::dequant_alias", 128, ("128", "4")),
+                                         _k("cub_aliases.cu", "sum_typedef", 128)],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],
 }

@@ -10,10 +10,17 @@ from hfuse.frontend.resolve import LocalNames, Resolver
 from hfuse.transform.opaque import classify_cub, cub_entity, opaque_names
 
 
-@pytest.mark.parametrize("name", ["BlockReduce", "BlockLoad", "BlockRadixSort", "AgentReduce", "GridBarrier",
-                                  "DeviceReduce", "CTA_SYNC", "CTA_SYNC_AND", "RowMajorTid", "WarpId"])
-def test_block_level_cub_is_refused(name):
-    assert "block-wide" in classify_cub(name)
+@pytest.mark.parametrize("name", ["BlockReduce", "BlockLoad", "BlockRadixSort", "CTA_SYNC", "CTA_SYNC_AND",
+                                  "RowMajorTid", "WarpId"])
+def test_block_level_cub_needs_a_whole_block(name):
+    found = classify_cub(name)
+    assert "block-wide" in found.why and found.whole_block
+
+
+@pytest.mark.parametrize("name", ["AgentReduce", "GridBarrier", "GridEvenShare", "DeviceReduce", "DispatchScan"])
+def test_grid_level_cub_is_refused_by_every_layout(name):
+    found = classify_cub(name)
+    assert "grid-level" in found.why and not found.whole_block
 
 
 @pytest.mark.parametrize("name", [
@@ -29,7 +36,8 @@ def test_warp_and_thread_level_cub_is_allowed(name):
 
 
 def test_an_unknown_cub_name_is_refused_rather_than_trusted():
-    assert "does not know" in classify_cub("SomethingNew")
+    found = classify_cub("SomethingNew")
+    assert "does not know" in found.why and not found.whole_block
 
 
 def test_cub_entity_skips_inner_namespaces():
@@ -56,12 +64,12 @@ typedef cub::WarpReduce<float> Warp;
 using cub::BlockStore;
 """)
     assert set(opaque.declarations) == {"lib::Scan", "lib::Sum", "lib::Holder"}  # not the warp-level typedef
-    assert "cub::BlockScan" in opaque.declarations["lib::Holder"]
+    assert "cub::BlockScan" in opaque.declarations["lib::Holder"].why
     scope = ("lib",)
-    assert "cub::BlockScan" in opaque.reason(scope, "mycub::BlockScan<int, 256>::TempStorage")
-    assert opaque.reason(scope, "Holder") is not None
+    assert "cub::BlockScan" in opaque.reason(scope, "mycub::BlockScan<int, 256>::TempStorage").why
+    assert opaque.reason(scope, "Holder").whole_block
     assert opaque.reason((), "lib::Sum<float>") is not None
-    assert "cub::BlockStore" in opaque.reason((), "BlockStore", unqualified=True)  # the using-declaration
+    assert "cub::BlockStore" in opaque.reason((), "BlockStore", unqualified=True).why  # the using-declaration
     assert opaque.reason(scope, "Warp") is None
     assert opaque.reason(scope, "mycub::WarpReduce<float>") is None
 
@@ -75,4 +83,5 @@ def test_a_using_directive_makes_unqualified_block_names_cub():
 
 def test_an_alias_of_cooperative_groups_thread_block_is_refused():
     opaque, _ = _names("namespace cg = cooperative_groups;\nusing Block = cg::thread_block;\n")
-    assert "thread_block" in opaque.reason((), "Block", unqualified=True)
+    found = opaque.reason((), "Block", unqualified=True)
+    assert "thread_block" in found.why and found.whole_block

@@ -61,6 +61,8 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
     for p in fused.parts:
         barrier = f"barrier {p.barrier_id} over {p.size} threads" if p.barrier_id else "no barriers"
         console.print(f"  part {p.index}: {p.spec.instance:<28} threads [{p.offset}, {p.offset + p.size})  block {p.block}  {barrier}")
+    for note in fused.notes:
+        console.print(f"[yellow]{escape(note)}[/]")
     console.print(f"wrote {output} in {elapsed * 1000:.0f} ms")
     if args.check:
         return _compile_check(fused, request.options, console)

@@ -50,6 +50,9 @@ class Layout:
     """How the fused grid maps to the parts' blocks, for the fused file's header."""
     balances_grids: ClassVar[bool] = False
     """Parts share each fused block, so the tuner also tries grids that make them finish together."""
+    keeps_block_whole: ClassVar[bool] = False
+    """A fused block runs one whole block of one kernel, on its first threads, the others
+    gone: code that reads the raw ``threadIdx`` or syncs the whole block stays correct."""
     refined_around: ClassVar[bool] = False
     """The tuner searches around this layout's best candidate (its neighbours, balanced grids)."""
 

@@ -47,6 +47,7 @@ class OnePartPerBlock(Layout):
     """Base of the layouts whose fused blocks each run one block of one part."""
 
     placement = Placement.FROM_ZERO
+    keeps_block_whole = True
     return_exits = True
     blocks_add_up = True
     suffix = "__ifused"

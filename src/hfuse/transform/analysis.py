@@ -121,6 +121,9 @@ class FunctionFacts:
     """Qualified keys of the program's functions it calls."""
     opaque: list[tuple[str, int, str]] = field(default_factory=list)
     """What may touch the block in a way hfuse cannot see (why, line, what the user can do)."""
+    whole_block: list[tuple[str, int]] = field(default_factory=list)
+    """What reads the block where hfuse cannot see, correct only where a fused block runs one
+    whole block of the kernel (why, line; see opaque.py)."""
     indirect_calls: list[int] = field(default_factory=list)
     """Lines of calls through a pointer (which function runs is unknown)."""
     cg: frozenset[str] = CG_NAMESPACES
@@ -200,10 +203,12 @@ def analyze(
                                  "use __syncthreads()/threadIdx instead of the PTX, or keep this kernel unfused"))
         if node.type in ("qualified_identifier", "type_identifier", "identifier", "namespace_identifier") and (
                 node.parent is None or node.parent.type != "qualified_identifier"):
-            why = opaque.reason(function.scope, node.text.decode(), local, local_usings,
-                                unqualified=node.type != "qualified_identifier")
-            if why is not None:
-                facts.opaque.append((why, line, REFUSAL_HINT))
+            found = opaque.reason(function.scope, node.text.decode(), local, local_usings,
+                                  unqualified=node.type != "qualified_identifier")
+            if found is not None and found.whole_block:
+                facts.whole_block.append((found.why, line))
+            elif found is not None:
+                facts.opaque.append((found.why, line, REFUSAL_HINT))
         if node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in GRID_GROUP_NAMES:
             facts.grid_sync.append((node.text.decode(), line))
     facts.opaque.sort(key=lambda found: found[2] == _MACRO_HINT)  # what a name is known to mean comes first
@@ -299,6 +304,16 @@ class ProgramFacts:
                 if name not in self.has_barrier and calls & self.has_barrier:
                     self.has_barrier.add(name)
                     changed = True
+
+    def whole_block(self, root: str) -> tuple[str, FunctionFacts, int] | None:
+        """The first reason (why, where, line) the code ``root`` reaches must run as one whole
+        block of its own (None: it may share a block)."""
+        for name in self.reachable(root):
+            for f in self.facts[name]:
+                if f.whole_block:
+                    why, line = f.whole_block[0]
+                    return why, f, line
+        return None
 
     def reachable(self, root: str) -> list[str]:
         seen: list[str] = []

@@ -16,6 +16,11 @@ keeps, and thread-level utilities, functors, traits and enum constants read noth
 they are allowed. Any other CUB name is refused too: hfuse cannot see inside CUB, so
 what it does not know to be safe it treats as unsafe.
 
+Block-level code (CUB's block collectives, cooperative groups' thread_block under another
+name) is still correct where a fused block runs one whole block of the kernel on its
+first threads while the block's other threads are gone: ``Unseen.whole_block``, which the
+one-part-per-block layouts take (``Layout.keeps_block_whole``).
+
 A program declaration (typedef, alias, struct, ``using`` declaration) that names a
 refused entity is refused in turn, transitively; so is one that aliases cooperative
 groups' ``thread_block``, which the cooperative-groups rewrite recognises only as written.
@@ -32,9 +37,12 @@ from ..frontend.parse import compact
 
 CUB = "cub"
 
-_BLOCK_WIDE = re.compile(r"^(Block\w*|Agent\w*|Grid\w*|Device\w*|Dispatch\w*|CTA_SYNC\w*|RowMajorTid|WarpId)$")
-"""CUB families that read ``threadIdx``/``%warpid`` or synchronise the block (``WarpId`` reads
-the hardware warp slot, which differs in a fused block)."""
+_BLOCK_WIDE = re.compile(r"^(Block\w*|CTA_SYNC\w*|RowMajorTid|WarpId)$")
+"""CUB's block-level families: they read ``threadIdx`` (``WarpId``: the hardware warp slot)
+and synchronise the whole block. Correct where a fused block runs one whole block of the
+kernel on its first threads, the others gone (the one-part-per-block layouts)."""
+_GRID_WIDE = re.compile(r"^(Agent\w*|Grid\w*|Device\w*|Dispatch\w*)$")
+"""CUB's agent, grid and device levels: they also read ``blockIdx``/``gridDim``, which no layout keeps."""
 _SAFE = re.compile(
     r"^(Warp\w*|Thread\w*|LaneId|LaneMask\w*|Shuffle\w*|LoadDirect\w*|StoreDirect\w*|Sum|Max|Min|ArgMax|ArgMin|"
     r"Equality|Inequality|InequalityWrapper|CastOp|KeyValuePair|Traits|NumericTraits|BaseTraits|FpLimits|"
@@ -48,6 +56,8 @@ _USING_DECLARATION = re.compile(r"^\s*using\s+(?!namespace\b)(?![A-Za-z_]\w*\s*=
 _CG_BLOCK = ("thread_block", "this_thread_block")
 
 REFUSAL_HINT = "keep this kernel unfused; CUB's warp-level primitives (cub::WarpReduce, ...) fuse"
+WHOLE_BLOCK_HINT = ("a layout that runs one whole block of the kernel per fused block takes it: --layout interblock, "
+                    "interleaved or dynamic (hfuse fuse picks interblock itself when no layout is given)")
 
 
 def _plain(written: str) -> str:
@@ -60,15 +70,28 @@ def _plain(written: str) -> str:
     return text
 
 
-def classify_cub(name: str) -> str | None:
-    """Why CUB's ``name`` (the entity right below namespace ``cub``) may not be fused, or None."""
+@dataclass(frozen=True)
+class Unseen:
+    """Code a name reaches that hfuse cannot rewrite."""
+
+    why: str
+    whole_block: bool
+    """Correct where a fused block runs one whole block of the kernel (``Layout.keeps_block_whole``)."""
+
+
+def classify_cub(name: str) -> Unseen | None:
+    """What CUB's ``name`` (the entity right below namespace ``cub``) does that hfuse cannot
+    rewrite, or None for what a warp-aligned part may use anywhere."""
     if _BLOCK_WIDE.match(name):
-        return (f"CUB's block-wide 'cub::{name}' (it reads threadIdx and synchronises the whole block inside CUB's "
-                "headers, which hfuse does not rewrite)")
+        return Unseen(f"CUB's block-wide 'cub::{name}' (it reads threadIdx and synchronises the whole block inside "
+                      "CUB's headers, which hfuse does not rewrite)", whole_block=True)
+    if _GRID_WIDE.match(name):
+        return Unseen(f"CUB's grid-level 'cub::{name}' (it reads blockIdx and gridDim inside CUB's headers)",
+                      whole_block=False)
     if _SAFE.match(name):
         return None
-    return (f"CUB's 'cub::{name}', which hfuse does not know to be warp- or thread-level (it cannot see inside CUB's "
-            "headers, so it treats what it does not know as reading the block)")
+    return Unseen(f"CUB's 'cub::{name}', which hfuse does not know to be warp- or thread-level (it cannot see inside "
+                  "CUB's headers, so it treats what it does not know as reading the block)", whole_block=False)
 
 
 def cub_entity(qualified: str) -> str | None:
@@ -86,14 +109,14 @@ class OpaqueNames:
     """What of a program reaches code hfuse cannot rewrite, for ``reason`` to look names up."""
 
     resolver: Resolver
-    declarations: Mapping[str, str]
-    """Program keys (typedefs, aliases, structs) that name refused code -> why."""
+    declarations: Mapping[str, Unseen]
+    """Program keys (typedefs, aliases, structs) that name such code -> what."""
     using_declarations: Mapping[tuple[str, str], str]
     """(namespace key, name) -> what ``using X::name;`` there brings in, as written."""
 
     def reason(self, scope: Scope, written: str, local: LocalNames = LocalNames(),
-               local_usings: Mapping[str, str] | None = None, unqualified: bool = False) -> str | None:
-        """Why the name ``written`` in ``scope`` reaches code hfuse cannot rewrite (None: it does not).
+               local_usings: Mapping[str, str] | None = None, unqualified: bool = False) -> Unseen | None:
+        """What code hfuse cannot rewrite the name ``written`` in ``scope`` reaches (None: none).
 
         ``unqualified``: the node is a lone identifier (not the head of a qualified name)."""
         text = _plain(written)
@@ -110,7 +133,7 @@ class OpaqueNames:
                 entity = cub_entity(self.resolver.namespace((), _plain(target), LocalNames()))
                 if entity is not None:
                     return classify_cub(entity)
-            if (unqualified and _BLOCK_WIDE.match(text) and self._cub_nominated(scope, local)
+            if (unqualified and (_BLOCK_WIDE.match(text) or _GRID_WIDE.match(text)) and self._cub_nominated(scope, local)
                     and self.resolver.resolve(scope, text, local) is None):
                 return classify_cub(text)
         if not self.declarations:
@@ -155,8 +178,7 @@ def opaque_names(items: Iterable[TopLevelItem], resolver: Resolver) -> OpaqueNam
         if match:
             target = compact(match.group("target"))
             usings[("::".join(s for s in item.scope if s), target.split("::")[-1])] = target
-    found = OpaqueNames(resolver, {}, usings)
-    declarations: dict[str, str] = {}
+    declarations: dict[str, Unseen] = {}
     changed = True
     while changed:
         changed = False
@@ -164,21 +186,21 @@ def opaque_names(items: Iterable[TopLevelItem], resolver: Resolver) -> OpaqueNam
         for item in items:
             if not item.keys or all(k in declarations for k in item.keys):
                 continue
-            why = None
+            found = None
             if _cg_block_alias(item, resolver):
-                why = (f"'{item.keys[0]}' ({item.file.name}:{item.line}) stands for cooperative groups' thread_block, "
-                       "which hfuse rewrites only where it is written as such")
+                found = Unseen(f"'{item.keys[0]}' ({item.file.name}:{item.line}) stands for cooperative groups' "
+                               "thread_block, which hfuse rewrites only where it is written as such", whole_block=True)
             else:
                 for written in sorted(item.references):
                     if written in item.names:
                         continue
                     inner = current.reason(item.scope, written)
                     if inner is not None:
-                        why = f"'{item.keys[0]}' ({item.file.name}:{item.line}) stands for {inner.split(' (')[0]}"
-                        why += inner[len(inner.split(' (')[0]):]
+                        found = Unseen(f"'{item.keys[0]}' ({item.file.name}:{item.line}) stands for {inner.why}",
+                                       inner.whole_block)
                         break
-            if why is not None:
+            if found is not None:
                 for key in item.keys:
-                    declarations.setdefault(key, why)
+                    declarations.setdefault(key, found)
                 changed = True
-    return OpaqueNames(resolver, declarations, found.using_declarations)
+    return OpaqueNames(resolver, declarations, usings)

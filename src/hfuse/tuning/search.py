@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 from ..launch import KernelLaunch
 from ..runtime.device import DeviceLimits
 from ..spec import KernelSpec
-from .candidates import Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
+from .candidates import SEARCHED, Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
 from .decision import fastest_verified
 from .plan import CandidateResult
 
@@ -39,6 +39,9 @@ class SearchState:
     """The fused block's shared memory: the originals' static plus their launches' dynamic."""
     alone_ms: tuple[float, ...]
     """Each original kernel's median time alone."""
+    whole_blocks: bool = False
+    """Some kernel must run as one whole block of its own: only layouts that keep a block
+    whole are searched (``PreparedUnit.needs_whole_blocks``)."""
     results: tuple[CandidateResult, ...] = ()
     """Every candidate measured so far, in order."""
 
@@ -51,10 +54,11 @@ class Stage:
 
 def first_set(state: SearchState) -> list[Candidate]:
     s = state.settings
+    layouts = tuple(l for l in SEARCHED if l.keeps_block_whole) if state.whole_blocks else SEARCHED
     return enumerate_candidates(
         state.specs, limits=state.limits, kernel_registers=state.kernel_registers, fused_smem=state.fused_smem,
         fused_threads=s.fused_threads, granularity=s.granularity, caps=s.caps, neighbours=s.neighbour_caps,
-        warpgroup_registers=s.warpgroup_registers,
+        warpgroup_registers=s.warpgroup_registers, layouts=layouts,
     )
 
 

@@ -381,6 +381,7 @@ def _tune(
             kernel_registers=tuple(r.registers for r in originals),
             fused_smem=sum(r.static_smem for r in originals) + sum(l.smem_for() for l in launches),
             alone_ms=tuple(t.median_ms for t in baselines.alone.values()),
+            whole_blocks=session.unit.needs_whole_blocks,
         )
         results: list[CandidateResult] = []
         for stage in SCHEDULE:
