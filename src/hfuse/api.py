@@ -268,6 +268,9 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     )
     clashes = program.clashing_symbols()
     close_over_symbols(everything, program.items, program.resolver, set(clashes))
+    # functions two inputs define differently: each part gets its own file's, renamed
+    everything.needs_context.update(key for key in program.function_clashes if key in everything.facts)
+    everything.propagate()
     context_types = close_over_types(everything, program.items, program.resolver)
     prepared = []
     for spec, kernel in zip(specs, found):
@@ -433,7 +436,9 @@ def _generate(
             offset=part.offset,
             block_threads=part.threads,
         )
-        functions = {**program.functions, part.kernel.key: [part.kernel]}
+        own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
+               for key, by_source in program.function_clashes.items()}
+        functions = {**program.functions, **own, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
     sigs = [part_signature(part) for part in partition.parts]
 

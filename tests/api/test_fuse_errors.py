@@ -99,7 +99,7 @@ ERROR_CASES = [
               ("__launch_bounds__", "128")),
     # the error names the symbol and both files; the kernel is the one whose file holds the conflicting copy
     ErrorCase("conflicting-definitions", (("conflict_a.cu", "conflict_a", 128), ("conflict_b.cu", "conflict_b", 128)),
-              "conflict_b.cu", "conflict_b", "mark", ("mix_bits", "conflict_a.cu")),
+              "conflict_b.cu", "conflict_b", "mark", ("Mix", "conflict_a.cu")),
 ]
 
 

@@ -104,3 +104,16 @@ def test_align_of_a_sizeof_parses():
 
     text = b"__shared__ __align__(sizeof(float4)) float t[4];"
     assert mask(text) == b"__shared__" + b" " * len(b" __align__(sizeof(float4))") + b" float t[4];"
+
+
+@pytest.mark.nvcc
+def test_a_helper_two_files_define_differently_is_renamed_per_part(tmp_path):
+    # once: "'helper' is defined differently here and in ...: rename one of them"
+    a, b = C.CORPUS / "real_cpp" / "same_name_a.cu", C.CORPUS / "real_cpp" / "same_name_b.cu"
+    fused = fuse([KernelSpec(a, "ka", Dim3(128)), KernelSpec(b, "kb", Dim3(128))])
+    assert "float helper__hf1(const hfuse_ctx& hf_ctx, float v) { return v * 2.0f; }" in fused.source
+    assert "float helper__hf2(const hfuse_ctx& hf_ctx, float v) { return v - 3.0f; }" in fused.source
+    # the caller both files define alike is copied too, each copy calling its own part's helper
+    assert "return helper__hf1(hf_ctx, v) + 1.0f;" in fused.source and "return helper__hf2(hf_ctx, v) + 1.0f;" in fused.source
+    assert "__device__ float helper(float v)" not in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)

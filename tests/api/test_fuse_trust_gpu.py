@@ -87,6 +87,8 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "dequant_alias": lambda rng, cp, b: Launch([cp.asarray(rng.integers(-128, 128, 50 * 512, dtype=np.int8)),
                                                 _floats(rng, cp, 50), _floats(rng, cp, 50 * 512)], Dim3(50), 0, (2,)),
     "sum_typedef": lambda rng, cp, b: Launch([_floats(rng, cp, 80 * 128), _floats(rng, cp, 80)], Dim3(80), 0, (1,)),
+    "ka": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
+    "kb": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
     "heavy_mix": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, 20 * b.size), np.int32(N)], Dim3(20), 0, (1,)),
     "light_copy": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (1,)),
 }
@@ -110,6 +112,8 @@ CONFIGS = {
     "cub-block-collectives-interblock": [_k("cub_aliases.cu", "scale_rows", 96),
                                          _k("cub_aliases.cu", "quant::dequant_alias", 128, ("128", "4")),
                                          _k("cub_aliases.cu", "sum_typedef", 128)],
+    # a helper two files define differently: each part calls its own file's (renamed per part)
+    "same-name-helpers": [_k("../real_cpp/same_name_a.cu", "ka", 128), _k("../real_cpp/same_name_b.cu", "kb", 96)],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],
 }

@@ -36,6 +36,11 @@ class Program:
     Two sources that define one symbol have two symbols when compiled apart (each filled
     by its own host code), so the fused file gives each part its own copy."""
 
+    function_clashes: dict[str, dict[Path, list[TopLevelItem]]] = field(default_factory=dict)
+    """Device functions that inputs define differently under one name, by the source file
+    that defines them: compiled apart each file had its own, so every part gets a copy of
+    its own file's (``api.prepare``), never one for both."""
+
     def clashing_symbols(self) -> dict[str, dict[Path, TopLevelItem]]:
         return {key: owners for key, owners in self.symbols.items() if len(owners) > 1}
 
@@ -43,7 +48,7 @@ class Program:
     def merge(cls, files: list[SourceFile]) -> "Program":
         program = cls(files=files)
         seen_text: set[tuple] = set()
-        owner: dict[str, TopLevelItem] = {}
+        owner: dict[str, tuple[TopLevelItem, Path]] = {}
         for source in files:
             for item in source.items:
                 fn = item.function
@@ -57,7 +62,7 @@ class Program:
                         program.symbols.setdefault(name, {})[source.path] = item
                 elif item.device and (fn is None or fn.kind != "global"):  # kernels are regenerated, never emitted as is
                     for name in item.keys:
-                        program._claim(owner, name, item)
+                        program._claim(owner, name, item, source.path)
                 program.items.append(item)
                 if fn is not None and fn.kind == "device":
                     program.functions.setdefault(fn.key, []).append(fn)
@@ -71,13 +76,18 @@ class Program:
         program.resolver = Resolver.of(program.items, [*program.functions, *kernels])
         return program
 
-    @staticmethod
-    def _claim(owner: dict[str, TopLevelItem], name: str, item: TopLevelItem) -> None:
-        previous = owner.setdefault(name, item)
+    def _claim(self, owner: dict[str, tuple[TopLevelItem, Path]], name: str, item: TopLevelItem, source: Path) -> None:
+        previous, previous_source = owner.setdefault(name, (item, source))
         if previous is item or previous.file == item.file:
             return  # overloads and redeclarations within one file are the compiler's business
         if _is_prototype(previous) or _is_prototype(item):
             return  # a declaration beside its definition
+        if previous.function is not None and item.function is not None and previous_source != source:
+            by_source = self.function_clashes.setdefault(name, {})
+            for clashing, path in ((previous, previous_source), (item, source)):
+                if clashing not in by_source.setdefault(path, []):
+                    by_source[path].append(clashing)
+            return
         raise HFuseError(
             f"'{name}' is defined differently here and in {previous.file}:{previous.line}",
             Location(item.file, item.line),

@@ -1,8 +1,9 @@
-// Defines mix_bits one way ...
+// Defines the struct Mix one way ...
 
-__device__ int mix_bits(int v) { return v ^ (v >> 7); }
+struct Mix { int shift; };
 
 extern "C" __global__ void conflict_a(const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = mix_bits(in[i]);
+  Mix m{7};
+  if (i < n) out[i] = in[i] ^ (in[i] >> m.shift);
 }

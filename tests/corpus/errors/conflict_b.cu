@@ -1,8 +1,10 @@
-// ... and this file defines it another way: fusing conflict_a with conflict_b is refused.
+// ... and this file defines it another way: fusing conflict_a with conflict_b is refused
+// (two types of one name; functions of one name are renamed per part instead).
 
-__device__ int mix_bits(int v) { return v * 31 + 7; }  // ERROR-LINE
+struct Mix { int scale; int offset; };  // ERROR-LINE
 
 extern "C" __global__ void conflict_b(const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = mix_bits(in[i]) + 1;
+  Mix m{31, 7};
+  if (i < n) out[i] = in[i] * m.scale + m.offset + 1;
 }
