@@ -261,7 +261,7 @@ def _reraise_internal(exc: BaseException, specs: Sequence[KernelSpec]) -> None:
 def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> PreparedUnit:
     program = _merge(_sources(specs, sources, options), specs)
     found = [program.kernel(s.name, s.file, s.template_args) for s in specs]
-    closure = device_closure(program, found)
+    closure = device_closure(program, found, [s.template_args for s in specs])
     opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
@@ -279,7 +279,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                 _check_parses(fn.function, spec)
         check_kernel(kernel, everything)
         whole_block = _check_template_arguments(spec, kernel, opaque) or _whole_block(spec, kernel, everything)
-        own_closure = device_closure(program, [kernel]) if context_types or clashes else closure
+        own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
         used = [key for key in clashes if any(set(i.keys) & {key} for i in own_closure.items)]
         symbols = tuple(clashes[key].get(spec.file) or next(iter(clashes[key].values())) for key in used)
@@ -347,7 +347,7 @@ def device_source(
     with _internal_errors_named([kernel]):
         program = _merge(_sources([kernel], sources, options or NO_OPTIONS), [kernel])
         function = program.kernel(kernel.name, kernel.file, kernel.template_args)
-        closure = device_closure(program, [function])
+        closure = device_closure(program, [function], [kernel.template_args])
         item = next(i for i in program.items if i.function is function)
         uses = frozenset().union(item.references, *(i.references for i in closure.items))
         includes = plan_includes(list(dict.fromkeys(i.text for s in program.files for i in s.items if i.kind == "include")),

@@ -117,3 +117,12 @@ def test_a_helper_two_files_define_differently_is_renamed_per_part(tmp_path):
     assert "return helper__hf1(hf_ctx, v) + 1.0f;" in fused.source and "return helper__hf2(hf_ctx, v) + 1.0f;" in fused.source
     assert "__device__ float helper(float v)" not in fused.source
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_what_only_the_template_arguments_name_comes_along(tmp_path):
+    # once: ops::Scale (and the typedef it uses) left out, the output did not compile
+    path = C.CORPUS / "real_cpp" / "functor.cu"
+    fused = fuse([KernelSpec(path, "apply", Dim3(128), ("ops::Scale", "float")), KernelSpec(path, "negate", Dim3(128))])
+    assert "struct Scale {" in fused.source and "typedef float acc_t;" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)

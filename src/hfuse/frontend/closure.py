@@ -11,6 +11,7 @@ since operators are called without being named.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -32,7 +33,18 @@ class DeviceClosure:
     """Device definitions no chosen kernel uses."""
 
 
-def device_closure(program: Program, kernels: Sequence[Function]) -> DeviceClosure:
+_NAME = re.compile(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*")
+
+
+def template_argument_names(arguments: Sequence[str]) -> frozenset[str]:
+    """The names ``-k 'NAME<ARGS>'`` arguments mention (``Mul<float>``, ``ops::add``): what
+    they name is needed too, though no kernel body mentions it."""
+    return frozenset("".join(m.group().split()) for a in arguments for m in _NAME.finditer(a))
+
+
+def device_closure(program: Program, kernels: Sequence[Function],
+                   template_arguments: Sequence[Sequence[str]] = ()) -> DeviceClosure:
+    """``template_arguments``: each kernel's ``-k 'NAME<ARGS>'`` arguments, in ``kernels`` order."""
     resolver = program.resolver
     by_key: dict[str, list[int]] = {}
     for index, item in enumerate(program.items):
@@ -44,6 +56,7 @@ def device_closure(program: Program, kernels: Sequence[Function]) -> DeviceClosu
     taken: set[int] = set()
     kernel_keys = {k.key for k in kernels}
     pending = [(k.scope, k.text, _item_references(program, k)) for k in kernels]
+    pending += [((), "", template_argument_names(arguments)) for arguments in template_arguments]
     operators = [i for i, item in enumerate(program.items)
                  if item.device and item.function is not None and item.function.name.startswith("operator")]
     for index in operators:
