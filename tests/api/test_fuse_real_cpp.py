@@ -126,3 +126,26 @@ def test_what_only_the_template_arguments_name_comes_along(tmp_path):
     fused = fuse([KernelSpec(path, "apply", Dim3(128), ("ops::Scale", "float")), KernelSpec(path, "negate", Dim3(128))])
     assert "struct Scale {" in fused.source and "typedef float acc_t;" in fused.source
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_conditionals_on_macros_of_system_headers(tmp_path):
+    # once: UCHAR_MAX unknown after <limits.h>: "#error ... nvcc would too" (it would not)
+    from toolchain import compile_nvrtc
+
+    path = C.CORPUS / "real_cpp" / "system_macros.cu"
+    fused = fuse([KernelSpec(path, "posix_path", Dim3(128)), KernelSpec(path, "plain", Dim3(128))])
+    assert "__SCHAR_MAX__" not in fused.source  # macros expanded down to what both compilers know
+    compile_nvcc(fused.source, workdir=tmp_path)
+    compile_nvrtc(fused.source, [fused.name_expression])
+
+
+def test_system_header_macros_come_from_the_host_compiler():
+    from hfuse.frontend.system_macros import header_macros
+
+    macros = dict(header_macros("limits.h"))
+    if not macros:
+        pytest.skip("no host C++ compiler")
+    assert "UCHAR_MAX" in macros and "__SCHAR_MAX__" in macros
+    assert "__cplusplus" not in macros  # the compiler's own predefined macros are the device pass's business

@@ -40,15 +40,22 @@ def test_param_rename_keeps_qualifiers():
     assert scale.params[0].renamed("hf1_a") == "T* __restrict__ hf1_a"
 
 
-def test_program_merges_identical_definitions_and_refuses_conflicts():
+def test_program_merges_identical_definitions_and_records_or_refuses_conflicts():
     a = model_source(Path("a.cu"), "__device__ int f(int x) { return x; }\n__global__ void ka(int* p) { p[0] = f(1); }\n")
     b = model_source(Path("b.cu"), "__device__ int f(int x) { return x; }\n__global__ void kb(int* p) { p[0] = f(2); }\n")
     program = Program.merge([a, b])
-    assert len(program.functions["f"]) == 1
+    assert len(program.functions["f"]) == 1 and not program.function_clashes
+    # a function of one name defined differently: each file's is kept, for a copy per part
     c = model_source(Path("c.cu"), "__device__ int f(int x) { return -x; }\n__global__ void kc(int* p) { }\n")
+    clash = Program.merge([a, c]).function_clashes["f"]
+    assert [i.text for i in clash[Path("a.cu")]] == ["__device__ int f(int x) { return x; }"]
+    assert [i.text for i in clash[Path("c.cu")]] == ["__device__ int f(int x) { return -x; }"]
+    # a type of one name defined differently is refused
+    d = model_source(Path("d.cu"), "struct S { int a; };\n__global__ void kd(S* p) { }\n")
+    e = model_source(Path("e.cu"), "struct S { float b; };\n__global__ void ke(S* p) { }\n")
     with pytest.raises(HFuseError) as err:
-        Program.merge([a, c])
-    assert "'f'" in str(err.value) and "c.cu:1" in str(err.value) and "a.cu:1" in str(err.value)
+        Program.merge([d, e])
+    assert "'S'" in str(err.value) and "e.cu:1" in str(err.value) and "d.cu:1" in str(err.value)
 
 
 def test_unknown_kernel_suggests_a_close_name():

@@ -29,6 +29,7 @@ import functools
 import glob
 import os
 import platform
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from ..errors import HFuseError, Location
 from ..files import read_text_file
 from ..toolkit import cuda_include_dirs
 from .options import NO_OPTIONS, CompileOptions
+from .system_macros import header_macros
 
 CUDACC_VERSION = (13, 0)
 """The nvcc whose device pass we model (``__CUDACC_VER_MAJOR__``/``__CUDACC_VER_MINOR__``)."""
@@ -48,6 +50,10 @@ CPLUSPLUS = {"c++11": "201103L", "c++14": "201402L", "c++17": "201703L", "c++20"
 
 MAX_INCLUDE_DEPTH = 200
 """As deep as GCC's limit: deeper is a header including itself without a guard."""
+
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|elif|ifdef|ifndef)\b(.*)$", re.M)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_DEFINED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 
 _ENTER = "HFUSE_ENTER"
 """Type of a token-less marker put where a user header is expanded: the header's lines
@@ -145,6 +151,14 @@ class HeaderSearch:
     def kept_header(self, name: str) -> bool:
         return any((folder / name).is_file() for folder in self.kept_dirs)
 
+    def system_header(self, name: str) -> bool:
+        """Found in the system's folders and not in the CUDA toolkit's (whose macros are the
+        device pass's own business)."""
+        for folder in self.kept_dirs:
+            if (folder / name).is_file():
+                return not any(part.startswith("cuda") or part in ("cccl", "nvidia") for part in folder.parts)
+        return False
+
 
 # -- comments ---------------------------------------------------------------------------
 
@@ -187,6 +201,15 @@ class _DevicePass(pcpp.Preprocessor):
         """Folders of the files being read, innermost last (``#include "..."`` looks there first)."""
         self.headers: list[Path] = []
         self.kept: list[str] = []
+        self.std = options.std
+        self.system_macros: dict[str, tuple[str, str]] = {}
+        """What the kept system headers define: name -> (name or name(params), value)."""
+        self.tested: set[str] = set()
+        """Names the conditionals of the files read so far test."""
+        self.file_defined: set[str] = set()
+        """Names the files read so far ``#define`` (include guards...): never asked about."""
+        self.system_headers: list[str] = []
+        """Kept system headers whose macros were not asked for yet."""
         for name, value in predefined_macros(options):
             self.define(f"{name} {value}")
         for d in options.defines:
@@ -283,6 +306,8 @@ class _DevicePass(pcpp.Preprocessor):
             line = "".join(t.value for t in original_line).strip()
             if line not in self.kept:
                 self.kept.append(line)
+                if self.search.system_header(name):
+                    self.define_system_macros(name)
             yield from original_line
             return
         looked = [str(self.dirs[-1])] + [str(d) for d in self.search.user_dirs]
@@ -290,6 +315,38 @@ class _DevicePass(pcpp.Preprocessor):
             f'cannot find the header "{name}" (looked in {", ".join(dict.fromkeys(looked))} and the CUDA toolkit)',
             where, hint="pass the folder that holds it with -I DIR (or 'include_dirs' under 'compile:' in a config)",
         )
+
+    def define_system_macros(self, header: str) -> None:
+        """A kept system header: what it defines (``_POSIX_VERSION``, ``UCHAR_MAX``) is asked of
+        the host compiler once some conditional tests a name nothing else defines."""
+        self.system_headers.append(header)
+        self.define_tested_macros()
+
+    def note_conditionals(self, text: str) -> None:
+        """The names a file's ``#if``/``#ifdef`` lines test and ``#define``s (read before its lines are)."""
+        for line in _CONDITIONAL.findall(text):
+            self.tested.update(_IDENTIFIER.findall(line))
+        self.file_defined.update(_DEFINED.findall(text))
+        self.define_tested_macros()
+
+    def define_tested_macros(self) -> None:
+        """System macros that some conditional tests, and what their values name, become
+        macros of the device pass. Only those: a system macro used in code stays as written,
+        for the kept ``#include`` to define (the user's text keeps its spelling)."""
+        unknown = {n for n in self.tested if n not in self.macros and n not in self.file_defined}
+        if not unknown:
+            return
+        while self.system_headers:
+            for key, value in header_macros(self.system_headers.pop(), self.std):
+                self.system_macros.setdefault(key.split("(")[0], (key, value))
+        todo = [n for n in unknown if n in self.system_macros]
+        while todo:
+            name = todo.pop()
+            if name in self.macros or name not in self.system_macros:
+                continue
+            key, value = self.system_macros[name]
+            self.define(f"{key} {value}")
+            todo.extend(_IDENTIFIER.findall(value))
 
     def _marker(self, original_line: list):
         tok = copy.copy(next(t for t in original_line if t.type not in self.t_WS))
@@ -307,6 +364,7 @@ class _DevicePass(pcpp.Preprocessor):
             raise HFuseError(f'#include "{name}" nested more than {MAX_INCLUDE_DEPTH} deep', where,
                              hint="a header includes itself: give it an include guard or #pragma once")
         data = read_text_file(path, "header", where)
+        self.note_conditionals(data)
         if path not in self.headers:
             self.headers.append(path)
         self.files[key] = path
@@ -402,6 +460,8 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
     files = {main: path}
     pp = _DevicePass(options, search, files)
     pp.dirs.append(Path(os.path.dirname(os.path.abspath(main))))
+
+    pp.note_conditionals(text)
 
     def tokens() -> Iterator:
         for file in options.pre_includes:

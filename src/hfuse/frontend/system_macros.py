@@ -1,0 +1,61 @@
+"""The macros a system header defines, asked of the host C++ compiler.
+
+A file that includes ``<unistd.h>`` and then tests ``#if _POSIX_VERSION >= 200112L`` (or
+``<limits.h>`` then ``#ifndef UCHAR_MAX``) decides its conditionals on macros hfuse never
+reads: system headers stay ``#include`` lines. nvcc preprocesses with the host compiler, so
+hfuse asks the same compiler (``g++ -dM -E``) which macros the header defines, once per
+header and dialect, and gives the preprocessor those the compiler itself does not predefine.
+Only headers of the system's folders are asked about: the CUDA toolkit's define
+``__device__`` and friends, which must stay as the device pass sees them.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+
+_DEFINE = re.compile(r"^#define (\S+?)(\([^)]*\))?(?: (.*))?$")
+_NUMERIC = re.compile(r"^__(\w+_(MAX|MIN|WIDTH|EPSILON|DIG|MANT_DIG|MAX_EXP|MIN_EXP)|SIZEOF_\w+|CHAR_BIT)__$")
+"""The host compiler's numeric limits (``__SCHAR_MAX__``, ``__SIZEOF_LONG__``), which system
+headers' macros are written in."""
+
+
+def _host_compiler() -> str | None:
+    return shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+
+
+def _defines(text: str, std: str) -> dict[str, str] | None:
+    compiler = _host_compiler()
+    if compiler is None:
+        return None
+    try:
+        done = subprocess.run([compiler, f"-std={std}", "-dM", "-E", "-x", "c++", "-"], input=text,
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    out = {}
+    for line in done.stdout.splitlines():
+        m = _DEFINE.match(line)
+        if m:
+            out[m.group(1) + (m.group(2) or "")] = m.group(3) or ""
+    return out
+
+
+@functools.cache
+def header_macros(header: str, std: str = "c++17") -> tuple[tuple[str, str], ...]:
+    """``(name or name(params), value)`` of every macro ``#include <header>`` defines beyond
+    the compiler's own predefined ones; empty when there is no host compiler or the header
+    does not preprocess alone."""
+    base = _defines("", std)
+    found = _defines(f"#include <{header}>\n", std)
+    if base is None or found is None:
+        return ()
+    plain = {key.split("(")[0] for key in base}
+    own = [(key, value) for key, value in found.items() if key.split("(")[0] not in plain]
+    # the header's macros expand to the compiler's numeric ones (UCHAR_MAX -> __SCHAR_MAX__ * 2 + 1):
+    # those come along, or the expanded text names macros NVRTC does not have
+    numeric = [(key, value) for key, value in base.items() if _NUMERIC.match(key)]
+    return tuple(own + numeric) if own else ()
