@@ -46,6 +46,8 @@ REFUSED = {
     "sum_macro": ("cub::BlockReduce", "__shared__ BLOCK_REDUCE_T::TempStorage"),        # a macro expanding to one
     "sum_helper_template": ("cub::BlockReduce", "__shared__ mycub::BlockReduce"),       # a helper template's argument
     "scan_directive": ("cub::BlockScan", "__shared__ BlockScan<int, 128>"),             # using namespace mycub;
+}
+REFUSED_EVERYWHERE = {
     "cg_alias": ("'Block'", "Block b = cg::this_thread_block();"),                      # using Block = cg::thread_block;
 }
 
@@ -103,8 +105,18 @@ __global__ void sum_with(const float* in, float* out) {
 
 @pytest.mark.nvcc
 def test_the_whole_block_fusions_compile(tmp_path):
-    fused = fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, "quant::dequant_alias<128, 4>", 128)])
+    # every CUB spelling at once: inter-block fusion takes any number of kernels
+    fused = fuse([_spec(CUB, "scale_rows", 96)] + [_spec(CUB, kernel, 128) for kernel in sorted(REFUSED)])
+    assert fused.layout.name == "interblock"
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.parametrize("layout", ["horizontal", "interblock", None])
+def test_cooperative_groups_thread_block_under_another_name_is_refused_by_every_layout(layout):
+    what, text = REFUSED_EVERYWHERE["cg_alias"]
+    with pytest.raises(HFuseError) as err:
+        fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, "cg_alias", 128)], layout=layout)
+    assert what in str(err.value) and err.value.where.line == _line_of(CUB, "cg_alias", text)
 
 
 @pytest.mark.nvcc

@@ -33,6 +33,7 @@ class DeviceClosure:
     """Device definitions no chosen kernel uses."""
 
 
+_USING_DECLARATION = re.compile(r"^\s*using\s+(?!namespace\b)(?![A-Za-z_]\w*\s*=)([\w:\s]+::\s*\w+)\s*;\s*$")
 _NAME = re.compile(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*")
 
 
@@ -80,6 +81,11 @@ def device_closure(program: Program, kernels: Sequence[Function],
     for index, item in enumerate(program.items):
         if item.kind == "using" and _device_namespace(program, item):
             taken.add(index)
+        elif item.kind == "declaration" and (match := _USING_DECLARATION.match(item.text)) is not None:
+            # ``using cub::BlockReduce;``: kept where it names into a namespace device code may use
+            target = program.resolver.namespace(item.scope, "".join(match.group(1).split()).rsplit("::", 1)[0])
+            if target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES:
+                taken.add(index)
         elif item.kind == "other" and item.text.lstrip().startswith(("#pragma", "static_assert")):
             taken.add(index)
     items = tuple(item for index, item in enumerate(program.items) if index in taken)

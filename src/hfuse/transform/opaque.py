@@ -16,8 +16,7 @@ keeps, and thread-level utilities, functors, traits and enum constants read noth
 they are allowed. Any other CUB name is refused too: hfuse cannot see inside CUB, so
 what it does not know to be safe it treats as unsafe.
 
-Block-level code (CUB's block collectives, cooperative groups' thread_block under another
-name) is still correct where a fused block runs one whole block of the kernel on its
+Block-level code (CUB's block collectives) is still correct where a fused block runs one whole block of the kernel on its
 first threads while the block's other threads are gone: ``Unseen.whole_block``, which the
 one-part-per-block layouts take (``Layout.keeps_block_whole``).
 
@@ -188,8 +187,10 @@ def opaque_names(items: Iterable[TopLevelItem], resolver: Resolver) -> OpaqueNam
                 continue
             found = None
             if _cg_block_alias(item, resolver):
+                # refused by every layout: the rewrite of cg::this_thread_block() (which every
+                # layout applies) would no longer convert to the alias's type
                 found = Unseen(f"'{item.keys[0]}' ({item.file.name}:{item.line}) stands for cooperative groups' "
-                               "thread_block, which hfuse rewrites only where it is written as such", whole_block=True)
+                               "thread_block, which hfuse rewrites only where it is written as such", whole_block=False)
             else:
                 for written in sorted(item.references):
                     if written in item.names:
