@@ -149,3 +149,12 @@ def test_system_header_macros_come_from_the_host_compiler():
         pytest.skip("no host C++ compiler")
     assert "UCHAR_MAX" in macros and "__SCHAR_MAX__" in macros
     assert "__cplusplus" not in macros  # the compiler's own predefined macros are the device pass's business
+
+
+@pytest.mark.nvcc
+def test_a_struct_declared_in_one_header_and_defined_in_another(tmp_path):
+    # once: "'Params' is defined differently" (a forward declaration beside its definition)
+    folder = C.CORPUS / "real_cpp" / "forward"
+    fused = fuse([KernelSpec(folder / "a.cu", "ka", Dim3(128)), KernelSpec(folder / "b.cu", "kb", Dim3(128))])
+    assert "struct Params { float scale; int n; };" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)

@@ -157,5 +157,12 @@ def is_device_variable(item: TopLevelItem) -> bool:
     return bool(_DEVICE_STORAGE.search(head)) and not re.search(r"(?<!\w)extern(?!\w)", head)
 
 
+_FORWARD = re.compile(r"^\s*(template\s*<[^{;]*>\s*)?(struct|class|union|enum(\s+(class|struct))?)\s+[\w:]+\s*(:[^{;]*)?;?\s*$")
+
+
 def _is_prototype(item: TopLevelItem) -> bool:
-    return item.kind == "declaration" and item.function is None and "(" in item.text and "{" not in item.text
+    """A declaration without a body: a function prototype, or a forward declaration of a
+    type (``struct Params;``), which one header may make and another define."""
+    if item.kind != "declaration" or item.function is not None or "{" in item.text:
+        return False
+    return "(" in item.text or _FORWARD.match(item.text) is not None
