@@ -158,3 +158,12 @@ def test_a_struct_declared_in_one_header_and_defined_in_another(tmp_path):
     fused = fuse([KernelSpec(folder / "a.cu", "ka", Dim3(128)), KernelSpec(folder / "b.cu", "kb", Dim3(128))])
     assert "struct Params { float scale; int n; };" in fused.source
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_default_template_arguments_are_applied(tmp_path):
+    # once: "2 template arguments given but the kernel has 3 template parameters"
+    path = C.CORPUS / "real_cpp" / "defaults.cu"
+    fused = fuse([KernelSpec(path, "k", Dim3(128), ("float", "1")), KernelSpec(path, "z", Dim3(128))])
+    assert "::k__hf1<float, 1, float>(" in fused.source  # U = T
+    compile_nvcc(fused.source, workdir=tmp_path)

@@ -36,7 +36,7 @@ def _substitute(text: str, mapping: dict[str, str]) -> str:
 
 def part_signature(part: Part) -> PartSignature:
     kernel, i = part.kernel, part.index
-    given = part.spec.template_args
+    given = kernel.complete_template_args(part.spec.template_args)
     if kernel.template_params and given and len(given) != len(kernel.template_params):
         from ..errors import HFuseError, Location
 

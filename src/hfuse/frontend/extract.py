@@ -305,11 +305,15 @@ def _function(
         name = _text(named, data)
         params = tuple(_param(p, data) for p in declarator.child_by_field_name("parameters").named_children
                        if p.type != "comment")
-    template_header, template_params = "", ()
+    template_header, template_params, template_defaults = "", (), ()
     if outer.type == "template_declaration":
         plist = outer.child_by_field_name("parameters")
         template_header = "template " + _text(plist, data)
-        template_params = tuple(_template_param_name(p) for p in plist.named_children)
+        declared = [p for p in plist.named_children if p.type != "comment"]
+        template_params = tuple(_template_param_name(p) for p in declared)
+        template_defaults = tuple(
+            _text(d, data) if (d := p.child_by_field_name("default_type") or p.child_by_field_name("default_value"))
+            else None for p in declared)
     bounds = None
     for child in definition.named_children:
         if child.type == "launch_bounds":  # the arguments as written (constant expressions)
@@ -323,6 +327,7 @@ def _function(
         params=params,
         template_header=template_header,
         template_params=template_params,
+        template_defaults=template_defaults,
         launch_bounds=bounds,
         extern_c=extern_c,
         scope=scope,

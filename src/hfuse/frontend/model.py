@@ -6,6 +6,7 @@ text and edit it, so the model stays small and every rewrite is a pure function 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Sequence
@@ -71,6 +72,8 @@ class Function:
     template_header: str = ""
     """``template <typename T, int N>`` or empty."""
     template_params: tuple[str, ...] = ()
+    template_defaults: tuple[str | None, ...] = ()
+    """Each template parameter's default argument as written (``T`` of ``class U = T``), or None."""
     launch_bounds: tuple[str, ...] | None = None
     """``__launch_bounds__``'s arguments as written (``"(BM * BN) / (TM * TN)"``, ``"1"``)."""
     extern_c: bool = False
@@ -81,6 +84,20 @@ class Function:
     @property
     def is_template(self) -> bool:
         return bool(self.template_header)
+
+    def complete_template_args(self, given: Sequence[str]) -> tuple[str, ...]:
+        """``given`` followed by the defaults of the parameters left out, each default's
+        mention of an earlier parameter replaced by that parameter's argument
+        (``k<half, 1>`` of ``template <class T, int R, class U = T>`` is ``k<half, 1, half>``).
+        As given when a parameter left out has no default."""
+        missing = self.template_defaults[len(given):]
+        if not given or not missing or any(d is None for d in missing):
+            return tuple(given)
+        args = list(given)
+        for default in missing:
+            mapping = dict(zip(self.template_params, args))
+            args.append(re.sub(r"\b[A-Za-z_]\w*\b", lambda m: mapping.get(m.group(), m.group()), default))
+        return tuple(args)
 
     def max_threads(self, template_args: Sequence[str] = ()) -> int | None:
         """The block size ``__launch_bounds__`` allows for this instance (None: no bound, or
