@@ -25,6 +25,12 @@ SM90_REGISTERS = 65536
 REGISTERS_PER_BLOCK = SM90_REGISTERS
 
 
+def block_registers(per_thread: int, block_threads: int) -> int:
+    """Registers a block of ``block_threads`` takes at ``per_thread``: allocated per warp,
+    8 per thread at a time (61 registers take 64)."""
+    return -(-per_thread // 8) * 8 * 32 * -(-block_threads // 32)
+
+
 @dataclass(frozen=True)
 class RegisterCap:
     """One of: at least ``min_blocks`` blocks per SM, or at most ``max_registers`` per thread."""
@@ -61,8 +67,7 @@ class RegisterCap:
         the driver then refuses the launch ("too many resources requested")."""
         if self.max_registers is None:
             return None
-        per_warp = -(-self.max_registers // 8) * 8 * 32  # registers are allocated per warp, 8 per thread at a time
-        needed = per_warp * -(-block_threads // 32)
+        needed = block_registers(self.max_registers, block_threads)
         if needed <= regs_per_block:
             return None
         return (f"a block of {block_threads} threads at {self.max_registers} registers needs {needed:,} registers, "

@@ -17,6 +17,7 @@ from typing import Sequence
 
 from .model import Function, TopLevelItem
 from .program import Program
+from .resolve import using_declaration
 
 # Namespaces of the CUDA toolkit that device code may name: their using-directives and
 # aliases stay in the fused file. Any other namespace must be declared in the program.
@@ -33,7 +34,6 @@ class DeviceClosure:
     """Device definitions no chosen kernel uses."""
 
 
-_USING_DECLARATION = re.compile(r"^\s*using\s+(?!namespace\b)(?![A-Za-z_]\w*\s*=)([\w:\s]+::\s*\w+)\s*;\s*$")
 _NAME = re.compile(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*")
 
 
@@ -81,9 +81,9 @@ def device_closure(program: Program, kernels: Sequence[Function],
     for index, item in enumerate(program.items):
         if item.kind == "using" and _device_namespace(program, item):
             taken.add(index)
-        elif item.kind == "declaration" and (match := _USING_DECLARATION.match(item.text)) is not None:
+        elif item.kind == "declaration" and (brought := using_declaration(item.text)) is not None:
             # ``using cub::BlockReduce;``: kept where it names into a namespace device code may use
-            target = program.resolver.namespace(item.scope, "".join(match.group(1).split()).rsplit("::", 1)[0])
+            target = program.resolver.namespace(item.scope, brought.rsplit("::", 1)[0])
             if target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES:
                 taken.add(index)
         elif item.kind == "other" and item.text.lstrip().startswith(("#pragma", "static_assert")):

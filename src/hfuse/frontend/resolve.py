@@ -37,6 +37,16 @@ def _join(*parts: str) -> str:
     return "::".join(p for p in parts if p)
 
 
+_USING_DECLARATION = re.compile(r"^\s*using\s+(?!namespace\b)(?![A-Za-z_]\w*\s*=)([\w:\s]+::\s*\w+)\s*;\s*$")
+
+
+def using_declaration(text: str) -> str | None:
+    """What ``using ns::name;`` brings in (``ns::name``, no whitespace), or None for any
+    other text (a using-directive, an alias declaration)."""
+    match = _USING_DECLARATION.match(text)
+    return compact(match.group(1)) if match else None
+
+
 @dataclass(frozen=True)
 class LocalNames:
     """Using-directives and namespace aliases written inside one function body."""

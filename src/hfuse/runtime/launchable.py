@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..registers import REGISTERS_PER_BLOCK
+from ..registers import REGISTERS_PER_BLOCK, block_registers
 from .ptxas import Resources
-REGISTER_UNIT = 8
-"""Registers are allocated per warp, 8 per thread at a time (256 per warp)."""
 STATIC_SMEM_LIMIT = 48 * 1024
 """Static shared memory a kernel may declare (more only as dynamic memory with the opt-in)."""
 
@@ -30,8 +28,7 @@ class LaunchCheck:
 
     @property
     def block_registers(self) -> int:
-        per_thread = -(-self.registers // REGISTER_UNIT) * REGISTER_UNIT
-        return per_thread * 32 * -(-self.block_threads // 32)
+        return block_registers(self.registers, self.block_threads)
 
     @property
     def problems(self) -> list[str]:

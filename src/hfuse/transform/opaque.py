@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from ..frontend.model import Scope, TopLevelItem
-from ..frontend.resolve import LocalNames, Resolver
+from ..frontend.resolve import LocalNames, Resolver, using_declaration
 from ..frontend.parse import compact
 
 CUB = "cub"
@@ -51,7 +51,6 @@ _SAFE = re.compile(
 utilities, functors, traits, PTX intrinsics and enum constants (``BLOCK_LOAD_VECTORIZE``)."""
 _INNER_NAMESPACE = re.compile(r"^(detail|CUB_\w*_NS|__\w+)$")
 
-_USING_DECLARATION = re.compile(r"^\s*using\s+(?!namespace\b)(?![A-Za-z_]\w*\s*=)(?P<target>[\w:\s]+?)\s*;\s*$", re.S)
 _CG_BLOCK = ("thread_block", "this_thread_block")
 
 REFUSAL_HINT = "keep this kernel unfused; CUB's warp-level primitives (cub::WarpReduce, ...) fuse"
@@ -173,9 +172,7 @@ def opaque_names(items: Iterable[TopLevelItem], resolver: Resolver) -> OpaqueNam
     items = [i for i in items if i.kind == "declaration" and i.function is None]
     usings: dict[tuple[str, str], str] = {}
     for item in items:
-        match = _USING_DECLARATION.match(item.text)
-        if match:
-            target = compact(match.group("target"))
+        if (target := using_declaration(item.text)) is not None:
             usings[("::".join(s for s in item.scope if s), target.split("::")[-1])] = target
     declarations: dict[str, Unseen] = {}
     changed = True

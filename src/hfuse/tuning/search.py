@@ -14,7 +14,7 @@ that was not measured before. A new stage is one function and one entry here.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..launch import KernelLaunch
 from ..runtime.device import DeviceLimits
@@ -30,8 +30,8 @@ class SearchState:
 
     specs: tuple[KernelSpec, ...]
     launches: tuple[KernelLaunch, ...]
-    settings: "object"
-    """``TuneSettings``."""
+    settings: Any
+    """``TuneSettings`` (typed loosely: the tuner module imports this one)."""
     limits: DeviceLimits
     kernel_registers: tuple[int, ...]
     """Registers of each original kernel."""
