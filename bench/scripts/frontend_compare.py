@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import glob
 import json
 import platform
 import statistics
@@ -44,25 +43,14 @@ __global__ void scale(float* x, float a, int n) { int i = blockIdx.x * blockDim.
 
 
 def clang_args(flags: list[str]) -> list[str]:
-    """CUDA device mode with the toolkit's headers and the host C++ library; no libc++."""
-    import clang
+    """CUDA device mode with the toolkit's headers and the host C++ library (hfuse's own arguments)."""
+    from hfuse.frontend.clang import clang_arguments
+    from hfuse.frontend.options import CompileOptions
 
-    from hfuse.toolkit import cuda_include_dirs
-
-    resource = Path(clang.__file__).parent / "native" / "resource" / "include"
-    cxx = sorted(glob.glob("/usr/include/c++/*"))
-    machine = sorted(glob.glob("/usr/include/*-linux-gnu"))
-    system = [f"-isystem{d}" for d in ([str(resource)] + cxx[-1:] + [f"{m}/c++/{Path(cxx[-1]).name}" for m in machine[:1]]
-                                       + machine[:1] + ["/usr/include"]) if Path(d).is_dir()]
-    from hfuse.frontend.preprocess import CUDACC_VERSION
-
-    extra = [f"-isystem{d}" for d in cuda_include_dirs() if "nvidia" in d]  # cuRAND headers from pip
-    # libclang is not told the toolkit's version as the clang driver is: without it, a host
-    # function's <<<...>>> is compiled for the launch API of CUDA < 9.2 (cudaConfigureCall)
-    sdk = "{}.{}".format(*CUDACC_VERSION)
-    return ["-nostdinc", *system, "-x", "cuda", "--cuda-gpu-arch=sm_90", "--cuda-device-only", "-nocudalib",
-            "--cuda-path=/usr/local/cuda", "-isystem/usr/local/cuda/include/cccl", "-std=c++17",
-            "-Wno-unknown-cuda-version", "-Xclang", f"-target-sdk-version={sdk}", *extra, *flags]
+    arguments = clang_arguments(CompileOptions())
+    if isinstance(arguments, str):
+        raise SystemExit(arguments)
+    return [*arguments, *flags]
 
 
 def clang_parse(path: Path, flags: list[str], user_dirs: list[Path]):

@@ -29,6 +29,8 @@ from .transform.context import PartContext
 from .transform.early_exit import functions_of
 from .transform.context_types import check_context_type
 from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaque_names
+from .transform.header_reads import add_header_reads
+from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
@@ -165,6 +167,8 @@ class PreparedUnit:
     """Structs every part gets its own copy of (see transform/context_types.py)."""
     symbols: frozenset[str] = frozenset()
     """Symbols defined by several inputs: every part gets its own (see transform/symbols.py)."""
+    notes: tuple[str, ...] = ()
+    """What the front end could not do and how it did without (Clang could not read a file)."""
 
     @property
     def needs_whole_blocks(self) -> bool:
@@ -175,9 +179,9 @@ class PreparedUnit:
         """Horizontal fusion, or inter-block fusion where a kernel needs whole blocks, and why."""
         needing = [k for k in self.kernels if k.whole_block is not None]
         if not needing:
-            return HORIZONTAL, ()
+            return HORIZONTAL, self.notes
         first = needing[0].whole_block
-        return INTERBLOCK, (f"note: {first.where.kernel} must run as one whole block of its own "
+        return INTERBLOCK, (*self.notes, f"note: {first.where.kernel} must run as one whole block of its own "
                             f"({first.message}), so the kernels are fused by the interblock layout, which runs one "
                             "block of one kernel per fused block",)
 
@@ -258,14 +262,33 @@ def _reraise_internal(exc: BaseException, specs: Sequence[KernelSpec]) -> None:
     ) from exc
 
 
+def _header_meaning(specs: Sequence[KernelSpec], files: Sequence[SourceFile],
+                    sources: Mapping[str | Path, str] | None, options: CompileOptions) -> tuple[Meaning, tuple[str, ...]]:
+    """Clang's reading of what each file's functions reach in the headers hfuse keeps (one
+    parse per file, with that file's options), and a note for each file it could not read."""
+    given = {str(k): v for k, v in (sources or {}).items()}
+    found, notes = [], []
+    for source in files:
+        spec = next(s for s in specs if s.file == source.path)
+        meaning = read_meaning([source.path], spec.options or options, user_files=source.headers,
+                               kept_includes=source.kept_includes, sources=given)
+        if meaning.unavailable is not None:
+            notes.append(f"note: {meaning.unavailable}; hfuse checked the headers it keeps by the names alone")
+        found.extend(meaning.functions)
+    return Meaning(tuple(found)), tuple(notes)
+
+
 def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> PreparedUnit:
-    program = _merge(_sources(specs, sources, options), specs)
+    files = _sources(specs, sources, options)
+    program = _merge(files, specs)
     found = [program.kernel(s.name, s.file, s.template_args) for s in specs]
     closure = device_closure(program, found, [s.template_args for s in specs])
     opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
     )
+    meaning, notes = _header_meaning(specs, files, sources, options)
+    add_header_reads(everything, meaning)
     clashes = program.clashing_symbols()
     close_over_symbols(everything, program.items, program.resolver, set(clashes))
     # functions two inputs define differently: each part gets its own file's, renamed
@@ -293,7 +316,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     uses = frozenset().union(*(i.references for i in closure.items),
                              *(i.references for i in program.items if i.function in found))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses),
-                        context_helpers, context_types, frozenset(clashes))
+                        context_helpers, context_types, frozenset(clashes), notes)
 
 
 def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:
@@ -389,7 +412,7 @@ def fuse(
         prepared = prepare(specs, sources=sources, options=options)
     elif not prepared.matches(specs):
         raise ValueError("the prepared unit was made for other kernels")
-    notes: tuple[str, ...] = ()
+    notes = prepared.notes
     if chosen is None:
         chosen, notes = prepared.default_layout()
     fused = prepared.emit(Fusion(tuple(s.block for s in specs), chosen, register_cap), name=name,

@@ -15,6 +15,14 @@ from pathlib import Path
 from .errors import HFuseError, Location
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
+ENV_VAR = "HFUSE_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    """hfuse's cache (tuned plans, compiled binaries, Clang's precompiled headers):
+    ``$HFUSE_CACHE_DIR``, else ``~/.cache/hfuse``."""
+    env = os.environ.get(ENV_VAR)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "hfuse"
 
 
 def read_text_file(path: str | Path, what: str = "source file", where: Location | None = None) -> str:

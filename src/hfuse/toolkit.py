@@ -19,6 +19,17 @@ def find_cuda_tool(name: str) -> str | None:
     return None
 
 
+def cuda_root() -> Path | None:
+    """The toolkit's folder (holding ``include/cuda_runtime.h``): ``$CUDA_HOME``,
+    ``$CUDA_PATH``, the folder of ``nvcc`` on ``PATH``, or ``/usr/local/cuda``."""
+    nvcc = shutil.which("nvcc")
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                 Path(nvcc).resolve().parent.parent if nvcc else None, "/usr/local/cuda"):
+        if root and (Path(root) / "include" / "cuda_runtime.h").is_file():
+            return Path(root).resolve()
+    return None
+
+
 def cuda_include_dirs() -> list[str]:
     """Folders holding the CUDA headers NVRTC may need (cooperative_groups.h, ...).
 

@@ -24,6 +24,7 @@ from hfuse.api import fuse
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.registers import RegisterCap
+from hfuse.frontend.options import CompileOptions
 
 from corpus import cases as C  # tests/corpus/cases.py
 from toolchain import compile_nvcc
@@ -117,6 +118,63 @@ def test_cooperative_groups_thread_block_under_another_name_is_refused_by_every_
     with pytest.raises(HFuseError) as err:
         fuse([_spec(CUB, "scale_rows", 96), _spec(CUB, "cg_alias", 128)], layout=layout)
     assert what in str(err.value) and err.value.where.line == _line_of(CUB, "cg_alias", text)
+
+
+# ------------------------------------------- 1b. kept-header code that reads the block, found by Clang
+HEADER_READS = TRUST / "header_reads.cu"
+needs_clang = pytest.mark.skipif(
+    isinstance(__import__("hfuse.frontend.clang", fromlist=["x"]).clang_arguments(CompileOptions()), str),
+    reason="Clang (libclang-ng) cannot read CUDA here")
+
+
+@needs_clang
+@pytest.mark.parametrize("kernel", ["tid_ptx", "tid_helper"])
+def test_header_code_reading_threadIdx_is_refused_where_the_block_is_shared(kernel):
+    # libcu++'s cuda::ptx::get_sreg_tid_x() reads %tid.x inside a header hfuse keeps: the
+    # second part of a horizontal fusion would read the fused block's thread index
+    for layout in ("horizontal", "vertical"):
+        with pytest.raises(HFuseError) as err:
+            fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, kernel, 128)], layout=layout)
+        assert "cuda::ptx::get_sreg_tid_x" in str(err.value) and "reads %tid" in str(err.value)
+    lines = HEADER_READS.read_text().splitlines()
+    text = "static_cast<T>(ptx::get_sreg_tid_x" if kernel == "tid_helper" else "cuda::ptx::get_sreg_tid_x"
+    line = next(i for i, written in enumerate(lines, 1) if text in written)
+    assert err.value.where.line == line and err.value.where.file == HEADER_READS
+
+
+@needs_clang
+@pytest.mark.nvcc
+def test_and_fused_by_a_layout_that_keeps_its_block_whole(tmp_path):
+    fused = fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "tid_ptx", 128)])
+    assert fused.layout.name == "interblock" and "get_sreg_tid_x" in fused.notes[-1]
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@needs_clang
+@pytest.mark.parametrize("layout", ["horizontal", "interblock", None])
+def test_header_code_reading_blockDim_is_refused_by_every_layout(layout):
+    with pytest.raises(HFuseError, match=r"get_sreg_ntid_x.*reads %ntid") as err:
+        fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "ntid_ptx", 128)], layout=layout)
+    assert err.value.where.line == _line_of(HEADER_READS, "ntid_ptx", "get_sreg_ntid_x")
+
+
+@needs_clang
+@pytest.mark.nvcc
+def test_header_code_reading_the_lane_fuses_horizontally(tmp_path):
+    fused = fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "lane_ptx", 128)])
+    assert fused.layout.name == "horizontal" and fused.notes == ()
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_without_clang_the_note_says_what_was_not_checked(monkeypatch):
+    from hfuse.frontend import clang as clang_module
+
+    clang_module._read_once.cache_clear()
+    monkeypatch.setattr(clang_module, "_cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
+    fused = fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "lane_ptx", 128)])
+    clang_module._read_once.cache_clear()
+    assert len(fused.notes) == 1 and "libclang is not usable" in fused.notes[0]
+    assert "by the names alone" in fused.notes[0]
 
 
 @pytest.mark.nvcc

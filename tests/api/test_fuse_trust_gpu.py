@@ -90,6 +90,9 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "ka": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
     "kb": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
     "heavy_mix": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, 20 * b.size), np.int32(N)], Dim3(20), 0, (1,)),
+    "tid_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
+    "lane_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
+    "scale": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (1,)),
     "light_copy": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (1,)),
 }
 
@@ -114,6 +117,10 @@ CONFIGS = {
                                          _k("cub_aliases.cu", "sum_typedef", 128)],
     # a helper two files define differently: each part calls its own file's (renamed per part)
     "same-name-helpers": [_k("../real_cpp/same_name_a.cu", "ka", 128), _k("../real_cpp/same_name_b.cu", "kb", 96)],
+    # libcu++'s %tid.x read inside a kept header (found by Clang): fused where it runs whole blocks
+    "header-tid-interblock": [_k("header_reads.cu", "scale", 96), _k("header_reads.cu", "tid_ptx", 128)],
+    # its %laneid read keeps a warp-aligned part correct at thread offset 96
+    "header-lane-at-96": [_k("header_reads.cu", "scale", 96), _k("header_reads.cu", "lane_ptx", 128)],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],
 }

@@ -12,22 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..files import write_atomically
+from ..files import default_cache_dir, write_atomically
 from ..launch import KernelLaunch, describe_symbol
 from .plan import Plan, load_plan
 
-ENV_VAR = "HFUSE_CACHE_DIR"
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get(ENV_VAR)
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "hfuse"
 
 
 def describe_arg(value: Any) -> dict[str, Any]:

@@ -1,0 +1,417 @@
+"""Meaning from a real C++ front end: which code of the headers hfuse keeps a function reaches.
+
+hfuse edits the user's own text (tree-sitter ranges, ``parse.py``); headers it keeps as
+``#include`` lines (the toolkit's, the system's, installed packages') it never rewrites.
+Whether a kept header's code reads ``threadIdx``/``blockDim`` or synchronises the block is
+a question of meaning: through namespace aliases, ``using``, typedefs, macros, ``auto``,
+overloads and templates, only a compiler knows which declaration a name is. This module
+asks Clang (libclang, CUDA device mode, the user's ``-I/-D/-U/-include/-std``, the
+toolkit's headers) once per request and answers, for every function the user defines:
+the declarations of kept headers it refers to (qualified, inline namespaces dropped) and,
+for each such function or constructor, what it reads of the block, found by walking its
+definition and the header functions it calls in turn.
+
+Clang reads the same file about 80 times slower than tree-sitter (docs/front-end-clang.md);
+the toolkit and system headers, the same for every file of a request, are compiled once
+into a precompiled header kept in hfuse's cache directory, which brings a file of ordinary
+size from about 0.45 s to about 0.06 s. Where Clang is not installed or cannot read the
+file, ``Meaning.unavailable`` says why and hfuse keeps its own analysis.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from ..files import default_cache_dir
+from ..toolkit import cuda_include_dirs, cuda_root
+from .options import CompileOptions
+
+BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim",
+                     "blockIdx": "reads blockIdx", "gridDim": "reads gridDim"}
+BARRIER_FUNCTIONS = frozenset({"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
+                               "__barrier_sync", "__nvvm_bar_sync", "__nvvm_bar0_popc", "__nvvm_bar0_and",
+                               "__nvvm_bar0_or", "__nvvm_barrier_sync", "__nvvm_barrier_sync_cnt"})
+_PTX_READS = (("bar.", "synchronises the block (bar)"), ("barrier.", "synchronises the block (barrier)"),
+              ("%tid", "reads %tid"), ("%ntid", "reads %ntid"), ("%ctaid", "reads %ctaid"),
+              ("%nctaid", "reads %nctaid"))
+GRID_READS = ("reads blockIdx", "reads gridDim", "reads %ctaid", "reads %nctaid")
+"""What no layout keeps as the original kernel saw it (each fused part has its own grid)."""
+_WALK_LIMIT = 4000
+"""Header functions walked per request at most: past it the answer is 'not known', never 'safe'."""
+
+
+@dataclass(frozen=True)
+class HeaderUse:
+    """One reference from a user's function to a declaration of a kept header."""
+
+    qualified: str
+    """``cub::BlockReduce::Sum`` (inline namespaces such as CUB's versioned one dropped)."""
+    line: int
+    """Line in the user's file where the reference is written."""
+    reads: tuple[str, ...] = ()
+    """What the declaration's code reads of the block (``reads threadIdx``, ``synchronises
+    the block``), found by walking its definition; empty for what reads nothing."""
+    unknown: bool = False
+    """The walk stopped at its limit: what it reads is not known."""
+
+
+@dataclass(frozen=True)
+class FunctionMeaning:
+    """What Clang found in one function the user defines."""
+
+    file: Path
+    name: str
+    first_line: int
+    last_line: int
+    uses: tuple[HeaderUse, ...]
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """Clang's answers for one request (or why there are none)."""
+
+    functions: tuple[FunctionMeaning, ...] = ()
+    unavailable: str | None = None
+    """Why Clang gave no answer (not installed, or the file did not parse); None when it did."""
+    _index: dict[tuple[str, str], list[FunctionMeaning]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for f in self.functions:
+            self._index.setdefault((_key(f.file), f.name), []).append(f)
+
+    def function(self, file: Path, name: str, line: int) -> FunctionMeaning | None:
+        """The function named ``name`` defined in ``file`` whose text spans ``line``."""
+        for found in self._index.get((_key(file), name), []):
+            if found.first_line <= line <= found.last_line:
+                return found
+        return None
+
+
+def _key(path: Path) -> str:
+    return os.path.realpath(path)
+
+
+def _cindex():
+    """libclang's Python module with its library loaded, or the reason it cannot be used."""
+    try:
+        import clang.cindex as ci
+
+        ci.Index.create()
+    except Exception as exc:  # not installed, or its shared library does not load here
+        return None, f"libclang is not usable here ({type(exc).__name__}: {exc})"
+    return ci, None
+
+
+def _host_cxx_dirs() -> list[str]:
+    """The host's libstdc++ and C headers: CUDA's host_defines.h refuses the libc++ that
+    libclang's wheels bundle, and nvcc uses the host compiler's library anyway."""
+    cxx = sorted(glob.glob("/usr/include/c++/*"), key=lambda p: [int(x) if x.isdigit() else 0 for x in
+                                                                 Path(p).name.split(".")])
+    if not cxx:
+        return []
+    machine = sorted(glob.glob("/usr/include/*-linux-gnu"))
+    version = Path(cxx[-1]).name
+    dirs = [cxx[-1]] + [f"{m}/c++/{version}" for m in machine[:1]] + [f"{cxx[-1]}/backward"] + machine[:1]
+    return [d for d in dirs + ["/usr/include"] if Path(d).is_dir()]
+
+
+def clang_arguments(options: CompileOptions, system_dirs: Sequence[Path] = ()) -> list[str] | str:
+    """The arguments that make libclang read a file as nvcc's device pass does, or why it cannot."""
+    ci, why = _cindex()
+    if ci is None:
+        return why
+    import clang
+
+    cuda = cuda_root()
+    if cuda is None:
+        return "no CUDA toolkit found for Clang (nvcc on PATH, $CUDA_HOME or /usr/local/cuda)"
+    host = _host_cxx_dirs()
+    if not host:
+        return "no host C++ library headers (libstdc++) found for Clang"
+    resource = Path(clang.__file__).parent / "native" / "resource" / "include"
+    system = ([str(resource)] if resource.is_dir() else []) + host
+    toolkit = [d for d in cuda_include_dirs() if d != str((cuda / "include").resolve())]
+    from .preprocess import CUDACC_VERSION
+
+    arch = options.arch.rstrip("af") if options.arch.startswith("sm_") else "sm_" + options.arch.split("_", 1)[1]
+    # libclang is not told the toolkit's version as the clang driver is: without it, a host
+    # function's <<<...>>> is compiled for the launch API of CUDA < 9.2 (cudaConfigureCall)
+    return ["-nostdinc", *(f"-isystem{d}" for d in system), "-x", "cuda", f"--cuda-gpu-arch={arch}",
+            "--cuda-device-only", "-nocudalib", f"--cuda-path={cuda}", *(f"-isystem{d}" for d in toolkit),
+            *(f"-isystem{d}" for d in system_dirs), f"-std={options.emitted_std}", "-Wno-unknown-cuda-version",
+            "-Xclang", "-target-sdk-version={}.{}".format(*CUDACC_VERSION),
+            *options.compiler_flags(std=False, pre_includes=False)]
+
+
+def _preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) -> list[str]:
+    """``-include-pch`` of the kept headers, built once per set of headers and arguments;
+    no arguments where it cannot be built (the parse is then only slower)."""
+    text = "".join(f"{line}\n" for line in includes if line.lstrip("# \t").startswith("include") and "<" in line)
+    library = Path(ci.conf.lib._name)
+    built = library.stat() if library.is_file() else None
+    version = f"{library}:{built.st_size}:{built.st_mtime_ns}" if built else str(library)
+    key = hashlib.sha256("\0".join([version, *arguments, text]).encode()).hexdigest()[:32]
+    target = cache / "clang" / f"{key}.pch"
+    if target.is_file():
+        return ["-include-pch", str(target)]
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # the header stays beside its PCH: Clang checks, when loading one, that its inputs exist
+        header = target.with_suffix(".cuh")
+        if not header.is_file() or header.read_text() != text:
+            with tempfile.NamedTemporaryFile("w", dir=target.parent, suffix=".tmp", delete=False) as out:
+                out.write(text)
+            os.replace(out.name, header)
+        unit = ci.Index.create().parse(str(header), args=arguments, options=ci.TranslationUnit.PARSE_INCOMPLETE)
+        if any(d.severity >= ci.Diagnostic.Error for d in unit.diagnostics):
+            return []
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        unit.save(str(partial))
+        os.replace(partial, target)  # atomic: a concurrent request reads the old or the new, whole
+    except Exception:  # a read-only cache or a full disk: parse without it
+        return []
+    return ["-include-pch", str(target)]
+
+
+@dataclass
+class _Walker:
+    """What header functions read of the block, remembered per declaration (USR)."""
+
+    ci: object
+    user_files: frozenset[str]
+    known: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    walked: int = 0
+    _files: dict[str, bool] = field(default_factory=dict)
+    classes: tuple = ()
+    functions: tuple = ()
+
+    def __post_init__(self) -> None:
+        kinds = self.ci.CursorKind
+        self.classes = tuple(getattr(kinds, n) for n in ("CLASS_DECL", "STRUCT_DECL", "UNION_DECL", "CLASS_TEMPLATE",
+                                                           "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"))
+        self.functions = tuple(getattr(kinds, n) for n in ("FUNCTION_DECL", "CXX_METHOD", "CONSTRUCTOR", "DESTRUCTOR",
+                                                             "FUNCTION_TEMPLATE", "CONVERSION_FUNCTION"))
+
+    def is_user(self, cursor) -> bool:
+        file = cursor.location.file
+        if file is None:
+            return False
+        name = file.name
+        if name not in self._files:
+            self._files[name] = _key(Path(name)) in self.user_files
+        return self._files[name]
+
+    def definitions(self, parent, defining) -> Iterable:
+        """The user's function definitions below ``parent``, descending only into what the
+        user's files declare (the headers' thousands of declarations are never visited)."""
+        for cursor in parent.get_children():
+            if not self.is_user(cursor):
+                continue
+            if cursor.kind in defining:
+                if cursor.is_definition():
+                    yield cursor
+            else:
+                yield from self.definitions(cursor, defining)
+
+    def reads(self, declaration) -> tuple[tuple[str, ...], bool]:
+        """(what it reads, whether the walk was cut short) for a header function."""
+        usr = declaration.get_usr() or f"{declaration.spelling}@{declaration.location}"
+        if usr in self.known:
+            return self.known[usr]
+        self.known[usr] = ((), False)  # recursion: what is being walked reads nothing more
+        found: set[str] = set()
+        cut = False
+        definition = declaration.get_definition() or declaration
+        self.walked += 1
+        if self.walked > _WALK_LIMIT:
+            self.known[usr] = ((), True)
+            return (), True
+        ck = self.ci.CursorKind
+        for node in definition.walk_preorder():
+            if node.kind == ck.ASM_STMT or node.kind == ck.UNEXPOSED_STMT and node.kind.name == "ASM_STMT":
+                text = " ".join(t.spelling for t in node.get_tokens())
+                found.update(why for mark, why in _PTX_READS if mark in text)
+                continue
+            target = node.referenced
+            if target is None or target == node:
+                continue
+            name = target.spelling
+            if (node.kind == ck.DECL_REF_EXPR and name in BUILTIN_VARIABLES and target.kind == ck.VAR_DECL
+                    and target.semantic_parent.kind == ck.TRANSLATION_UNIT):  # not a parameter called gridDim
+                found.add(BUILTIN_VARIABLES[name])
+            elif name in BARRIER_FUNCTIONS:
+                found.add("synchronises the block")
+            elif target.kind in self.functions and not self.is_user(target):
+                inner, inner_cut = self.reads(target)
+                found.update(inner)
+                cut = cut or inner_cut
+        self.known[usr] = (tuple(sorted(found)), cut)
+        return self.known[usr]
+
+
+    def type_reads(self, declaration) -> tuple[tuple[str, ...], bool]:
+        """What the member functions of a header class (or class template) read of the block:
+        a kernel that names ``cub::BlockLoad<...>`` constructs one, and its constructor reads
+        ``threadIdx``, though the calls through a dependent type are not resolved in a template."""
+        ck = self.ci.CursorKind
+        if declaration.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL):
+            declaration = declaration.underlying_typedef_type.get_declaration()
+        elif declaration.kind == ck.TYPE_ALIAS_TEMPLATE_DECL:
+            inner = [c for c in declaration.get_children() if c.kind == ck.TYPE_ALIAS_DECL]
+            declaration = inner[0].underlying_typedef_type.get_declaration() if inner else declaration
+        if declaration.kind not in self.classes or declaration.location.file is None:
+            return (), False
+        usr = "type:" + (declaration.get_usr() or declaration.spelling)
+        if usr in self.known:
+            return self.known[usr]
+        self.known[usr] = ((), False)
+        definition = declaration.get_definition() or declaration
+        found: set[str] = set()
+        cut = False
+        for member in definition.get_children():
+            if member.kind in self.functions:
+                inner, inner_cut = self.reads(member)
+                found.update(inner)
+                cut = cut or inner_cut
+        self.known[usr] = (tuple(sorted(found)), cut)
+        return self.known[usr]
+
+
+
+
+def _qualified(cursor, ci) -> str:
+    parts = []
+    is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
+    while cursor is not None and cursor.kind != ci.CursorKind.TRANSLATION_UNIT:
+        if cursor.spelling and not (cursor.kind == ci.CursorKind.NAMESPACE and is_inline(cursor)):
+            parts.append(cursor.spelling)
+        cursor = cursor.semantic_parent
+    return "::".join(reversed(parts))
+
+
+CHECKED_HEADERS = frozenset({
+    "cuda.h", "cuda_runtime.h", "cuda_runtime_api.h", "device_launch_parameters.h", "builtin_types.h",
+    "vector_types.h", "vector_functions.h", "driver_types.h", "math_constants.h", "cuda_stdint.h", "cuComplex.h",
+    "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cuda_fp6.h", "cuda_fp4.h", "curand_kernel.h", "mma.h",
+    "cooperative_groups.h",
+})
+"""Toolkit headers whose device code reads nothing of the block beyond the built-ins hfuse
+rewrites itself (``__syncthreads``, ...): ``tests/frontend/test_clang.py`` walks every function
+they define with Clang to keep this true. Cooperative groups belong here because hfuse's
+own rewrite converts them where they are written and refuses the spellings it cannot."""
+
+
+def unchecked_headers(kept_includes: Sequence[str]) -> tuple[str, ...]:
+    """The kept ``#include`` lines whose code nobody has checked: the host's C and C++
+    library (host code, no device code reads the block) and ``CHECKED_HEADERS`` are not."""
+    host = _host_cxx_dirs()
+    out = []
+    for line in kept_includes:
+        name = line.split("<", 1)[1].split(">", 1)[0].strip() if "<" in line else line
+        if name in CHECKED_HEADERS or name.startswith(("cooperative_groups/", "crt/")):
+            continue
+        if "<" in line and any((Path(d) / name).is_file() for d in host):
+            continue
+        out.append(line)
+    return tuple(out)
+
+
+def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: Iterable[Path] = (),
+                 kept_includes: Sequence[str] = (), sources: Mapping[str, str] | None = None,
+                 cache: Path | None = None) -> Meaning:
+    """Clang's answers for the functions defined in ``files`` and the user's headers
+    (``user_files``: what hfuse reads as the user's own text, not keeps). Where every kept
+    header is checked (``unchecked_headers``) there is nothing to ask and Clang is not run.
+    The same request (same texts, options and headers) is answered once per process."""
+    if not unchecked_headers(kept_includes):
+        return Meaning()
+    given = dict(sources or {})
+    users = tuple(Path(f) for f in user_files)
+    texts = []
+    for path in [*files, *users, *options.pre_includes]:
+        text = given.get(str(path))
+        try:
+            texts.append(text if text is not None else Path(path).read_text(errors="replace"))
+        except OSError:
+            texts.append("")
+    digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
+    return _read_once(tuple(Path(f) for f in files), options, users, tuple(kept_includes),
+                      tuple((str(k), v) for k, v in given.items() if k in {str(f) for f in files}),
+                      str(cache or default_cache_dir()), digest)
+
+
+@functools.lru_cache(maxsize=128)
+def _read_once(files: tuple[Path, ...], options: CompileOptions, user_files: tuple[Path, ...],
+               kept_includes: tuple[str, ...], sources: tuple[tuple[str, str], ...], cache: str,
+               digest: str) -> Meaning:
+    """``read_meaning``'s work; ``digest`` (of every text read) keys the cache."""
+    return _read(files, options, user_files, kept_includes, dict(sources), Path(cache))
+
+
+def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[Path], kept_includes: Sequence[str],
+          sources: Mapping[str, str], cache: Path) -> Meaning:
+    ci, why = _cindex()
+    if ci is None:
+        return Meaning(unavailable=why)
+    arguments = clang_arguments(options)
+    if isinstance(arguments, str):
+        return Meaning(unavailable=arguments)
+    is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
+    is_inline.argtypes, is_inline.restype = [ci.Cursor], ctypes.c_uint
+    mine = frozenset(_key(Path(f)) for f in [*files, *user_files])
+    preamble = _preamble(ci, arguments, kept_includes, cache)
+    unsaved = [(str(path), text) for path, text in (sources or {}).items()]
+    walker = _Walker(ci, mine)
+    functions: list[FunctionMeaning] = []
+    ck = ci.CursorKind
+    defining = (ck.FUNCTION_DECL, ck.FUNCTION_TEMPLATE, ck.CXX_METHOD, ck.CONSTRUCTOR, ck.DESTRUCTOR)
+    seen: set[tuple[str, int]] = set()
+    for path in files:
+        try:
+            unit = ci.Index.create().parse(str(path), args=arguments + preamble + options.pre_include_flags(),
+                                           unsaved_files=unsaved or None)
+        except ci.TranslationUnitLoadError as exc:
+            return Meaning(unavailable=f"Clang could not read {path}: {exc}")
+        errors = [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
+        if errors:
+            first = errors[0]
+            where = f"{first.location.file}:{first.location.line}" if first.location.file else str(path)
+            return Meaning(unavailable=f"Clang could not read {path} ({where}: {first.spelling})")
+        for cursor in walker.definitions(unit.cursor, defining):
+            file = Path(cursor.location.file.name)
+            start = cursor.extent.start.line
+            if (_key(file), start) in seen:
+                continue
+            seen.add((_key(file), start))
+            uses: dict[tuple[str, int], HeaderUse] = {}
+            for node in cursor.walk_preorder():
+                target = node.referenced
+                if target is None or target == node or target.location.file is None or walker.is_user(target):
+                    continue
+                if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
+                    continue
+                qualified = _qualified(target, ci)
+                reads, cut = (), False
+                if target.kind in walker.functions:
+                    if target.spelling in BARRIER_FUNCTIONS:
+                        continue  # the user's own barriers are rewritten
+                    reads, cut = walker.reads(target)
+                elif target.kind in walker.classes or target.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL,
+                                                                    ck.TYPE_ALIAS_TEMPLATE_DECL):
+                    reads, cut = walker.type_reads(target)
+                elif node.kind == ck.DECL_REF_EXPR and target.spelling in BUILTIN_VARIABLES:
+                    continue  # the user's own reads of threadIdx are rewritten
+                line = node.location.line if node.location.file and walker.is_user(node) else start
+                key = (qualified, line)
+                if key not in uses or (reads and not uses[key].reads):
+                    uses[key] = HeaderUse(qualified, line, reads, cut)
+            functions.append(FunctionMeaning(file, cursor.spelling, start, cursor.extent.end.line,
+                                             tuple(uses.values())))
+    return Meaning(tuple(functions))

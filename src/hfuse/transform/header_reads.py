@@ -1,0 +1,72 @@
+"""Clang's answers joined to hfuse's facts: user functions that reach kept-header code
+which reads the block.
+
+hfuse's own analysis (``analysis.py``, ``opaque.py``) reads the user's text: it rewrites
+what the user writes and recognises CUB's and cooperative groups' names however they are
+spelt. Code of the headers it keeps (``#include <...>``) it cannot see. Clang can
+(``frontend/clang.py``): for every reference a user's function makes to a kept header,
+what that code reads. What it finds is added to the function's facts, so the kernels that
+reach it are placed exactly as if hfuse had seen it itself:
+
+- reading ``threadIdx`` or synchronising the block: correct only where a fused block runs
+  one whole block of the kernel on its first threads (``FunctionFacts.whole_block``);
+- reading ``blockDim``, ``blockIdx`` or ``gridDim`` (or their PTX registers): no layout
+  keeps them as the kernel saw them, so it is refused (``FunctionFacts.opaque``);
+- code Clang could not follow to its end: refused too (unknown is never safe).
+
+Cooperative groups are left to hfuse's own rewrite, which converts them where they are
+written (``cooperative_groups.py``) and refuses the spellings it cannot convert.
+"""
+from __future__ import annotations
+
+from ..frontend.clang import HeaderUse, Meaning
+from .analysis import ProgramFacts
+from .opaque import REFUSAL_HINT, Unseen
+
+COOPERATIVE_GROUPS = "cooperative_groups::"
+_WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "synchronises the block",
+                                "synchronises the block (bar)", "synchronises the block (barrier)"})
+
+
+def classify(use: HeaderUse) -> Unseen | None:
+    """What a reference to kept-header code means for fusion (None: nothing it reads matters)."""
+    if use.qualified.startswith(COOPERATIVE_GROUPS):
+        return None
+    where = f"'{use.qualified}' of a header hfuse keeps as an #include"
+    if use.unknown:
+        return Unseen(f"{where}, whose code Clang's walk could not follow to its end (hfuse does not know "
+                      "what it reads)", whole_block=False)
+    if not use.reads:
+        return None
+    what = ", ".join(use.reads)
+    if set(use.reads) <= _WHOLE_BLOCK_READS:
+        return Unseen(f"{where}, which {what} (found by Clang; hfuse does not rewrite kept headers)",
+                      whole_block=True)
+    return Unseen(f"{where}, which {what} (found by Clang): no fused layout keeps that as the kernel saw it",
+                  whole_block=False)
+
+
+def add_header_reads(program: ProgramFacts, meaning: Meaning) -> int:
+    """Add what Clang found to the facts of the functions it found it in; the number of
+    findings added. A line keeps one finding, the stronger (refused over whole block); one
+    hfuse's own analysis already made there keeps its message."""
+    added = 0
+    for facts in program.facts.values():
+        for f in facts:
+            found = meaning.function(f.function.file, f.function.name, f.function.line)
+            if found is None:
+                continue
+            refused = {line for _, line, _ in f.opaque}
+            whole = {line for _, line in f.whole_block}
+            findings = [(use, unseen) for use in found.uses if (unseen := classify(use)) is not None]
+            for use, unseen in sorted(findings, key=lambda found: found[1].whole_block):
+                if use.line in refused or (unseen.whole_block and use.line in whole):
+                    continue
+                added += 1
+                if unseen.whole_block:
+                    f.whole_block.append((unseen.why, use.line))
+                    whole.add(use.line)
+                else:
+                    f.opaque.append((unseen.why, use.line, REFUSAL_HINT))
+                    refused.add(use.line)
+    return added

@@ -1,0 +1,155 @@
+"""Clang's reading of what a user's functions reach in the headers hfuse keeps.
+
+Each test reads a real file with libclang in CUDA device mode and asserts what Clang
+found: CUB's block collectives behind every alias spelling, libcu++'s PTX wrappers, and
+nothing for the warp-level CUB that fuses. It also covers the ways Clang gives no answer
+(not installed, a file it cannot read), which leave hfuse to its own analysis."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hfuse.frontend import clang as clang_module
+from hfuse.frontend.clang import CHECKED_HEADERS, Meaning, read_meaning, unchecked_headers
+from hfuse.frontend.options import CompileOptions
+
+from corpus import cases as C  # tests/corpus/cases.py
+
+pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+    pytest.skip(f"Clang cannot read CUDA here: {clang_module.clang_arguments(CompileOptions())}",
+                allow_module_level=True)
+
+TRUST = C.CORPUS / "trust"
+CUB_INCLUDES = ["#include <cub/cub.cuh>", "#include <cooperative_groups.h>"]
+PTX = ["#include <cuda/ptx>"]
+
+
+def _reads(meaning: Meaning) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for f in meaning.functions:
+        out.setdefault(f.name, set()).update(r for u in f.uses for r in u.reads)
+    return out
+
+
+@pytest.fixture(scope="module")
+def cub_meaning(tmp_path_factory) -> Meaning:
+    cache = tmp_path_factory.mktemp("cache")
+    return read_meaning([TRUST / "cub_aliases.cu"], CompileOptions(), kept_includes=CUB_INCLUDES, cache=cache)
+
+
+@pytest.mark.parametrize("kernel", ["dequant_alias", "sum_using_declaration", "sum_typedef", "sum_alias_template",
+                                    "sum_macro", "sum_helper_template", "scan_directive"])
+def test_cub_block_collectives_read_threadIdx_through_every_spelling(cub_meaning, kernel):
+    assert cub_meaning.unavailable is None
+    assert "reads threadIdx" in _reads(cub_meaning)[kernel]
+
+
+def test_a_wrapper_struct_is_found_in_the_member_function_that_calls_cub(cub_meaning):
+    # RowReducer::sum calls Impl(*storage).Sum(v); the kernel calls r.sum (hfuse's call graph joins them)
+    assert "synchronises the block" in _reads(cub_meaning)["sum"]
+
+
+def test_warp_level_cub_reads_nothing_of_the_block(cub_meaning):
+    assert _reads(cub_meaning)["warp_sums_alias"] == set()
+    assert _reads(cub_meaning)["scale_rows"] == set()
+
+
+def test_names_are_qualified_by_meaning_without_inline_namespaces(cub_meaning):
+    found = {u.qualified for f in cub_meaning.functions if f.name == "dequant_alias" for u in f.uses}
+    assert {"cub::BlockLoad", "cub::BlockStore"} <= found  # written mycub::BlockLoad; CUB's versioned namespace dropped
+
+
+def test_function_lookup_is_by_file_name_and_line(cub_meaning):
+    first = next(f for f in cub_meaning.functions if f.name == "sum_typedef")
+    assert cub_meaning.function(TRUST / "cub_aliases.cu", "sum_typedef", first.first_line) is first
+    assert cub_meaning.function(TRUST / "cub_aliases.cu", "sum_typedef", first.last_line + 1) is None
+    assert cub_meaning.function(TRUST / "other.cu", "sum_typedef", first.first_line) is None
+
+
+def test_libcudacxx_ptx_wrappers_are_read_through_their_asm(tmp_path):
+    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_includes=["#include <cuda/ptx>"],
+                           cache=tmp_path)
+    reads = _reads(meaning)
+    assert reads["tid_ptx"] == {"reads %tid"}
+    assert reads["ntid_ptx"] == {"reads %ntid"}
+    assert reads["my_thread"] == {"reads %tid"}  # behind a namespace alias, in the user's helper template
+    assert reads["lane_ptx"] == set() and reads["scale"] == set()
+
+
+def test_a_file_not_on_disk_is_read_from_the_given_text(tmp_path):
+    path = tmp_path / "virtual.cu"
+    text = "#include <cuda/ptx>\n__global__ void k(unsigned* o) { o[0] = cuda::ptx::get_sreg_tid_x(); }\n"
+    meaning = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_includes=PTX)
+    assert _reads(meaning)["k"] == {"reads %tid"}
+
+
+def test_user_macros_and_include_dirs_are_clangs_too(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "mine.cuh").write_text("__device__ unsigned mine() { return THREAD_OF(); }\n")
+    path = tmp_path / "k.cu"
+    path.write_text('#include <cuda/ptx>\n#include "mine.cuh"\n__global__ void k(unsigned* o) { o[0] = mine(); }\n')
+    options = CompileOptions(include_dirs=(tmp_path / "inc",), defines=("THREAD_OF()=cuda::ptx::get_sreg_tid_x()",))
+    meaning = read_meaning([path], options, user_files=[tmp_path / "inc" / "mine.cuh"], cache=tmp_path,
+                           kept_includes=PTX)
+    # the user's header is the user's own text: its function is reported, not walked as a kept header
+    assert _reads(meaning) == {"mine": {"reads %tid"}, "k": set()}
+
+
+def test_a_file_clang_cannot_read_says_where(tmp_path):
+    path = tmp_path / "broken.cu"
+    path.write_text("#include <cuda/ptx>\n__global__ void k(float* o) {\n  o[0] = undeclared_thing;\n}\n")
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=PTX)
+    assert meaning.functions == () and f"{path}:3" in meaning.unavailable and "undeclared_thing" in meaning.unavailable
+
+
+def test_no_libclang_is_an_answer_too(monkeypatch, tmp_path):
+    monkeypatch.setattr(clang_module, "_cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
+    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), cache=tmp_path, kept_includes=PTX)
+    assert meaning.functions == () and "libclang is not usable" in meaning.unavailable
+
+
+def test_clang_is_not_asked_where_every_kept_header_is_checked(monkeypatch, tmp_path):
+    def no_clang():
+        raise AssertionError("Clang was run")
+
+    monkeypatch.setattr(clang_module, "_cindex", no_clang)
+    kept = ["#include <cuda_fp16.h>", "#include <cooperative_groups.h>", "#include <cooperative_groups/reduce.h>",
+            "#include <cstdint>", "#include <unistd.h>"]
+    assert unchecked_headers(kept) == ()
+    assert read_meaning([TRUST / "pragma_align.cu"], CompileOptions(), kept_includes=kept, cache=tmp_path) == Meaning()
+    assert unchecked_headers(kept + PTX + ['#include "mine.cuh"']) == (*PTX, '#include "mine.cuh"')
+
+
+def test_the_checked_headers_read_nothing_of_the_block_beyond_what_hfuse_rewrites(tmp_path):
+    # every device function the checked toolkit headers define, walked by Clang
+    import clang.cindex as ci
+
+    headers = sorted(h for h in CHECKED_HEADERS if h != "cooperative_groups.h")
+    path = tmp_path / "all.cu"
+    path.write_text("".join(f"#include <{h}>\n" for h in headers))
+    arguments = clang_module.clang_arguments(CompileOptions())
+    unit = ci.Index.create().parse(str(path), args=arguments)
+    assert not [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
+    walker = clang_module._Walker(ci, frozenset())
+    toolkit = str(clang_module.cuda_root())
+    reading = {}
+    for cursor in unit.cursor.walk_preorder():
+        file = cursor.location.file
+        if (cursor.kind in walker.functions and cursor.is_definition() and file is not None
+                and file.name.startswith(toolkit) and Path(file.name).name in CHECKED_HEADERS | {"cuda_fp16.hpp",
+                                                                                              "cuda_bf16.hpp"}):
+            reads, cut = walker.reads(cursor)
+            if reads or cut:
+                reading[f"{Path(file.name).name}:{cursor.spelling}"] = reads
+    assert reading == {}
+
+
+def test_the_precompiled_headers_are_built_once_and_reused(tmp_path):
+    for _ in range(2):
+        meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_includes=["#include <cuda/ptx>"],
+                               cache=tmp_path)
+        assert meaning.unavailable is None
+    built = sorted(p.suffix for p in (tmp_path / "clang").iterdir())
+    assert built == [".cuh", ".pch"]  # one preamble (and the header it was built from), no leftovers
