@@ -136,7 +136,9 @@ def clang_arguments(options: CompileOptions, system_dirs: Sequence[Path] = ()) -
     if not host:
         return "no host C++ library headers (libstdc++) found for Clang"
     resource = Path(clang.__file__).parent / "native" / "resource" / "include"
-    system = ([str(resource)] if resource.is_dir() else []) + host
+    # Clang's CUDA wrappers of <new>, <cmath>, ... (device placement new) come before the host's
+    wrappers = [str(resource / "cuda_wrappers")] if (resource / "cuda_wrappers").is_dir() else []
+    system = wrappers + ([str(resource)] if resource.is_dir() else []) + host
     toolkit = [d for d in cuda_include_dirs() if d != str((cuda / "include").resolve())]
     from .preprocess import CUDACC_VERSION
 
@@ -146,6 +148,8 @@ def clang_arguments(options: CompileOptions, system_dirs: Sequence[Path] = ()) -
     return ["-nostdinc", *(f"-isystem{d}" for d in system), "-x", "cuda", f"--cuda-gpu-arch={arch}",
             "--cuda-device-only", "-nocudalib", f"--cuda-path={cuda}", *(f"-isystem{d}" for d in toolkit),
             *(f"-isystem{d}" for d in system_dirs), f"-std={options.emitted_std}", "-Wno-unknown-cuda-version",
+            # C++14's 'register', which nvcc lets through under C++17 with a warning
+            "-Wno-register",
             "-Xclang", "-target-sdk-version={}.{}".format(*CUDACC_VERSION),
             *options.compiler_flags(std=False, pre_includes=False)]
 
