@@ -20,6 +20,7 @@ from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, device_closure
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify
+from .frontend.constant import evaluate
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program
@@ -319,6 +320,12 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                         context_helpers, context_types, frozenset(clashes), notes)
 
 
+def _template_constants(kernel: Function, given: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """The kernel's template parameters whose arguments in this instance are integers."""
+    values = ((p, evaluate(a)) for p, a in zip(kernel.template_params, kernel.complete_template_args(given)) if p)
+    return tuple((p, v) for p, v in values if v is not None)
+
+
 def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:
     """A kernel instantiated with CUB's block-wide types reads the block through them: why
     it must run as a whole block, or an error where no layout can take it."""
@@ -458,6 +465,8 @@ def _generate(
             return_exits=layout.return_exits,
             offset=part.offset,
             block_threads=part.threads,
+            kernel_constants=_template_constants(part.kernel, part.spec.template_args),
+            kernel_at=(str(part.kernel.file), part.kernel.line),
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
                for key, by_source in program.function_clashes.items()}

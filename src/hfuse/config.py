@@ -141,7 +141,8 @@ def compile_options(section: Any, path: Path) -> CompileOptions:
     if section is None:
         return NO_OPTIONS
     if not isinstance(section, dict):
-        raise HFuseError("'compile' must be a mapping (include_dirs, defines, undefines, pre_includes, std)",
+        raise HFuseError("'compile' must be a mapping (include_dirs, system_include_dirs, defines, undefines, "
+                         "pre_includes, std)",
                          Location(path))
     try:
         return CompileOptions.from_dict(section).resolved(path.parent)
@@ -157,6 +158,7 @@ def _own_options(spec: KernelSpec, entry: Any, common: CompileOptions, path: Pat
     merged = common.extended(
         include_dirs=own.include_dirs, defines=[str(d) for d in own.defines], undefines=own.undefines,
         pre_includes=own.pre_includes, std=own.std if "std" in entry["compile"] else None,
+        system_include_dirs=own.system_include_dirs,
     )
     return replace(spec, options=merged)
 

@@ -2,9 +2,12 @@
 header folders NVRTC needs."""
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import shutil
 import sys
+import sysconfig
 from pathlib import Path
 
 
@@ -17,6 +20,28 @@ def find_cuda_tool(name: str) -> str | None:
         if root and (Path(root) / "bin" / name).is_file():
             return str(Path(root) / "bin" / name)
     return None
+
+
+def installed_package_dir(folder: Path) -> bool:
+    """Whether ``folder`` lies inside an installed Python package (site- or dist-packages):
+    a library's headers, not the user's code."""
+    return any(part in ("site-packages", "dist-packages") for part in Path(folder).resolve().parts)
+
+
+@functools.cache
+def pytorch_include_dirs() -> tuple[Path, ...]:
+    """The folders a PyTorch extension's build adds (``torch/include``, its C++ API, and
+    Python's headers, which ``torch/extension.h`` includes) when torch is installed; found
+    without importing torch (a second or more)."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return ()
+    if spec is None or not spec.origin:
+        return ()
+    root = Path(spec.origin).parent / "include"
+    dirs = [root, root / "torch" / "csrc" / "api" / "include", Path(sysconfig.get_paths()["include"])]
+    return tuple(d for d in dirs if d.is_dir()) if root.is_dir() else ()
 
 
 def cuda_root() -> Path | None:

@@ -44,6 +44,12 @@ def test_minus_include_is_not_minus_I():
     assert parse("fuse", "a.cu", "-Iinclude").include_dirs == (Path("include"),)
 
 
+def test_minus_isystem_is_an_installed_librarys_folder():
+    options = parse("fuse", "a.cu", "-isystem", "/opt/lib/include", "-Iinc", "-isystem", "other")
+    assert options.system_include_dirs == (Path("/opt/lib/include"), Path("other")) and options.include_dirs == (Path("inc"),)
+    assert parse("tune", "t.yaml", "-isystem", "x").system_include_dirs == (Path("x"),)
+
+
 def test_fuse_takes_the_device_pass_arch_and_tune_does_not():
     assert parse("fuse", "a.cu", "-arch=sm_80").cuda_arch == 800
     assert parse("tune", "t.yaml", "-Iinc", "-std", "c++20") == CompileOptions(include_dirs=["inc"], std="c++20")

@@ -373,3 +373,27 @@ def test_the_corpus_files_compile_as_they_are(tmp_path, path):
     result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-c", str(path), "-o", str(tmp_path / "o.o")],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+
+
+@needs_clang
+def test_an_installed_librarys_device_code_reading_threadIdx_is_found(tmp_path):
+    # a header of an installed library (-isystem): kept as an #include, never rewritten; its
+    # helper reads threadIdx.x and blockDim.x, which no fused layout keeps as the kernel saw them
+    (tmp_path / "lib" / "blocklib").mkdir(parents=True)
+    (tmp_path / "lib" / "blocklib" / "index.cuh").write_text(
+        "#pragma once\nnamespace blocklib {\n"
+        "__device__ inline unsigned lane_in_block() { return threadIdx.x; }\n"
+        "__device__ inline unsigned flat() { return blockIdx.x * blockDim.x + threadIdx.x; }\n}\n")
+    source = tmp_path / "k.cu"
+    source.write_text("#include <blocklib/index.cuh>\n"
+                      "__global__ void by_lane(unsigned* o) { o[blockIdx.x * 128 + threadIdx.x] = blocklib::lane_in_block(); }\n"
+                      "__global__ void by_flat(unsigned* o) { o[blocklib::flat()] = 1u; }\n"
+                      "__global__ void plain(float* o) { o[threadIdx.x] = 2.f; }\n")
+    options = CompileOptions(system_include_dirs=(tmp_path / "lib",))
+    plain = KernelSpec(source, "plain", Dim3(96))
+    with pytest.raises(HFuseError, match=r"blocklib::lane_in_block.*reads threadIdx") as err:
+        fuse([plain, KernelSpec(source, "by_lane", Dim3(128))], options=options, layout="horizontal")
+    assert err.value.where.line == 2
+    assert fuse([plain, KernelSpec(source, "by_lane", Dim3(128))], options=options).layout.name == "interblock"
+    with pytest.raises(HFuseError, match=r"blocklib::flat.*reads blockDim"):
+        fuse([plain, KernelSpec(source, "by_flat", Dim3(128))], options=options)

@@ -12,7 +12,8 @@ import pytest
 
 from hfuse.errors import HFuseError
 from hfuse.frontend.options import CompileOptions
-from hfuse.frontend.preprocess import PreprocessedSource, kept_header_dirs, preprocess
+from hfuse.frontend.preprocess import PreprocessedSource, kept_header_dirs, library_header_dirs, preprocess
+from hfuse.toolkit import pytorch_include_dirs
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -249,3 +250,58 @@ def test_pre_include_is_read_first_from_the_working_folder(tmp_path, monkeypatch
     assert pre.origin(line_of(pre, "int helper()")) == ((tmp_path / "config/pre.h").resolve(), 2)
     with pytest.raises(HFuseError, match="cannot find the -include file"):
         run(src, CompileOptions(pre_includes=["nope.h"]))
+
+
+# -- installed libraries' headers (-isystem, -I into an installed package, PyTorch's) --
+
+def _library(root: Path) -> Path:
+    (root / "lib" / "mylib").mkdir(parents=True)
+    (root / "lib" / "mylib" / "api.h").write_text(
+        "#pragma once\n#define MYLIB_VERSION 3\n__device__ inline int mylib_twice(int v) { return 2 * v; }\n")
+    return root / "lib"
+
+
+SOURCE_USING_LIBRARY = """#include <mylib/api.h>
+#if MYLIB_VERSION >= 3
+__global__ void k(int* o) { o[0] = mylib_twice(1); }
+#else
+#error "mylib too old"
+#endif
+"""
+
+
+def test_an_isystem_header_is_kept_and_its_macros_decide_conditionals(tmp_path):
+    library = _library(tmp_path)
+    out = preprocess(SOURCE_USING_LIBRARY, tmp_path / "k.cu", CompileOptions(system_include_dirs=(library,)))
+    assert out.kept_includes == ("#include <mylib/api.h>",) and out.headers == ()
+    assert "__global__ void k" in out.text and "mylib_twice(int v)" not in out.text  # never copied
+
+
+def test_the_same_folder_through_minus_I_is_the_users_and_read(tmp_path):
+    library = _library(tmp_path)
+    out = preprocess(SOURCE_USING_LIBRARY, tmp_path / "k.cu", CompileOptions(include_dirs=(library,)))
+    assert out.kept_includes == () and "mylib_twice(int v)" in out.text
+
+
+def test_minus_I_into_an_installed_package_is_taken_as_isystem(tmp_path):
+    library = _library(tmp_path / "venv" / "site-packages" / "mylib_pkg")
+    out = preprocess(SOURCE_USING_LIBRARY, tmp_path / "k.cu", CompileOptions(include_dirs=(library,)))
+    assert out.kept_includes == ("#include <mylib/api.h>",) and "mylib_twice(int v)" not in out.text
+    assert library.resolve() in library_header_dirs(CompileOptions(include_dirs=(library,)))
+
+
+def test_isystem_travels_in_options_data_and_flags(tmp_path):
+    options = CompileOptions(include_dirs=("inc",), system_include_dirs=("lib",))
+    assert CompileOptions.from_dict(options.to_dict()) == options
+    assert options.compiler_flags() == ["-std=c++17", "-Iinc", "-Ilib"]  # NVRTC has no -isystem
+    assert options.resolved(tmp_path).system_include_dirs == (tmp_path / "lib",)
+    assert CompileOptions().to_dict() == CompileOptions.from_dict(CompileOptions().to_dict()).to_dict()
+
+
+@pytest.mark.skipif(not pytorch_include_dirs(), reason="torch is not installed")
+def test_pytorch_headers_are_found_kept_and_read_for_macros_without_minus_I(tmp_path):
+    source = ("#include <torch/extension.h>\n#if !defined(TORCH_VERSION_MAJOR) && !defined(PY_MAJOR_VERSION)\n"
+              "#error no macros\n#endif\n#if PY_MAJOR_VERSION >= 3\n__global__ void k(float* o) { o[0] = 1.f; }\n"
+              "#endif\n")
+    out = preprocess(source, tmp_path / "ext.cu")
+    assert out.kept_includes == ("#include <torch/extension.h>",) and "__global__ void k" in out.text

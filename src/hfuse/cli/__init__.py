@@ -7,6 +7,7 @@ fuse`` never enters the tuner or the benchmark suite.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from rich.console import Console
@@ -33,10 +34,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _ConsoleLog(logging.Handler):
+    """hfuse's progress messages (``logging``, logger ``hfuse``) on the command's console."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.INFO)
+        self.console = console
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.console.print(f"[dim]{escape(record.getMessage())}[/]")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console(stderr=True, highlight=False, soft_wrap=True)
+    log = logging.getLogger("hfuse")
+    handler = _ConsoleLog(console)
+    log.addHandler(handler)
+    level, log.level = log.level, min(log.level or logging.INFO, logging.INFO)
     try:
         return args.run(args, console)
     except HFuseError as exc:
@@ -44,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
 
 
 if __name__ == "__main__":

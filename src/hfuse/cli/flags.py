@@ -15,7 +15,12 @@ def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) ->
     ``-I`` with the attached value ``nclude``)."""
     group = parser.add_argument_group("compile options (as for nvcc; added to a config's 'compile:')")
     group.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
-                       help="search DIR for #include files (repeatable); headers found there are read and analysed")
+                       help="search DIR for #include files (repeatable); headers found there are read and analysed "
+                       "(but a folder inside an installed Python package is taken as -isystem)")
+    group.add_argument("-isystem", dest="system_include_dirs", action="append", default=[], metavar="DIR",
+                       help="an installed library's headers, searched after -I (repeatable): kept as #include lines, "
+                       "read for their macros and declarations, never copied into the output (PyTorch's folders "
+                       "are added by themselves when torch is installed)")
     group.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                        help="define a macro (repeatable; NAME alone is NAME=1)")
     group.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
@@ -31,7 +36,7 @@ def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) ->
 def options_from_flags(args: argparse.Namespace, base: CompileOptions = NO_OPTIONS) -> CompileOptions:
     """``base`` (a config's options) with the command line's flags on top."""
     return base.extended(args.include_dirs, args.defines, args.undefines, args.pre_includes, args.std,
-                         getattr(args, "arch", None))
+                         getattr(args, "arch", None), args.system_include_dirs)
 
 
 def _layout_argument(text: str) -> Layout:

@@ -342,8 +342,12 @@ _IMPLICIT_TYPES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": 
 
 def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     """Under NVRTC, what nvcc's implicit ``cuda_runtime.h`` gives device code without an
-    ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``uint``), when the code uses it."""
+    ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``uint``; ``int64_t``), when the code
+    uses it. The fixed-width integers also stand in for a host header NVRTC leaves out
+    (``torch/extension.h`` brings them under nvcc)."""
     rtc: list[str] = []
+    if uses & set(_STD_NAMES["ints"][1]) and "ints" not in planner.std_done:
+        rtc += ["#include <cuda/std/cstdint>", *planner.rtc_extras(("ints",))]
     if any(_IMPLICIT_MATH.match(u) for u in uses) and "math_macros" not in planner.macros_done:
         rtc += ["#include <cuda/std/cmath>", *planner.rtc_extras(("math", "math_macros"))]
     rtc += [f"typedef {t} {name};" for name, t in _IMPLICIT_TYPES.items() if name in uses]

@@ -28,16 +28,44 @@ class PartSignature:
 
 
 def _substitute(text: str, mapping: dict[str, str]) -> str:
+    mapping = {k: v for k, v in mapping.items() if k}  # an unnamed parameter is named nowhere
     if not mapping:
         return text
     pattern = re.compile(r"\b(" + "|".join(re.escape(k) for k in mapping) + r")\b")
     return pattern.sub(lambda m: mapping[m.group(1)], text)
 
 
+_PACK = re.compile(r"\.\.\.\s*([A-Za-z_]\w*)\s*>?\s*$")
+
+
+def _pack_parameter(kernel) -> str | None:
+    """The kernel's template parameter pack (``Ins`` of ``typename... Ins``), which is last."""
+    if not kernel.template_params:
+        return None
+    declared = kernel.template_header.rstrip().removesuffix(">").rsplit(",", 1)[-1]
+    found = _PACK.search(declared.strip())
+    return found.group(1) if found and found.group(1) == kernel.template_params[-1] else None
+
+
+def _expand_pack(declared: str, pack: str, types: tuple[str, ...], name: str) -> list[tuple[str, str]]:
+    """``const Ins* __restrict__... ins`` for Ins = (float, int): one parameter per type,
+    ``(const float* __restrict__ ins0, ins0), (const int* __restrict__ ins1, ins1)``."""
+    text = declared.replace("...", " ", 1)
+    out = []
+    for j, written in enumerate(types):
+        one = _substitute(text, {pack: written})
+        out.append((re.sub(rf"\b{re.escape(name)}\b\s*$", f"{name}{j}", one.rstrip()), f"{name}{j}"))
+    return out
+
+
 def part_signature(part: Part) -> PartSignature:
     kernel, i = part.kernel, part.index
     given = kernel.complete_template_args(part.spec.template_args)
-    if kernel.template_params and given and len(given) != len(kernel.template_params):
+    pack = _pack_parameter(kernel)
+    fixed = len(kernel.template_params) - (pack is not None)
+    if pack is not None and given and len(given) >= fixed:
+        pack_types = tuple(given[fixed:])
+    elif kernel.template_params and given and len(given) != len(kernel.template_params):
         from ..errors import HFuseError, Location
 
         raise HFuseError(
@@ -45,7 +73,9 @@ def part_signature(part: Part) -> PartSignature:
             f"template parameters ({', '.join(kernel.template_params)})",
             Location(kernel.file, kernel.line, kernel.name),
         )
-    if kernel.template_params and given:
+    if pack is not None and given:
+        mapping, header, targs = dict(zip(kernel.template_params[:fixed], given)), "", given
+    elif kernel.template_params and given:
         mapping, header, targs = dict(zip(kernel.template_params, given)), "", given
     elif kernel.template_params:
         mapping = {p: f"hf{i}_{p}" for p in kernel.template_params}
@@ -58,6 +88,11 @@ def part_signature(part: Part) -> PartSignature:
             continue
         name = f"hf{i}_{param.name or f'arg{j}'}"
         declared = param.renamed(name)
+        if pack is not None and given and "..." in param.text and re.search(rf"\b{pack}\b", param.text):
+            for one, one_name in _expand_pack(declared, pack, pack_types, name):
+                params.append(_substitute(one, mapping))
+                names.append(one_name)
+            continue
         if param.name is not None:
             head = declared[: param.name_start]
             declared = _substitute(head, mapping) + declared[param.name_start :]

@@ -180,6 +180,8 @@ def _references(node: ts.Node) -> frozenset[str]:
             continue
         if current.type in _REFERENCE_TYPES:
             found.add(current.text.decode())
+        elif current.type == "primitive_type" and current.text.endswith(b"_t"):
+            found.add(current.text.decode())  # int64_t, size_t: the grammar's primitives, a header's typedefs
         stack.extend(current.children)
     return frozenset(found)
 
@@ -312,7 +314,7 @@ def _function(
         declared = [p for p in plist.named_children if p.type != "comment"]
         template_params = tuple(_template_param_name(p) for p in declared)
         template_defaults = tuple(
-            _text(d, data) if (d := p.child_by_field_name("default_type") or p.child_by_field_name("default_value"))
+            _text(d, data) if (d := _template_param_default(p))
             else None for p in declared)
     bounds = None
     for child in definition.named_children:
@@ -336,14 +338,27 @@ def _function(
 
 
 def _template_param_name(node: ts.Node) -> str:
-    """The name a template parameter declares (``T`` of ``typename T = float``)."""
+    """The name a template parameter declares (``T`` of ``typename T = float``, ``Policy``
+    of ``template <int> class Policy = Unrolled``); empty for an unnamed one
+    (``typename = std::enable_if_t<...>``, ``std::enable_if_t<C, int> = 0``)."""
+    if node.type == "template_template_parameter_declaration":
+        inner = [c for c in node.named_children if c.type != "template_parameter_list"]
+        return _template_param_name(inner[0]) if inner else ""
     declared = node.child_by_field_name("declarator") or node.child_by_field_name("name")
-    if declared is None:
-        idents = [c for c in node.named_children if c.type in ("type_identifier", "identifier")]
+    if declared is None and node.type in ("type_parameter_declaration", "variadic_type_parameter_declaration"):
+        idents = [c for c in node.named_children if c.type == "type_identifier"]
         declared = idents[-1] if idents else None
     if declared is not None and declared.type not in ("type_identifier", "identifier"):
         declared = declarator_name(declared)
     return declared.text.decode() if declared is not None else ""
+
+
+def _template_param_default(node: ts.Node) -> ts.Node | None:
+    """The default argument of a template parameter as written, or None."""
+    if node.type == "template_template_parameter_declaration":
+        inner = [c for c in node.named_children if c.type != "template_parameter_list"]
+        return _template_param_default(inner[0]) if inner else None
+    return node.child_by_field_name("default_type") or node.child_by_field_name("default_value")
 
 
 def _param(node: ts.Node, data: bytes) -> Param:

@@ -89,10 +89,11 @@ class Function:
         """``given`` followed by the defaults of the parameters left out, each default's
         mention of an earlier parameter replaced by that parameter's argument
         (``k<half, 1>`` of ``template <class T, int R, class U = T>`` is ``k<half, 1, half>``).
-        As given when a parameter left out has no default."""
+        As given when a parameter left out has no default; all the defaults when none is
+        given and every parameter has one (``quantize_rows<>``)."""
         missing = self.template_defaults[len(given):]
-        if not given or not missing or any(d is None for d in missing):
-            return tuple(given)
+        if not missing or any(d is None for d in missing):
+            return tuple(given)  # nothing left out, or a parameter left out has no default
         args = list(given)
         for default in missing:
             mapping = dict(zip(self.template_params, args))

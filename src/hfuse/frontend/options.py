@@ -46,6 +46,11 @@ class CompileOptions:
     folder) and ``#include <...>``. Headers found here are the user's and are read."""
     defines: tuple[Define, ...] = ()
     """``-D NAME[=VALUE]``, in command-line order."""
+    system_include_dirs: tuple[Path, ...] = ()
+    """``-isystem DIR``: searched after ``-I`` (as nvcc does). Headers found here are an
+    installed library's: read for their macros and declarations, never copied into the
+    output, kept as ``#include`` lines (as are headers an ``-I`` reaches inside an installed
+    Python package, PyTorch's among them)."""
     undefines: tuple[str, ...] = ()
     """``-U NAME``: applied after every ``-D`` (and after the CUDA predefined macros)."""
     pre_includes: tuple[Path, ...] = ()
@@ -57,6 +62,7 @@ class CompileOptions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "include_dirs", tuple(Path(d) for d in self.include_dirs))
+        object.__setattr__(self, "system_include_dirs", tuple(Path(d) for d in self.system_include_dirs))
         object.__setattr__(self, "pre_includes", tuple(Path(f) for f in self.pre_includes))
         object.__setattr__(
             self, "defines", tuple(d if isinstance(d, Define) else Define.parse(str(d)) for d in self.defines)
@@ -87,6 +93,7 @@ class CompileOptions:
         return replace(
             self,
             include_dirs=tuple(d if d.is_absolute() else base / d for d in self.include_dirs),
+            system_include_dirs=tuple(d if d.is_absolute() else base / d for d in self.system_include_dirs),
             pre_includes=tuple(f if f.is_absolute() else base / f for f in self.pre_includes),
         )
 
@@ -100,6 +107,8 @@ class CompileOptions:
         """
         flags = [f"-std={self.std}"] if std else []
         flags += [f"-I{d}" for d in self.include_dirs]
+        # NVRTC has no -isystem; -I after the user's folders searches them in nvcc's order
+        flags += [f"-I{d}" for d in self.system_include_dirs]
         flags += [f"-D{d}" for d in self.defines]
         flags += [f"-U{u}" for u in self.undefines]
         if pre_includes:
@@ -120,6 +129,7 @@ class CompileOptions:
         pre_includes: Sequence[str | Path] = (),
         std: str | None = None,
         arch: str | None = None,
+        system_include_dirs: Sequence[str | Path] = (),
     ) -> "CompileOptions":
         """These options with command-line flags on top (a config file's, then the flags).
 
@@ -130,6 +140,7 @@ class CompileOptions:
         return replace(
             self,
             include_dirs=tuple(Path(d) for d in include_dirs) + self.include_dirs,
+            system_include_dirs=tuple(Path(d) for d in system_include_dirs) + self.system_include_dirs,
             defines=self.defines + tuple(Define.parse(d) for d in defines),
             undefines=self.undefines + tuple(undefines),
             pre_includes=self.pre_includes + tuple(Path(f) for f in pre_includes),
@@ -141,6 +152,7 @@ class CompileOptions:
         """As data, for plans and cache keys (paths as given, defines in order)."""
         return {
             "include_dirs": [str(d) for d in self.include_dirs],
+            **({"system_include_dirs": [str(d) for d in self.system_include_dirs]} if self.system_include_dirs else {}),
             "defines": [str(d) for d in self.defines],
             "undefines": list(self.undefines),
             "pre_includes": [str(f) for f in self.pre_includes],
@@ -151,14 +163,16 @@ class CompileOptions:
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "CompileOptions":
         data = dict(data or {})
-        unknown = set(data) - {"include_dirs", "defines", "undefines", "pre_includes", "std", "arch"}
+        unknown = set(data) - {"include_dirs", "system_include_dirs", "defines", "undefines", "pre_includes", "std",
+                               "arch"}
         if unknown:
             raise HFuseError(
                 f"unknown compile options: {', '.join(sorted(unknown))} "
-                "(known: include_dirs, defines, undefines, pre_includes, std, arch)"
+                "(known: include_dirs, system_include_dirs, defines, undefines, pre_includes, std, arch)"
             )
         return cls(
             include_dirs=tuple(_strings(data.get("include_dirs"), "include_dirs")),
+            system_include_dirs=tuple(_strings(data.get("system_include_dirs"), "system_include_dirs")),
             defines=tuple(_strings(data.get("defines"), "defines")),
             undefines=tuple(_strings(data.get("undefines"), "undefines")),
             pre_includes=tuple(_strings(data.get("pre_includes"), "pre_includes")),
@@ -175,9 +189,11 @@ class CompileOptions:
         pre_includes: Sequence[str] = (),
         std: str | None = None,
         arch: str | None = None,
+        system_include_dirs: Sequence[str] = (),
     ) -> "CompileOptions":
         return cls(
             include_dirs=tuple(Path(d) for d in include_dirs),
+            system_include_dirs=tuple(Path(d) for d in system_include_dirs),
             defines=tuple(Define.parse(d) for d in defines),
             undefines=tuple(undefines),
             pre_includes=tuple(Path(f) for f in pre_includes),

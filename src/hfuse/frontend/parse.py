@@ -15,7 +15,10 @@ import tree_sitter_cuda
 # followed by ``#pragma unroll`` loses its body. They become same-length comments, so
 # they stay in the tree as nodes between statements (rewrites that move statements keep
 # them with the statement that follows) while the code around them parses as written.
+# A pointer parameter pack (``const Ins* __restrict__... ins``): the grammar reads ``&...``
+# and ``&&...`` but not ``*...``, so the parser sees ``&`` there (qualifiers blanked).
 _ALIGN = re.compile(rb"__align__\s*\((?:[^()]|\([^()]*\))*\)")
+_POINTER_PACK = re.compile(rb"\*((?:\s*(?:__restrict__|__restrict|const|volatile)\b)*\s*)\.\.\.")
 _PRAGMA = re.compile(rb"^([ \t]*)(#[ \t]*pragma\b[^\n]*)", re.M)
 
 
@@ -34,6 +37,7 @@ def _language() -> ts.Language:
 def mask(source: bytes) -> bytes:
     """The text the parser sees: same length as ``source``, unknown constructs masked."""
     masked = _ALIGN.sub(lambda m: b" " * len(m.group(0)), source)
+    masked = _POINTER_PACK.sub(lambda m: b"&" + b" " * len(m.group(1)) + b"...", masked)
     return _PRAGMA.sub(_as_comment, masked)
 
 

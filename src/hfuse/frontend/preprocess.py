@@ -39,7 +39,7 @@ import pcpp
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
-from ..toolkit import cuda_include_dirs
+from ..toolkit import cuda_include_dirs, installed_package_dir, pytorch_include_dirs
 from .options import NO_OPTIONS, CompileOptions
 from .system_macros import header_macros
 
@@ -129,12 +129,31 @@ def kept_header_dirs() -> tuple[Path, ...]:
     return tuple(found)
 
 
+def library_header_dirs(options: CompileOptions) -> tuple[Path, ...]:
+    """Folders of installed libraries' headers, kept as ``#include`` lines and read only for
+    their macros (and by Clang): ``-isystem`` folders, ``-I`` folders inside an installed
+    Python package, and PyTorch's own folders when it is installed (searched last: they
+    find only what nothing else has, ``<torch/extension.h>``, ``<Python.h>``)."""
+    dirs = [*options.system_include_dirs, *(d for d in options.include_dirs if installed_package_dir(d)),
+            *pytorch_include_dirs()]
+    return tuple(dict.fromkeys(d.resolve() for d in dirs if d.is_dir()))
+
+
 @dataclass(frozen=True)
 class HeaderSearch:
     """nvcc's search order, split into the user's headers and the kept ones."""
 
     user_dirs: tuple[Path, ...]
     kept_dirs: tuple[Path, ...]
+    library_dirs: tuple[Path, ...] = ()
+    """Installed libraries' folders (part of ``kept_dirs``): their macros come from the host
+    compiler, given these folders."""
+
+    @classmethod
+    def of(cls, options: CompileOptions) -> "HeaderSearch":
+        libraries = library_header_dirs(options)
+        user = tuple(d for d in options.include_dirs if not installed_package_dir(d))
+        return cls(user, kept_header_dirs() + tuple(d for d in libraries if d not in kept_header_dirs()), libraries)
 
     def user_header(self, name: str, angled: bool, current_dir: Path) -> Path | None:
         """``"name"``: the including file's folder, then ``-I``; ``<name>``: ``-I`` only.
@@ -337,7 +356,8 @@ class _DevicePass(pcpp.Preprocessor):
         if not unknown:
             return
         while self.system_headers:
-            for key, value in header_macros(self.system_headers.pop(), self.std):
+            libraries = tuple(str(d) for d in self.search.library_dirs)
+            for key, value in header_macros(self.system_headers.pop(), self.std, libraries):
                 self.system_macros.setdefault(key.split("(")[0], (key, value))
         todo = [n for n in unknown if n in self.system_macros]
         while todo:
@@ -456,7 +476,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
     """
     path = Path(path)
     main = str(path)
-    search = HeaderSearch(tuple(options.include_dirs), kept_header_dirs())
+    search = HeaderSearch.of(options)
     files = {main: path}
     pp = _DevicePass(options, search, files)
     pp.dirs.append(Path(os.path.dirname(os.path.abspath(main))))
@@ -478,4 +498,5 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
     )
 
 
-__all__ = ["PreprocessedSource", "preprocess", "predefined_macros", "HeaderSearch", "kept_header_dirs"]
+__all__ = ["PreprocessedSource", "preprocess", "predefined_macros", "HeaderSearch", "kept_header_dirs",
+           "library_header_dirs"]

@@ -25,12 +25,13 @@ def _host_compiler() -> str | None:
     return shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 
 
-def _defines(text: str, std: str) -> dict[str, str] | None:
+def _defines(text: str, std: str, dirs: tuple[str, ...] = ()) -> dict[str, str] | None:
     compiler = _host_compiler()
     if compiler is None:
         return None
     try:
-        done = subprocess.run([compiler, f"-std={std}", "-dM", "-E", "-x", "c++", "-"], input=text,
+        done = subprocess.run([compiler, f"-std={std}", *(f"-isystem{d}" for d in dirs), "-dM", "-E", "-x", "c++", "-"],
+                              input=text,
                               capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -45,12 +46,12 @@ def _defines(text: str, std: str) -> dict[str, str] | None:
 
 
 @functools.cache
-def header_macros(header: str, std: str = "c++17") -> tuple[tuple[str, str], ...]:
+def header_macros(header: str, std: str = "c++17", dirs: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
     """``(name or name(params), value)`` of every macro ``#include <header>`` defines beyond
     the compiler's own predefined ones; empty when there is no host compiler or the header
-    does not preprocess alone."""
+    does not preprocess alone. ``dirs``: installed libraries' folders to search too."""
     base = _defines("", std)
-    found = _defines(f"#include <{header}>\n", std)
+    found = _defines(f"#include <{header}>\n", std, dirs)
     if base is None or found is None:
         return ()
     plain = {key.split("(")[0] for key in base}

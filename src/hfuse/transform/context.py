@@ -34,6 +34,11 @@ class PartContext:
     """Threads of the part's own block (``threads`` is that, padded to warps)."""
     functions: Helpers = field(default_factory=Helpers, compare=False)
     """What the early-exit rewrite may know of the program's functions (``functions_of``)."""
+    kernel_constants: tuple[tuple[str, int], ...] = ()
+    """The kernel's integer template parameters and their values in this instance
+    (``kTile`` = 32 of ``layer_norm<32>``): constants of the kernel's own definition."""
+    kernel_at: tuple[str, int] = ("", 0)
+    """(file, line) of the kernel's definition, which ``kernel_constants`` belong to."""
     return_exits: bool = False
     """A ``return`` from the part's body ends the thread (horizontal fusion: nothing runs
     after the body), so the early-exit rewrite may let threads exit (see early_exit.py)."""

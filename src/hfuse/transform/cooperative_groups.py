@@ -30,14 +30,16 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
     edits: list[TextEdit] = []
     block_type = f"hfuse_thread_block<{ctx.barrier_args}>"
     block_vars = cg_block_variables(root, cg)
-    tiles: dict[str, int] = {}
+    tiles: dict[str, int | None] = {}
     constants = local_constants(root)
+    if (file, definition.line) == ctx.kernel_at:  # the kernel's own body: its instance's template arguments
+        constants = {**dict(ctx.kernel_constants), **constants}
     for node in walk(root):
         if node.type == "call_expression" and called_name(node) == "tiled_partition":
             declared = _declared_tile(node)
-            size = _tile_size(node, constants)
-            if declared is not None and size is not None:
-                tiles[declared] = size
+            if declared is not None and _tile_size_text(node) is not None:
+                # None: a size known only when the template is instantiated (tiled_partition<kTile>)
+                tiles[declared] = _tile_size(node, constants)
     edits.extend(_meta_group_edits(root, tiles, ctx, file, line_base))
     for node in walk(root):
         if is_cg_block_call(node):
@@ -132,7 +134,12 @@ def _declared_tile(call: ts.Node) -> str | None:
     return None
 
 
-def _meta_group_edits(root: ts.Node, tiles: dict[str, int], ctx: PartContext, file: str, line_base: int) -> list[TextEdit]:
+def _meta_group_edits(root: ts.Node, tiles: dict[str, int | None], ctx: PartContext, file: str,
+                      line_base: int) -> list[TextEdit]:
+    """``tile.meta_group_rank()/size()`` of a tile cut from the block, counted in the part's
+    block. A size known only at instantiation is read from the tile itself (``num_threads()``,
+    a compile-time constant of ``thread_block_tile<N>``): the part's thread offset is a
+    multiple of 32, so it is a whole number of tiles of any size that divides a warp."""
     edits = []
     for node in walk(root):
         if node.type != "call_expression":
@@ -144,8 +151,9 @@ def _meta_group_edits(root: ts.Node, tiles: dict[str, int], ctx: PartContext, fi
         if member is None or member.text.decode() not in ("meta_group_rank", "meta_group_size"):
             continue
         target = fn.child_by_field_name("argument")
-        size = tiles.get(target.text.decode()) if target is not None and target.type == "identifier" else None
-        if size is None or 32 % size:
+        known = target is not None and target.type == "identifier" and target.text.decode() in tiles
+        size = tiles.get(target.text.decode()) if known else None
+        if not known or (size is not None and 32 % size):
             raise HFuseError(
                 f"'{node.text.decode()}' counts tiles of the whole fused block, and hfuse cannot tell which "
                 "tile of which block it is asked about",
@@ -153,8 +161,16 @@ def _meta_group_edits(root: ts.Node, tiles: dict[str, int], ctx: PartContext, fi
                 hint="cut the tile with tiled_partition<N>(block) in the same function as the call, "
                 "or count tiles from thread_rank()",
             )
-        if member.text.decode() == "meta_group_rank":
+        threads = ctx.block_threads or ctx.threads
+        if size is None:
+            tile = target.text.decode()
+            size_text = f"{tile}.num_threads()"
+            if member.text.decode() == "meta_group_rank":
+                edits.append(TextEdit.replace(node, f"({node.text.decode()} - {ctx.offset}u / {size_text})"))
+            else:
+                edits.append(TextEdit.replace(node, f"(({threads}u + {size_text} - 1u) / {size_text})"))
+        elif member.text.decode() == "meta_group_rank":
             edits.append(TextEdit.replace(node, f"({node.text.decode()} - {ctx.offset // size}u)"))
         else:
-            edits.append(TextEdit.replace(node, f"{-(-(ctx.block_threads or ctx.threads) // size)}u"))
+            edits.append(TextEdit.replace(node, f"{-(-threads // size)}u"))
     return edits

@@ -1,0 +1,73 @@
+"""Other people's C++ (issue 20): the style corpus, each kernel fused with a trivial partner.
+
+``tests/corpus/styles`` is written the way ML and HPC libraries write CUDA: functors and
+template-template parameters, variadic packs, SFINAE parameters, specialisation families,
+overloads, enums as template arguments, packed half2/bfloat162/float4 and aligned vector
+structs, int8/int4/fp8 quantisation, cooperative-groups tiles of a template size, CUB
+behind aliases, macros that stamp out kernels, kernels in a header a .cu instantiates, and
+a PyTorch extension file. Each kernel is fused second (at thread offset 96) with
+``partner.cu:axpy`` and first before it; the layout ``hfuse fuse`` picks must be the one
+the manifest says, and the fused file must compile with nvcc and with NVRTC.
+"""
+from __future__ import annotations
+
+import pytest
+
+from hfuse.api import fuse
+from hfuse.frontend.options import CompileOptions
+from hfuse.spec import Dim3, KernelSpec
+from hfuse.toolkit import pytorch_include_dirs
+
+from corpus.styles.manifest import CASES, HERE, Case
+from toolchain import compile_nvcc, compile_nvrtc
+
+PARTNER = KernelSpec(HERE / "partner.cu", "axpy", Dim3(96))
+NEEDS_TORCH_FOR_NVCC = {"torch_ext.cu"}
+
+
+def test_the_corpus_is_large_enough():
+    assert len(CASES) >= 60 and len({c.file for c in CASES}) >= 12
+
+
+@pytest.fixture(scope="module")
+def fused_second():
+    return {}
+
+
+def _fused(case: Case, cache: dict):
+    if case.name not in cache:
+        cache[case.name] = fuse([PARTNER, case.spec()], options=case.options())
+    return cache[case.name]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_fuses_with_a_trivial_partner_in_either_order(case, fused_second):
+    fused = _fused(case, fused_second)
+    assert fused.layout.name == case.layout
+    if case.layout == "horizontal":
+        assert fused.parts[1].offset == 96
+    first = fuse([case.spec(), PARTNER], options=case.options())
+    assert first.layout.name == case.layout and first.parts[0].spec.name == case.spec().name
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_the_fused_file_compiles_with_nvcc(case, fused_second, tmp_path):
+    flags = case.options().compiler_flags(pre_includes=False)
+    if case.file in NEEDS_TORCH_FOR_NVCC:
+        if not pytorch_include_dirs():
+            pytest.skip("torch is not installed: nvcc cannot read torch/extension.h, which the output keeps for it")
+        flags = [*flags, *(f"-I{d}" for d in pytorch_include_dirs())]
+    compile_nvcc(_fused(case, fused_second).source, flags=flags, workdir=tmp_path)
+
+
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_the_fused_file_compiles_with_nvrtc(case, fused_second):
+    fused = _fused(case, fused_second)
+    compile_nvrtc(fused.source, [fused.name_expression], flags=case.options().compiler_flags(std=False,
+                                                                                           pre_includes=False))
+
+
+def test_options_of_a_case_are_the_defaults_without_flags():
+    assert Case("partner.cu", "axpy", 96).options() == CompileOptions()

@@ -1,0 +1,130 @@
+"""The kernels of the style corpus: other people's C++ (issue 20), each fused with the
+trivial partner ``partner.cu:axpy`` by ``tests/api/test_fuse_styles.py``.
+
+``layout`` is what ``hfuse fuse`` must choose without being told (``interblock`` where a
+kernel must run whole blocks of its own)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hfuse.frontend.options import CompileOptions
+from hfuse.spec import Dim3, KernelSpec
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Case:
+    file: str
+    kernel: str
+    """``name`` or ``name<args>`` (top-level commas split the arguments)."""
+    block: str | int
+    layout: str = "horizontal"
+    flags: tuple[str, ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        return f"{self.file}:{self.kernel}"
+
+    def spec(self) -> KernelSpec:
+        m = re.match(r"([\w:]+)(?:<(.*)>)?$", self.kernel)
+        args = tuple(_split(m.group(2))) if m.group(2) else ()
+        return KernelSpec(HERE / self.file, m.group(1), Dim3.of(self.block), args)
+
+    def options(self) -> CompileOptions:
+        return CompileOptions.from_flags(include_dirs=[f[2:] for f in self.flags if f.startswith("-I")])
+
+
+def _split(text: str) -> list[str]:
+    out, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch in "<(" 
+        depth -= ch in ">)"
+        if ch == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    return out + [current.strip()]
+
+
+CASES = (
+    # elementwise.cuh through elementwise.cu: functors, template-template, variadic packs, SFINAE
+    Case("elementwise.cu", "ew::unary_kernel<float, ew::Relu<float>>", 256),
+    Case("elementwise.cu", "ew::unary_kernel<float, ew::Scale<float>, ew::Unrolled, 2>", 128),
+    Case("elementwise.cu", "ew::sum_n_kernel<float, float, float>", 256),
+    Case("elementwise.cu", "ew::sum_n_kernel<float, int, float, double>", 128),
+    Case("elementwise.cu", "ew::cast_kernel<int, float>", 128),
+    Case("elementwise.cu", "ew::scale_inplace", 256),
+    # packed vector types
+    Case("packed.cu", "mul_half_vec<8>", 128),
+    Case("packed.cu", "mul_half_vec<4>", 64),
+    Case("packed.cu", "add_half2", 256),
+    Case("packed.cu", "bf16x2_fma", 256),
+    Case("packed.cu", "float4_copy", 128),
+    Case("packed.cu", "widen_bf16", 256),
+    # int8/int4 quantisation
+    Case("quant.cu", "quantize_rows<Rounding::kTowardZero>", 128),
+    Case("quant.cu", "quantize_rows<>", 64),
+    Case("quant.cu", "quantize_rows<Rounding::kNearest>", 256),
+    Case("quant.cu", "dequantize_groups", 256),
+    Case("quant.cu", "unpack_int4", 128),
+    # norms: shared-memory block reduction, cooperative-groups tiles
+    Case("norms.cu", "norms::rms_norm<float, 256>", 256),
+    Case("norms.cu", "norms::rms_norm<__half, 128>", 128),
+    Case("norms.cu", "norms::rms_norm<float, 512>", 512),
+    Case("norms.cu", "norms::layer_norm_tiles<32>", 128),
+    Case("norms.cu", "norms::layer_norm_tiles<16>", 64),
+    # traits: SFINAE, if constexpr, specialisation families, overloads, enums
+    Case("traits.cu", "power_kernel<float, kSquare>", 256),
+    Case("traits.cu", "power_kernel<int, kCube>", 128),
+    Case("traits.cu", "chunk_sums<__half>", 128),
+    Case("traits.cu", "chunk_sums<int>", 64),
+    Case("traits.cu", "scaled_copy", 256),
+    # rotary embeddings
+    Case("rope.cu", "rotary_embedding_kernel<float, true>", 128),
+    Case("rope.cu", "rotary_embedding_kernel<__half, false>", 256),
+    Case("rope.cu", "build_cos_sin<128>", 64),
+    # optimisers
+    Case("optim.cu", "optim::multi_tensor_step<optim::Kind::Adam, 4>", 256),
+    Case("optim.cu", "optim::multi_tensor_step<optim::Kind::SGD, 2>", 128),
+    Case("optim.cu", "optim::multi_tensor_step<optim::Kind::Momentum, 4>", 128),
+    Case("optim.cu", "optim::clip_grad", 256),
+    # GEMV
+    Case("gemv.cu", "gemv_warp_per_row<4, 128>", 128),
+    Case("gemv.cu", "gemv_warp_per_row<8, 256>", 256),
+    Case("gemv.cu", "gemv_bf16_splitk<4>", "32x4"),
+    Case("gemv.cu", "gemv_bf16_splitk<2>", "64x2"),
+    Case("gemv.cu", "reduce_splits", 128),
+    # CUB
+    Case("cub_style.cu", "kernels::row_softmax<256>", 256, layout="interblock"),
+    Case("cub_style.cu", "kernels::warp_dot", 128),
+    # macro-heavy code: loop, inline and launch-bounds macros, kernels stamped by a macro
+    Case("macros.cu", "leaky_relu_kernel", 256),
+    Case("macros.cu", "square_kernel", 128),
+    Case("macros.cu", "softplus_kernel", 256),
+    Case("macros.cu", "gelu_tanh_kernel", 512),
+    Case("macros.cu", "masked_fill_kernel", 128),
+    # reductions: SharedMemory<T>, volatile-free warp tails, dynamic shared memory, struct shuffles
+    Case("reductions.cu", "reduce_sum<float, 256>", 256),
+    Case("reductions.cu", "reduce_sum<int, 128>", 128),
+    Case("reductions.cu", "histogram_smem", 256),
+    Case("reductions.cu", "argmax_rows", 128),
+    Case("reductions.cu", "block_sums<128>", 128),
+    Case("reductions.cu", "block_sums<512>", 512),
+    # embeddings: 64-bit indices, padding index, atomics, fp8
+    Case("embedding.cu", "embedding_gather<float, int64_t>", 128),
+    Case("embedding.cu", "embedding_gather<__half, int32_t>", 64),
+    Case("embedding.cu", "embedding_backward_atomic", "32x4"),
+    Case("embedding.cu", "one_hot", 256),
+    Case("embedding.cu", "dequant_fp8_rows", 128),
+    # causal depthwise convolution
+    Case("conv.cu", "causal_conv1d_fwd<4, float, float>", 128),
+    Case("conv.cu", "causal_conv1d_fwd<3, __nv_bfloat16, float>", 256),
+    Case("conv.cu", "conv_state_update<4>", 128),
+    # a PyTorch extension file (no -I: PyTorch's folders are found when torch is installed)
+    Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256),
+    Case("torch_ext.cu", "bias_add_kernel<double>", 128),
+)
