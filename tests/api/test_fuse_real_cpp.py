@@ -167,3 +167,27 @@ def test_default_template_arguments_are_applied(tmp_path):
     fused = fuse([KernelSpec(path, "k", Dim3(128), ("float", "1")), KernelSpec(path, "z", Dim3(128))])
     assert "::k__hf1<float, 1, float>(" in fused.source  # U = T
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+STYLES = C.CORPUS / "styles"
+AXPY = KernelSpec(STYLES / "partner.cu", "axpy", Dim3(96))
+
+
+def test_an_unnamed_sfinae_parameter_leaves_the_signature_as_written():
+    # once: the empty name was substituted between every character ('0const0 float0* 0__restrict__0')
+    fused = fuse([AXPY, KernelSpec(STYLES / "traits.cu", "power_kernel", Dim3(256), ("float", "kSquare"))])
+    assert "    const float* __restrict__ hf2_in," in fused.source and "0const0" not in fused.source
+    assert "power_kernel__hf2<float, kSquare, 0>(" in fused.source  # the default of the unnamed parameter
+
+
+def test_a_parameter_pack_becomes_one_parameter_per_type():
+    fused = fuse([AXPY, KernelSpec(STYLES / "elementwise.cu", "ew::sum_n_kernel", Dim3(128),
+                                   ("float", "int", "float", "double"))])
+    assert fused.signatures[1].names[-3:] == ("hf2_ins0", "hf2_ins1", "hf2_ins2")
+    assert "const double* __restrict__  hf2_ins2," in fused.source
+    assert "sum_n_kernel__hf2<float, int, float, double>(hf2_out, hf2_n, hf2_ins0, hf2_ins1, hf2_ins2, hf_ctx)" in fused.source
+
+
+def test_a_tile_of_a_template_size_is_counted_in_the_parts_block():
+    fused = fuse([AXPY, KernelSpec(STYLES / "norms.cu", "norms::layer_norm_tiles", Dim3(128), ("16",))])
+    assert "(tile.meta_group_rank() - 6u)" in fused.source  # 96 threads before it: 6 tiles of 16

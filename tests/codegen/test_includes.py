@@ -232,3 +232,13 @@ def test_every_case_header_is_planned_as_tested():
     """The compiled cases cover every header kind that reaches the fused file."""
     kinds = {classify(h) for c in CASES for h in c.headers}
     assert kinds == {"keep", "stand_in", "nvcc_only", "unknown"}
+
+
+def test_fixed_width_integers_a_left_out_header_brought_are_given_to_nvrtc():
+    # int64_t came with torch/extension.h under nvcc; NVRTC reads no such header
+    plan = plan_includes(["#include <torch/extension.h>"], uses=frozenset({"int64_t"}))
+    text = "\n".join(plan.lines)
+    assert "#include <cuda/std/cstdint>" in text and text.index("#ifdef __CUDACC_RTC__") < text.index("cuda/std/cstdint")
+    assert "cuda/std/cstdint" not in "\n".join(plan_includes(["#include <cstdint>"], uses=frozenset({"int64_t"})).lines
+                                               ).split("#else")[1]  # a kept <cstdint> is enough: no second one
+    assert "cstdint" not in "\n".join(plan_includes(["#include <cuda_fp16.h>"], uses=frozenset({"x"})).lines)

@@ -65,3 +65,38 @@ def test_unknown_kernel_suggests_a_close_name():
     assert "did you mean 'scale'" in str(err.value)
     with pytest.raises(HFuseError, match="device function, not a __global__ kernel"):
         program.kernel("twice", Path("k.cu"))
+
+
+TEMPLATES = """template <int N> struct Unrolled { static constexpr int kWidth = N; };
+template <typename T, template <int> class Policy = Unrolled, typename = void, int kVec = 4, typename... Ins>
+__global__ void k(const T* __restrict__ in, T* out, const Ins* __restrict__... ins) {}
+"""
+
+
+def test_template_parameters_of_every_kind_have_their_names_and_defaults():
+    kernel = model_source(Path("k.cu"), TEMPLATES).kernels["k"]
+    # a template-template parameter is named (once: an empty name, and a garbled signature);
+    # an unnamed one stays unnamed (its default is not its name)
+    assert kernel.template_params == ("T", "Policy", "", "kVec", "Ins")
+    assert kernel.template_defaults == (None, "Unrolled", "void", "4", None)
+    assert [p.name for p in kernel.params] == ["in", "out", "ins"]  # a pointer pack parses
+
+
+def test_a_kernel_given_no_arguments_takes_every_default():
+    source = "template <int kRows = 4, class T = float> __global__ void k(T* o) {}\n"
+    kernel = model_source(Path("k.cu"), source).kernels["k"]
+    assert kernel.complete_template_args(()) == ("4", "float")
+    assert kernel.complete_template_args(("8",)) == ("8", "float")
+    partial = model_source(Path("k.cu"), "template <int R, class T = float> __global__ void k(T* o) {}\n")
+    assert partial.kernels["k"].complete_template_args(()) == ()  # R has no default: left to the caller
+
+
+def test_the_pointer_pack_mask_leaves_block_comments_alone():
+    # '/* ...' once became '/& ...' for the parser: the comment swallowed the struct after it,
+    # and a struct defined differently in two files was no longer seen at all
+    from hfuse.frontend.parse import mask
+
+    source = "/* ... and this file defines it another way */\nstruct Mix { int scale; };\n"
+    assert mask(source.encode()) == source.encode()
+    items = model_source(Path("k.cu"), source).items
+    assert [(i.kind, i.names) for i in items if i.kind == "declaration"] == [("declaration", ("Mix",))]

@@ -32,6 +32,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
+from .model import PTX_BLOCK
 from .options import CompileOptions
 
 BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim",
@@ -39,11 +40,6 @@ BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim
 BARRIER_FUNCTIONS = frozenset({"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
                                "__barrier_sync", "__nvvm_bar_sync", "__nvvm_bar0_popc", "__nvvm_bar0_and",
                                "__nvvm_bar0_or", "__nvvm_barrier_sync", "__nvvm_barrier_sync_cnt"})
-_PTX_READS = (("bar.", "synchronises the block (bar)"), ("barrier.", "synchronises the block (barrier)"),
-              ("%tid", "reads %tid"), ("%ntid", "reads %ntid"), ("%ctaid", "reads %ctaid"),
-              ("%nctaid", "reads %nctaid"))
-GRID_READS = ("reads blockIdx", "reads gridDim", "reads %ctaid", "reads %nctaid")
-"""What no layout keeps as the original kernel saw it (each fused part has its own grid)."""
 _log = logging.getLogger(__name__)
 _WALK_LIMIT = 4000
 """Header functions walked per request at most: past it the answer is 'not known', never 'safe'."""
@@ -261,7 +257,8 @@ class _Walker:
         for node in definition.walk_preorder():
             if node.kind == ck.ASM_STMT or node.kind == ck.UNEXPOSED_STMT and node.kind.name == "ASM_STMT":
                 text = " ".join(t.spelling for t in node.get_tokens())
-                found.update(why for mark, why in _PTX_READS if mark in text)
+                found.update(f"reads %{m.group(3)}" if m.group(3) else "synchronises the block"
+                             for m in PTX_BLOCK.finditer(text))
                 continue
             target = node.referenced
             if target is None or target == node:

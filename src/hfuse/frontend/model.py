@@ -13,6 +13,10 @@ from typing import Literal, Sequence
 
 from .constant import evaluate
 
+PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b|%(tid|ntid|ctaid|nctaid)\b")
+"""Inline PTX that synchronises the block or reads its special registers (``bar.sync``,
+``%tid.x``); not ``membar`` fences nor ``mbarrier`` objects. Group 3 is the register."""
+
 FunctionKind = Literal["global", "device", "host"]
 Scope = tuple[str, ...]
 """Enclosing namespaces, outermost first; ``""`` stands for an anonymous namespace."""

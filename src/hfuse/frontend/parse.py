@@ -18,7 +18,8 @@ import tree_sitter_cuda
 # A pointer parameter pack (``const Ins* __restrict__... ins``): the grammar reads ``&...``
 # and ``&&...`` but not ``*...``, so the parser sees ``&`` there (qualifiers blanked).
 _ALIGN = re.compile(rb"__align__\s*\((?:[^()]|\([^()]*\))*\)")
-_POINTER_PACK = re.compile(rb"\*((?:\s*(?:__restrict__|__restrict|const|volatile)\b)*\s*)\.\.\.")
+_POINTER_PACK = re.compile(rb"(?<=[\w>])(\s*)\*((?:\s*(?:__restrict__|__restrict|const|volatile)\b)*\s*)\.\.\.")
+"""After a type (``Ins*...``, ``T<U>* const...``): never the ``*`` of a comment's ``/* ...``."""
 _PRAGMA = re.compile(rb"^([ \t]*)(#[ \t]*pragma\b[^\n]*)", re.M)
 
 
@@ -37,7 +38,7 @@ def _language() -> ts.Language:
 def mask(source: bytes) -> bytes:
     """The text the parser sees: same length as ``source``, unknown constructs masked."""
     masked = _ALIGN.sub(lambda m: b" " * len(m.group(0)), source)
-    masked = _POINTER_PACK.sub(lambda m: b"&" + b" " * len(m.group(1)) + b"...", masked)
+    masked = _POINTER_PACK.sub(lambda m: m.group(1) + b"&" + b" " * len(m.group(2)) + b"...", masked)
     return _PRAGMA.sub(_as_comment, masked)
 
 

@@ -15,7 +15,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.extract import declarator_name
-from ..frontend.model import Function, TopLevelItem
+from ..frontend.model import PTX_BLOCK, Function, TopLevelItem
 from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
 from .opaque import REFUSAL_HINT, OpaqueNames
@@ -135,7 +135,6 @@ class FunctionFacts:
 
 
 # Inline PTX that reads the hardware's view of the block or synchronises it.
-_PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b|%(tid|ntid|ctaid|nctaid)\b")
 # A call spelled like a macro (``SYNC_ALL()``) that nothing defines: after preprocessing with the
 # user's -D/-I it can only be a macro hfuse never saw, which may hide a barrier or threadIdx.
 _MACRO_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
@@ -198,7 +197,7 @@ def analyze(
             facts.cg_block.append(line)
         elif is_extern_shared_declaration(node):
             facts.dyn_smem.append(line)
-        elif node.type in ("gnu_asm_expression", "asm_statement") and _PTX_BLOCK.search(node.text.decode()):
+        elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_BLOCK.search(node.text.decode()):
             facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line,
                                  "use __syncthreads()/threadIdx instead of the PTX, or keep this kernel unfused"))
         if node.type in ("qualified_identifier", "type_identifier", "identifier", "namespace_identifier") and (

@@ -24,8 +24,7 @@ from .analysis import ProgramFacts
 from .opaque import REFUSAL_HINT, Unseen
 
 COOPERATIVE_GROUPS = "cooperative_groups::"
-_WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "synchronises the block",
-                                "synchronises the block (bar)", "synchronises the block (barrier)"})
+_WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "synchronises the block"})
 
 
 def classify(use: HeaderUse) -> Unseen | None:
