@@ -23,7 +23,7 @@ from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, 
 from .frontend.constant import evaluate
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
-from .frontend.program import Program
+from .frontend.program import Program, is_device_variable
 from .spec import Dim3, KernelSpec
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
@@ -291,6 +291,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     meaning, notes = _header_meaning(specs, files, sources, options)
     add_header_reads(everything, meaning)
     clashes = program.clashing_symbols()
+    _check_shared_types(closure, program, clashes, specs)
     close_over_symbols(everything, program.items, program.resolver, set(clashes))
     # functions two inputs define differently: each part gets its own file's, renamed
     everything.needs_context.update(key for key in program.function_clashes if key in everything.facts)
@@ -318,6 +319,34 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                              *(i.references for i in program.items if i.function in found))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses),
                         context_helpers, context_types, frozenset(clashes), notes)
+
+
+def _check_shared_types(closure: DeviceClosure, program: Program, clashes: Mapping[str, Any],
+                        specs: Sequence[KernelSpec]) -> None:
+    """A type both inputs share (one definition, emitted once) may not name a type each
+    part has its own copy of: which copy would it mean?"""
+    renamed = {key for key, owners in clashes.items() if not any(is_device_variable(i) for i in owners.values())}
+    if not renamed:
+        return
+    for item in closure.items:
+        if item.function is not None or item.kind != "declaration" or set(item.keys) & set(clashes):
+            continue
+        named = {program.resolver.resolve(item.scope, r) for r in item.references} & renamed
+        if named:
+            owner = next((s.name for s in specs if s.file == item.file), None)
+            raise HFuseError(
+                f"'{item.keys[0] if item.keys else item.text.splitlines()[0]}' is the same in the inputs but names "
+                f"'{sorted(named)[0]}', which they define differently (each part gets its own copy of that)",
+                Location(item.file, item.line, owner),
+                hint="rename the type in one of the files, or make both definitions identical")
+
+
+def _renamed_types(kernel: PreparedKernel, index: int) -> dict[str, str]:
+    """The types and constants this part has its own copy of (plain name -> renamed), for
+    its kernel's parameters (``Params p`` of a file whose ``Params`` another file defines
+    differently is ``Params__hf2 hf2_p``)."""
+    return {key.split("::")[-1]: f"{key.split('::')[-1]}__hf{index}"
+            for item in kernel.symbols if not is_device_variable(item) for key in item.keys}
 
 
 def _template_constants(kernel: Function, given: Sequence[str]) -> tuple[tuple[str, int], ...]:
@@ -472,7 +501,7 @@ def _generate(
                for key, by_source in program.function_clashes.items()}
         functions = {**program.functions, **own, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
-    sigs = [part_signature(part) for part in partition.parts]
+    sigs = [part_signature(part, _renamed_types(k, part.index)) for part, k in zip(partition.parts, prepared.kernels)]
 
     bounds = kernel_attribute(register_cap, partition.block_threads)
     budgets = part_budgets(register_cap, [part.size for part in partition.parts], partition.block_threads,
@@ -508,7 +537,8 @@ def _generate(
     templated = [a for s in sigs if s.template_header for a in s.template_args]
     expression = f"{expression_prefix}{fused_name}<{', '.join(templated)}>" if templated else f"{expression_prefix}{fused_name}"
     symbol_names = tuple(
-        {key: qualify(item.scope, f"{key.split('::')[-1]}__hf{part.index}") for item in k.symbols for key in item.keys}
+        {key: qualify(item.scope, f"{key.split('::')[-1]}__hf{part.index}") for item in k.symbols for key in item.keys
+         if is_device_variable(item)}
         for part, k in zip(partition.parts, prepared.kernels)
     )
     return FusedKernel(source, fused_name, expression, partition, fusion, tuple(sigs),

@@ -191,3 +191,39 @@ def test_a_parameter_pack_becomes_one_parameter_per_type():
 def test_a_tile_of_a_template_size_is_counted_in_the_parts_block():
     fused = fuse([AXPY, KernelSpec(STYLES / "norms.cu", "norms::layer_norm_tiles", Dim3(128), ("16",))])
     assert "(tile.meta_group_rank() - 6u)" in fused.source  # 96 threads before it: 6 tiles of 16
+
+
+CLASH_A, CLASH_B = C.CORPUS / "real_cpp" / "clash_a.cu", C.CORPUS / "real_cpp" / "clash_b.cu"
+
+
+@pytest.fixture(scope="module")
+def clashing():
+    # once refused: "'Params' is defined differently here and in clash_a.cu"
+    return fuse([KernelSpec(CLASH_A, "ka", Dim3(128)), KernelSpec(CLASH_B, "kb", Dim3(96))])
+
+
+def test_types_typedefs_and_constants_defined_differently_are_one_per_part(clashing):
+    source = clashing.source
+    assert "typedef float real__hf1;" in source and "typedef double real__hf2;" in source
+    assert "constexpr int kScale__hf1 = 2;" in source and "constexpr int kScale__hf2 = 3;" in source
+    assert "struct Params__hf1 {" in source and "struct Params__hf2 {" in source
+    assert "x * p.alpha + p.beta * kScale__hf2" in source  # each part's helper names its own
+    # the kernels' parameters too, in the body functions and in the fused kernel
+    assert "void ka__hf1(const real__hf1* __restrict__ in, real__hf1* __restrict__ out, Params__hf1 p," in source
+    assert "    Params__hf2 hf2_p," in source
+    assert clashing.symbol_names == ()  # types are no device data for the launcher to fill
+
+
+@pytest.mark.nvcc
+def test_and_the_file_compiles(clashing, tmp_path):
+    compile_nvcc(clashing.source, workdir=tmp_path)
+
+
+def test_a_type_both_share_that_names_a_renamed_one_is_refused(tmp_path):
+    shared = "struct Holder { Params p; };\n"
+    a = CLASH_A.read_text().replace("__device__ real apply", shared + "__device__ real apply")
+    b = CLASH_B.read_text().replace("__device__ real apply", shared + "__device__ real apply")
+    with pytest.raises(HFuseError, match=r"'Holder' is the same in the inputs but names 'Params'"):
+        fuse([KernelSpec(CLASH_A, "ka", Dim3(128)), KernelSpec(CLASH_B, "kb", Dim3(96))],
+             sources={CLASH_A: a.replace("apply(in[i], p)", "apply(in[i], Holder{p}.p)"),
+                      CLASH_B: b.replace("apply(in[i], p)", "apply(in[i], Holder{p}.p)")})

@@ -50,12 +50,18 @@ def test_program_merges_identical_definitions_and_records_or_refuses_conflicts()
     clash = Program.merge([a, c]).function_clashes["f"]
     assert [i.text for i in clash[Path("a.cu")]] == ["__device__ int f(int x) { return x; }"]
     assert [i.text for i in clash[Path("c.cu")]] == ["__device__ int f(int x) { return -x; }"]
-    # a type of one name defined differently is refused
+    # a type of one name defined differently: each file's, for a renamed copy per part
     d = model_source(Path("d.cu"), "struct S { int a; };\n__global__ void kd(S* p) { }\n")
     e = model_source(Path("e.cu"), "struct S { float b; };\n__global__ void ke(S* p) { }\n")
+    owners = Program.merge([d, e]).clashing_symbols()["S"]
+    assert {path.name: item.text for path, item in owners.items()} == {"d.cu": "struct S { int a; };",
+                                                                       "e.cu": "struct S { float b; };"}
+    # one with member functions is refused (its members are not renamed with it)
+    f = model_source(Path("f.cu"), "struct S { int a; __device__ int g() const { return a; } };\n__global__ void kf() { }\n")
+    g = model_source(Path("g.cu"), "struct S { int b; __device__ int g() const { return -b; } };\n__global__ void kg() { }\n")
     with pytest.raises(HFuseError) as err:
-        Program.merge([d, e])
-    assert "'S'" in str(err.value) and "e.cu:1" in str(err.value) and "d.cu:1" in str(err.value)
+        Program.merge([f, g])
+    assert "'S'" in str(err.value) and "g.cu:1" in str(err.value) and "f.cu:1" in str(err.value)
 
 
 def test_unknown_kernel_suggests_a_close_name():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Mapping
 
 from ..partition import Part
 
@@ -58,7 +59,8 @@ def _expand_pack(declared: str, pack: str, types: tuple[str, ...], name: str) ->
     return out
 
 
-def part_signature(part: Part) -> PartSignature:
+def part_signature(part: Part, renamed: Mapping[str, str] | None = None) -> PartSignature:
+    """``renamed``: the types the part has its own copy of (``Params`` -> ``Params__hf2``)."""
     kernel, i = part.kernel, part.index
     given = kernel.complete_template_args(part.spec.template_args)
     pack = _pack_parameter(kernel)
@@ -82,6 +84,7 @@ def part_signature(part: Part) -> PartSignature:
         header, targs = _substitute(kernel.template_header, mapping), tuple(mapping.values())
     else:
         mapping, header, targs = {}, "", ()
+    mapping = {**(renamed or {}), **mapping}
     params, names = [], []
     for j, param in enumerate(kernel.params):
         if param.text.strip() == "void":

@@ -31,10 +31,11 @@ class Program:
     """File-scope ``extern __shared__`` arrays: name -> element type."""
     resolver: Resolver = field(default_factory=Resolver)
     symbols: dict[str, dict[Path, TopLevelItem]] = field(default_factory=dict)
-    """``__constant__``/``__device__`` variables by key, then by the source file that defines them.
-
-    Two sources that define one symbol have two symbols when compiled apart (each filled
-    by its own host code), so the fused file gives each part its own copy."""
+    """What every part gets its own renamed copy of, by key, then by the source file that
+    defines it: ``__constant__``/``__device__`` variables (two sources that define one have
+    two when compiled apart, each filled by its own host code), and types, typedefs and
+    constants that two sources define differently under one name (each file's code meant
+    its own)."""
 
     function_clashes: dict[str, dict[Path, list[TopLevelItem]]] = field(default_factory=dict)
     """Device functions that inputs define differently under one name, by the source file
@@ -87,6 +88,11 @@ class Program:
             for clashing, path in ((previous, previous_source), (item, source)):
                 if clashing not in by_source.setdefault(path, []):
                     by_source[path].append(clashing)
+            return
+        if previous_source != source and _renamable(previous) and _renamable(item):
+            owners = self.symbols.setdefault(name, {})
+            owners.setdefault(previous_source, previous)
+            owners.setdefault(source, item)
             return
         raise HFuseError(
             f"'{name}' is defined differently here and in {previous.file}:{previous.line}",
@@ -155,6 +161,12 @@ def is_device_variable(item: TopLevelItem) -> bool:
     if item.kind != "declaration" or item.function is not None or "(" in head:
         return False
     return bool(_DEVICE_STORAGE.search(head)) and not re.search(r"(?<!\w)extern(?!\w)", head)
+
+
+def _renamable(item: TopLevelItem) -> bool:
+    """A type, typedef, alias or constant that a part can have its own renamed copy of."""
+    return item.kind == "declaration" and item.function is None and not item.members and "(" not in item.text.split(
+        "{")[0].split("=")[0]
 
 
 _FORWARD = re.compile(r"^\s*(template\s*<[^{;]*>\s*)?(struct|class|union|enum(\s+(class|struct))?)\s+[\w:]+\s*(:[^{;]*)?;?\s*$")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import HFuseError, Location
-from ..frontend.model import Function, Scope, TopLevelItem, qualify
-from ..frontend.parse import parse, source_text, walk
+from ..frontend.model import Function, Param, Scope, TopLevelItem, qualify
+from ..frontend.parse import inner_declarator, parse, source_text, walk
 from .analysis import ProgramFacts
 from .barriers import barrier_edits
 from .builtins import builtin_edits
@@ -86,7 +86,13 @@ def _body_function(kernel: Function, ctx: PartContext, program: ProgramFacts) ->
     root = parse(rewritten).root_node
     definition = next(n for n in walk(root) if n.type == "function_definition")
     body = source_text(definition.child_by_field_name("body"), rewritten)
-    params = [re.sub(r"\b__grid_constant__\b\s*", "", p.declaration) for p in kernel.params]
+    # the parameters as rewritten (a type the part has its own copy of is renamed there too)
+    declarator = inner_declarator(definition.child_by_field_name("declarator"))
+    written = [Param(source_text(n, rewritten), None) for n in declarator.child_by_field_name("parameters").named_children
+               if n.type != "comment"] if declarator is not None else []
+    if len(written) != len(kernel.params):
+        written = list(kernel.params)
+    params = [re.sub(r"\b__grid_constant__\b\s*", "", p.declaration) for p in written]
     params = [p for p in params if p.strip() != "void"] + [f"const hfuse_ctx& {CTX}"]
     header = f"{kernel.template_header}\n" if kernel.template_header else ""
     return f"{header}__device__ __forceinline__ void {ctx.clone_name(kernel.name)}({', '.join(params)})\n{body}"

@@ -1,5 +1,5 @@
-"""SymbolRewrite: a ``__constant__``/``__device__`` symbol that two inputs both define
-becomes one symbol per part.
+"""SymbolRewrite: a ``__constant__``/``__device__`` symbol that two inputs both define, or
+a type, typedef or constant two inputs define differently, becomes one per part.
 
 Compiled apart, ``a.cu`` and ``b.cu`` that both define ``__constant__ float coeffs[16]``
 have two tables, each filled by its own ``cudaMemcpyToSymbol``. Fused into one file they
@@ -7,7 +7,9 @@ would share one, and one kernel would read the other's data. So part ``i`` gets
 ``coeffs__hf<i>`` (its own file's definition, renamed), every reference in its code is
 renamed, and ``FusedKernel.symbol_names`` tells the launcher where each part's data goes.
 Helpers that read such a symbol are copied per part (like helpers that read built-ins),
-so each copy reads its own part's table.
+so each copy reads its own part's table. A type (``struct Mix``, ``typedef``, ``using``)
+or constant defined differently is the same: each file's code meant its own, so part
+``i`` gets ``Mix__hf<i>``, and its code and its kernel's parameters name that.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ def symbol_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     scope, local = definition.scope, definition.local
     edits = []
     for node in walk(definition.root):
-        if node.type != "identifier" or node.text.decode() not in plain:
+        if node.type not in ("identifier", "type_identifier") or node.text.decode() not in plain:
             continue
         parent = node.parent
         written = node.text.decode()

@@ -1,7 +1,11 @@
 // ... and this file defines it another way: fusing conflict_a with conflict_b is refused
-// (two types of one name; functions of one name are renamed per part instead).
+// (two structs of one name with member functions; plain types, typedefs, constants and
+// functions of one name are renamed per part instead).
 
-struct Mix { int scale; int offset; };  // ERROR-LINE
+struct Mix {  // ERROR-LINE
+  int scale, offset;
+  __device__ int apply(int v) const { return v * scale + offset; }
+};
 
 extern "C" __global__ void conflict_b(const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
