@@ -86,7 +86,7 @@ class FusedKernel:
         for sig, args in zip(self.signatures, args_per_kernel):
             if len(args) != len(sig.names):
                 raise HFuseError(
-                    f"{len(args)} arguments given, the kernel takes {len(sig.names)} ({', '.join(sig.part.kernel.params[i].text for i in range(len(sig.names)))})",
+                    f"{len(args)} arguments given, the kernel takes {len(sig.names)} ({', '.join(sig.params)})",
                     Location(sig.part.kernel.file, sig.part.kernel.line, sig.part.spec.name),
                 )
         return pack_launch(self.block.size, args_per_kernel, grids, smems, self.layout.blocks_add_up)

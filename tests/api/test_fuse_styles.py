@@ -71,3 +71,27 @@ def test_the_fused_file_compiles_with_nvrtc(case, fused_second):
 
 def test_options_of_a_case_are_the_defaults_without_flags():
     assert Case("partner.cu", "axpy", 96).options() == CompileOptions()
+
+
+FIRST_OF_EACH_FILE = tuple({c.file: c for c in reversed(CASES)}.values())
+PAIRS = [(a, b) for a in FIRST_OF_EACH_FILE for b in FIRST_OF_EACH_FILE if a is not b]
+
+
+def test_every_ordered_pair_of_files_fuses():
+    # two other people's files at once: their helpers, constants and types meet in one file
+    assert len(PAIRS) >= 150
+    for a, b in PAIRS:
+        fused = fuse([a.spec(), b.spec()])
+        assert [p.spec.name for p in fused.parts] == [a.spec().name, b.spec().name]
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("pair", PAIRS[::15], ids=lambda p: f"{p[0].name}+{p[1].name}")
+def test_a_sample_of_the_pairs_compiles(pair, tmp_path):
+    a, b = pair
+    flags = []
+    if {a.file, b.file} & NEEDS_TORCH_FOR_NVCC:
+        if not pytorch_include_dirs():
+            pytest.skip("torch is not installed: nvcc cannot read torch/extension.h, which the output keeps for it")
+        flags = [f"-I{d}" for d in pytorch_include_dirs()]
+    compile_nvcc(fuse([a.spec(), b.spec()]).source, flags=flags, workdir=tmp_path)

@@ -1,0 +1,280 @@
+"""GPU twin of test_fuse_styles.py: each kernel of the style corpus, fused after the trivial
+partner (at thread offset 96, or in the layout ``hfuse fuse`` picks), computes bit for bit
+what it computes alone, on fresh random inputs.
+
+The originals are compiled from ``hfuse.api.device_source`` (as ``hfuse tune`` compiles
+them) and run alone; the fused kernel runs on identical fresh inputs. Floating-point
+atomics get integer-valued inputs, so their sums do not depend on the order. Kernels
+that take a struct by value (functors, parameter blocks, tensor lists) are left to a
+harness that packs structs (CuPy's kernel arguments are arrays and scalars).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from hfuse.api import device_source, fuse
+from hfuse.spec import Dim3, KernelSpec
+from hfuse.toolkit import cuda_include_dirs
+
+from corpus.styles.manifest import CASES, HERE
+
+pytestmark = pytest.mark.gpu
+
+N = 1 << 15
+ROWS, COLS = 96, 256
+
+
+@dataclass(frozen=True)
+class Launch:
+    args: list[Any]
+    grid: Dim3
+    smem: int
+    outputs: tuple[int, ...]
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _f32(rng, cp, n=N, integers=False):
+    values = rng.integers(-8, 8, n).astype(np.float32) if integers else rng.standard_normal(n, dtype=np.float32)
+    return cp.asarray(values)
+
+
+def _f64(rng, cp, n=N):
+    return cp.asarray(rng.standard_normal(n))
+
+
+def _f16(rng, cp, n=N):
+    return cp.asarray(rng.standard_normal(n).astype(np.float16))
+
+
+def _bf16(rng, cp, n=N):
+    # bfloat16 as the upper half of float32 (CuPy has no bfloat16 dtype)
+    return cp.asarray((rng.standard_normal(n).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))
+
+
+def _i32(rng, cp, n=N, low=-1000, high=1000):
+    return cp.asarray(rng.integers(low, high, n, dtype=np.int32))
+
+
+def _zeros(cp, n=N, dtype=np.float32):
+    return cp.zeros(n, dtype=dtype)
+
+
+def _flat(block: Dim3, n: int = N, per_thread: int = 1) -> Dim3:
+    return Dim3(_cdiv(n, block.size * per_thread))
+
+
+Maker = Callable[[np.random.Generator, Any, Dim3], Launch]
+
+MAKERS: dict[str, Maker] = {
+    # elementwise.cu
+    "ew::sum_n_kernel<float, float, float>": lambda rng, cp, b: Launch(
+        [_zeros(cp), np.int32(N), _f32(rng, cp), _f32(rng, cp)], _flat(b), 0, (0,)),
+    "ew::sum_n_kernel<float, int, float, double>": lambda rng, cp, b: Launch(
+        [_zeros(cp), np.int32(N), _i32(rng, cp), _f32(rng, cp), _f64(rng, cp)], _flat(b), 0, (0,)),
+    "ew::cast_kernel<int, float>": lambda rng, cp, b: Launch([_i32(rng, cp), _zeros(cp), np.int32(N)], Dim3(40), 0, (1,)),
+    # packed.cu
+    "mul_half_vec<8>": lambda rng, cp, b: Launch([_f16(rng, cp), _f16(rng, cp), _zeros(cp, N, np.float16), np.int32(N)],
+                                                 _flat(b, N, 8), 0, (2,)),
+    "mul_half_vec<4>": lambda rng, cp, b: Launch([_f16(rng, cp), _f16(rng, cp), _zeros(cp, N, np.float16), np.int32(N)],
+                                                 _flat(b, N, 4), 0, (2,)),
+    "add_half2": lambda rng, cp, b: Launch([_f16(rng, cp), _f16(rng, cp), _zeros(cp, N, np.float16), np.int32(N // 2)],
+                                           _flat(b, N // 2), 0, (2,)),
+    "bf16x2_fma": lambda rng, cp, b: Launch([_bf16(rng, cp), _bf16(rng, cp), _bf16(rng, cp), np.int32(N // 2)],
+                                            _flat(b, N // 2), 0, (2,)),
+    "float4_copy": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N // 4)], Dim3(30), 0, (1,)),
+    "widen_bf16": lambda rng, cp, b: Launch([_bf16(rng, cp), _zeros(cp), np.int32(N)], _flat(b, N, 2), 0, (1,)),
+    # quant.cu (one warp per row)
+    "quantize_rows<Rounding::kTowardZero>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS, np.int8), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)],
+        Dim3(_cdiv(ROWS * 32, b.size)), 0, (1, 2)),
+    "dequantize_groups": lambda rng, cp, b: Launch(
+        [cp.asarray(rng.integers(-127, 128, N, dtype=np.int8)), _f16(rng, cp, N // 64), _zeros(cp), np.int32(N)],
+        _flat(b), 0, (2,)),
+    "unpack_int4": lambda rng, cp, b: Launch(
+        [cp.asarray(rng.integers(0, 256, N // 2, dtype=np.uint8)), _zeros(cp, N, np.int8), np.int32(N // 2)],
+        _flat(b, N // 2), 0, (1,)),
+    # norms.cu (one block, or one tile, per row)
+    "norms::rms_norm<float, 256>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, ROWS * COLS), np.int32(COLS), np.float32(1e-6)],
+        Dim3(ROWS), 0, (2,)),
+    "norms::rms_norm<__half, 128>": lambda rng, cp, b: Launch(
+        [_f16(rng, cp, ROWS * COLS), _f16(rng, cp, COLS), _zeros(cp, ROWS * COLS, np.float16), np.int32(COLS),
+         np.float32(1e-6)], Dim3(ROWS), 0, (2,)),
+    "norms::rms_norm<float, 512>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, ROWS * COLS), np.int32(COLS), np.float32(1e-6)],
+        Dim3(ROWS), 0, (2,)),
+    "norms::layer_norm_tiles<32>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS), np.int32(ROWS), np.int32(COLS)],
+        Dim3(_cdiv(ROWS, b.size // 32)), 0, (1,)),
+    "norms::layer_norm_tiles<16>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS), np.int32(ROWS), np.int32(COLS)],
+        Dim3(_cdiv(ROWS, b.size // 16)), 0, (1,)),
+    # traits.cu
+    "chunk_sums<__half>": lambda rng, cp, b: Launch([_f16(rng, cp), _zeros(cp, N // 8), np.int32(N), np.int32(8)],
+                                                    _flat(b, N // 8), 0, (1,)),
+    "chunk_sums<int>": lambda rng, cp, b: Launch([_i32(rng, cp), _zeros(cp, N // 8, np.int64), np.int32(N), np.int32(8)],
+                                                 _flat(b, N // 8), 0, (1,)),
+    # rope.cu: 64 tokens, 8 query heads, 2 KV heads, head size 64, full rotary dimension
+    "rotary_embedding_kernel<float, true>": lambda rng, cp, b: _rope(rng, cp, np.float32),
+    "rotary_embedding_kernel<__half, false>": lambda rng, cp, b: _rope(rng, cp, np.float16),
+    "build_cos_sin<128>": lambda rng, cp, b: Launch([_zeros(cp, 512 * 128), np.int32(512), np.float32(10000.0)],
+                                                    Dim3(512), 0, (0,)),
+    # optim.cu
+    "optim::clip_grad": lambda rng, cp, b: Launch([_f32(rng, cp), np.int32(N), np.float32(0.5)], _flat(b), 0, (0,)),
+    # gemv.cu
+    "gemv_warp_per_row<4, 128>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)],
+        Dim3(_cdiv(ROWS, 4)), 0, (2,)),
+    "gemv_warp_per_row<8, 256>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)],
+        Dim3(_cdiv(ROWS, 8)), 0, (2,)),
+    "gemv_bf16_splitk<4>": lambda rng, cp, b: Launch(
+        [_bf16(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, 4 * ROWS), np.int32(ROWS), np.int32(COLS)],
+        Dim3(_cdiv(ROWS, b.y), 4), 0, (2,)),
+    "gemv_bf16_splitk<2>": lambda rng, cp, b: Launch(
+        [_bf16(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, 2 * ROWS), np.int32(ROWS), np.int32(COLS)],
+        Dim3(_cdiv(ROWS, b.y), 2), 0, (2,)),
+    "reduce_splits": lambda rng, cp, b: Launch([_f32(rng, cp, 4 * ROWS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(4)],
+                                               _flat(b, ROWS), 0, (1,)),
+    # cub_style.cu
+    "kernels::row_softmax<256>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS), np.int32(COLS)], Dim3(ROWS), 0, (1,)),
+    "kernels::warp_dot": lambda rng, cp, b: Launch([_f32(rng, cp), _f32(rng, cp), _zeros(cp, 4 * (N // 128)), np.int32(N)],
+                                                   _flat(b), 0, (2,)),
+    # macros.cu
+    "leaky_relu_kernel": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.float32(0.1), np.int64(N)], Dim3(50), 0,
+                                                   (1,)),
+    "square_kernel": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int64(N)], Dim3(50), 0, (1,)),
+    "softplus_kernel": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int64(N)], Dim3(50), 0, (1,)),
+    "gelu_tanh_kernel": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int64(N)], Dim3(20), 0, (1,)),
+    "masked_fill_kernel": lambda rng, cp, b: Launch(
+        [_f32(rng, cp), cp.asarray(rng.integers(0, 2, N, dtype=np.uint8)), np.float32(-1.0), np.int32(N)], _flat(b), 0,
+        (0,)),
+    # reductions.cu
+    "reduce_sum<float, 256>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // 512), np.uint32(N)],
+                                                        Dim3(N // 512), 256 * 4, (1,)),
+    "reduce_sum<int, 128>": lambda rng, cp, b: Launch([_i32(rng, cp), _zeros(cp, N // 256, np.int32), np.uint32(N)],
+                                                      Dim3(N // 256), 128 * 4, (1,)),
+    "histogram_smem": lambda rng, cp, b: Launch(
+        [cp.asarray(rng.integers(0, 256, N, dtype=np.uint8)), _zeros(cp, 100, np.uint32), np.int32(N), np.int32(100)],
+        Dim3(24), 100 * 4, (1,)),
+    "argmax_rows": lambda rng, cp, b: Launch([_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS, np.int32), np.int32(ROWS),
+                                              np.int32(COLS)], Dim3(_cdiv(ROWS * 32, b.size)), 0, (1,)),
+    "block_sums<128>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // 128), np.int32(N)], Dim3(N // 128), 0,
+                                                 (1,)),
+    "block_sums<512>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // 512), np.int32(N)], Dim3(N // 512), 0,
+                                                 (1,)),
+    # embedding.cu
+    "embedding_gather<float, int64_t>": lambda rng, cp, b: Launch(
+        [cp.asarray(rng.integers(0, 500, 300, dtype=np.int64)), _f32(rng, cp, 500 * 64), _zeros(cp, 300 * 64),
+         np.int64(300), np.int64(64), np.int64(3)], Dim3(300), 0, (2,)),
+    "embedding_gather<__half, int32_t>": lambda rng, cp, b: Launch(
+        [cp.asarray(rng.integers(0, 500, 300, dtype=np.int32)), _f16(rng, cp, 500 * 64), _zeros(cp, 300 * 64, np.float16),
+         np.int64(300), np.int64(64), np.int32(3)], Dim3(300), 0, (2,)),
+    "embedding_backward_atomic": lambda rng, cp, b: Launch(
+        [cp.asarray(rng.integers(0, 50, 400, dtype=np.int64)), _f32(rng, cp, 400 * 64, integers=True),
+         _zeros(cp, 50 * 64), np.int64(400), np.int32(64)], Dim3(_cdiv(400, b.y)), 0, (2,)),
+    "one_hot": lambda rng, cp, b: Launch([_i32(rng, cp, 1000, 0, 10), _zeros(cp, 10_000), np.int32(1000), np.int32(10)],
+                                         _flat(b, 10_000), 0, (1,)),
+    "dequant_fp8_rows": lambda rng, cp, b: Launch(
+        [cp.asarray(rng.integers(0, 0x78, ROWS * COLS, dtype=np.uint8)), _f32(rng, cp, ROWS),
+         _zeros(cp, ROWS * COLS, np.float16), np.int32(ROWS), np.int32(COLS)], Dim3(_cdiv(COLS, b.x), ROWS), 0, (2,)),
+    # conv.cu: 64 channels (gridDim.y), 1000 steps
+    "causal_conv1d_fwd<4, float, float>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, 1000 * 64), _f32(rng, cp, 64 * 4), _f32(rng, cp, 64), _zeros(cp, 1000 * 64), np.int32(1000),
+         np.bool_(True)], Dim3(4, 64), 0, (3,)),
+    "causal_conv1d_fwd<3, __nv_bfloat16, float>": lambda rng, cp, b: Launch(
+        [_bf16(rng, cp, 1000 * 64), _f32(rng, cp, 64 * 3), _f32(rng, cp, 64), _zeros(cp, 1000 * 64, np.uint16),
+         np.int32(1000), np.bool_(False)], Dim3(2, 64), 0, (3,)),
+    "conv_state_update<4>": lambda rng, cp, b: Launch([_f32(rng, cp, 3 * 4096), _f32(rng, cp, 4096), np.int32(4096)],
+                                                      _flat(b, 4096), 0, (0,)),
+    # torch_ext.cu
+    "silu_and_mul_kernel<float>": lambda rng, cp, b: Launch([_f32(rng, cp, 64 * 2 * 512), _zeros(cp, 64 * 512),
+                                                             np.int32(512)], Dim3(64), 0, (1,)),
+    "bias_add_kernel<double>": lambda rng, cp, b: Launch([_f64(rng, cp), _f64(rng, cp, 128), np.int64(N), np.int64(128)],
+                                                         _flat(b), 0, (0,)),
+}
+
+
+MAKERS["quantize_rows<>"] = MAKERS["quantize_rows<Rounding::kNearest>"] = MAKERS["quantize_rows<Rounding::kTowardZero>"]
+
+
+def _rope(rng, cp, dtype) -> Launch:
+    tokens, heads, kv_heads, size = 64, 8, 2, 64
+    query = cp.asarray(rng.standard_normal(tokens * heads * size).astype(dtype))
+    key = cp.asarray(rng.standard_normal(tokens * kv_heads * size).astype(dtype))
+    cache = cp.asarray(rng.standard_normal(128 * size).astype(dtype))
+    positions = cp.asarray(rng.integers(0, 128, tokens, dtype=np.int64))
+    return Launch([positions, query, key, cache, np.int32(size), np.int64(heads * size), np.int64(kv_heads * size),
+                   np.int32(heads), np.int32(kv_heads), np.int32(size)], Dim3(tokens), 0, (1, 2))
+
+
+STRUCT_ARGUMENTS = {c.name for c in CASES} - {f"{c.file}:{c.kernel}" for c in CASES if c.kernel in MAKERS}
+"""Kernels that take a struct by value: not run here (see the module docstring)."""
+
+PARTNER = KernelSpec(HERE / "partner.cu", "axpy", Dim3(96))
+
+
+def _partner(rng, cp) -> Launch:
+    return Launch([_f32(rng, cp), _f32(rng, cp), np.float32(1.5), np.int32(N)], Dim3(_cdiv(N, 96)), 0, (1,))
+
+
+_MODULES: dict[tuple[str, str], Any] = {}
+
+
+def _function(cp, source: str, expression: str):
+    key = (hashlib.sha256(source.encode()).hexdigest(), expression)
+    if key not in _MODULES:
+        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()))
+        _MODULES[key] = cp.RawModule(code=source, options=options, name_expressions=(expression,)).get_function(expression)
+    return _MODULES[key]
+
+
+def _run(cp, fn, grid: Dim3, block: Dim3, args, smem: int) -> None:
+    fn(grid.as_tuple(), block.as_tuple(), tuple(args), shared_mem=smem)
+    cp.cuda.Device().synchronize()
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+def test_every_kernel_without_struct_arguments_has_inputs():
+    assert set(MAKERS) <= {c.kernel for c in CASES} and len(MAKERS) >= 45
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kernel in MAKERS], ids=lambda c: c.name)
+def test_fused_after_the_partner_equals_unfused(cp, case):
+    spec = case.spec()
+    makers = [lambda rng, cp: _partner(rng, cp), lambda rng, cp: MAKERS[case.kernel](rng, cp, spec.block)]
+    specs = [PARTNER, spec]
+    seeds = lambda: [np.random.default_rng([20261125, j, len(case.name)]) for j in range(2)]  # noqa: E731
+    expected = []
+    for s, make, rng in zip(specs, makers, seeds()):
+        made = make(rng, cp)
+        original = device_source(s)
+        _run(cp, _function(cp, original.source, original.name_expression), made.grid, s.block, made.args, made.smem)
+        expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])
+    fused = fuse(specs, options=case.options())
+    assert fused.layout.name == case.layout
+    made = [make(rng, cp) for make, rng in zip(makers, seeds())]
+    launch = fused.pack([m.args for m in made], [m.grid for m in made], [m.smem for m in made])
+    _run(cp, _function(cp, fused.source, fused.name_expression), launch.grid, launch.block, launch.args,
+         launch.shared_mem)
+    problems = []
+    for s, m, want in zip(specs, made, expected):
+        for index, w in zip(m.outputs, want):
+            got = cp.asnumpy(m.args[index])
+            if got.tobytes() != w:
+                ref = np.frombuffer(w, dtype=got.dtype)
+                problems.append(f"{s.name} argument {index}: {np.flatnonzero(got.ravel() != ref).size} of {ref.size} differ")
+    assert not problems, f"{case.name}:\n  " + "\n  ".join(problems)
