@@ -33,6 +33,7 @@ from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaqu
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
+from .transform.shared_memory import slice_alignment
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -89,7 +90,8 @@ class FusedKernel:
                     f"{len(args)} arguments given, the kernel takes {len(sig.names)} ({', '.join(sig.params)})",
                     Location(sig.part.kernel.file, sig.part.kernel.line, sig.part.spec.name),
                 )
-        return pack_launch(self.block.size, args_per_kernel, grids, smems, self.layout.blocks_add_up)
+        return pack_launch(self.block.size, args_per_kernel, grids, smems, self.layout.blocks_add_up,
+                           [s.smem_align for s in self.signatures])
 
 
 def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> list[SourceFile]:
@@ -341,6 +343,13 @@ def _check_shared_types(closure: DeviceClosure, program: Program, clashes: Mappi
                 hint="rename the type in one of the files, or make both definitions identical")
 
 
+def _slice_alignment(program: Program, kernel: PreparedKernel) -> int:
+    """What the kernel's ``extern __shared__`` arrays ask of its slice's start (at least 16)."""
+    texts = [f.function.text for name in kernel.facts.reachable(kernel.function.key) for f in kernel.facts.facts[name]]
+    texts += [i.text for i in program.items if i.kind == "declaration" and i.file == kernel.function.file]
+    return slice_alignment(texts)
+
+
 def _renamed_types(kernel: PreparedKernel, index: int) -> dict[str, str]:
     """The types and constants this part has its own copy of (plain name -> renamed), for
     its kernel's parameters (``Params p`` of a file whose ``Params`` another file defines
@@ -501,7 +510,8 @@ def _generate(
                for key, by_source in program.function_clashes.items()}
         functions = {**program.functions, **own, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
-    sigs = [part_signature(part, _renamed_types(k, part.index)) for part, k in zip(partition.parts, prepared.kernels)]
+    sigs = [replace(part_signature(part, _renamed_types(k, part.index)), smem_align=_slice_alignment(program, k))
+            for part, k in zip(partition.parts, prepared.kernels)]
 
     bounds = kernel_attribute(register_cap, partition.block_threads)
     budgets = part_budgets(register_cap, [part.size for part in partition.parts], partition.block_threads,

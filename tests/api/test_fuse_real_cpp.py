@@ -227,3 +227,24 @@ def test_a_type_both_share_that_names_a_renamed_one_is_refused(tmp_path):
         fuse([KernelSpec(CLASH_A, "ka", Dim3(128)), KernelSpec(CLASH_B, "kb", Dim3(96))],
              sources={CLASH_A: a.replace("apply(in[i], p)", "apply(in[i], Holder{p}.p)"),
                       CLASH_B: b.replace("apply(in[i], p)", "apply(in[i], Holder{p}.p)")})
+
+
+COMPOUND = C.CORPUS / "real_cpp" / "compound.cu"
+
+
+@pytest.mark.nvrtc
+def test_compound_literals_compile_under_nvrtc_in_the_part_and_in_shared_helpers():
+    from hfuse.api import device_source
+    from toolchain import compile_nvrtc
+
+    fused = fuse([AXPY, KernelSpec(COMPOUND, "literal_kernel", Dim3(128))])
+    assert "len2(pt{a[i], 2.0f * a[i]}) + dot_half(vec2{a[i], 1.0f})" in fused.source  # the part's body
+    assert "return len2(pt{a.x, a.y}) * 0.5f;" in fused.source  # a helper emitted once for every part
+    compile_nvrtc(fused.source, [fused.name_expression])
+    original = device_source(KernelSpec(COMPOUND, "literal_kernel", Dim3(128)))
+    compile_nvrtc(original.source, [original.name_expression])  # the unfused baseline hfuse tune times
+
+
+@pytest.mark.nvcc
+def test_and_still_under_nvcc(tmp_path):
+    compile_nvcc(fuse([AXPY, KernelSpec(COMPOUND, "literal_kernel", Dim3(128))]).source, workdir=tmp_path)

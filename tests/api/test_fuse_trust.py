@@ -397,3 +397,25 @@ def test_an_installed_librarys_device_code_reading_threadIdx_is_found(tmp_path):
     assert fuse([plain, KernelSpec(source, "by_lane", Dim3(128))], options=options).layout.name == "interblock"
     with pytest.raises(HFuseError, match=r"blocklib::flat.*reads blockDim"):
         fuse([plain, KernelSpec(source, "by_flat", Dim3(128))], options=options)
+
+
+# --------------------------------------------------------------------------- 6b. dynamic shared memory alignment
+ALIGNED = TRUST / "aligned_dynamic.cu"
+
+
+@pytest.mark.parametrize("layout", ["horizontal", "interblock", "vertical"])
+def test_a_slice_starts_where_the_parts_arrays_ask(layout):
+    # once: every slice started on a 16-byte boundary, so __align__(128) behind 100 bytes began at 112
+    fused = fuse([KernelSpec(ALIGNED, "odd_dynamic", Dim3(96)), KernelSpec(ALIGNED, "aligned_slice", Dim3(128))],
+                 layout=layout)
+    assert [s.smem_align for s in fused.signatures] == [16, 128]
+    assert "extern __shared__ __align__(128) unsigned char hfuse_smem[];" in fused.source
+    launch = fused.pack([[0, 0, 1], [0, 1]], [Dim3(4), Dim3(4)], [100, 128])
+    assert [int(a) for a in launch.args[-5::4]] == [0, 128] and launch.shared_mem == 256
+    assert "const unsigned hf2_smem = (unsigned)((hf_smem + 127) / 128 * 128);" in fused.source
+
+
+@pytest.mark.nvcc
+def test_the_aligned_fusion_compiles(tmp_path):
+    fused = fuse([KernelSpec(ALIGNED, "odd_dynamic", Dim3(96)), KernelSpec(ALIGNED, "aligned_slice", Dim3(128))])
+    compile_nvcc(fused.source, workdir=tmp_path)

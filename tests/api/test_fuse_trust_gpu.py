@@ -90,6 +90,10 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "ka": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
     "kb": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
     "heavy_mix": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, 20 * b.size), np.int32(N)], Dim3(20), 0, (1,)),
+    "aligned_slice": lambda rng, cp, b: Launch([cp.zeros(N, dtype=np.uint32), np.int32(N)], Dim3(_cdiv(N, b.size)), 128,
+                                               (0,)),
+    "odd_dynamic": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 100,
+                                             (1,)),
     "tid_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
     "lane_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
     "scale": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (1,)),
@@ -121,6 +125,8 @@ CONFIGS = {
     "header-tid-interblock": [_k("header_reads.cu", "scale", 96), _k("header_reads.cu", "tid_ptx", 128)],
     # its %laneid read keeps a warp-aligned part correct at thread offset 96
     "header-lane-at-96": [_k("header_reads.cu", "scale", 96), _k("header_reads.cu", "lane_ptx", 128)],
+    # an __align__(128) dynamic array behind a 100-byte slice: it reads its own misalignment
+    "aligned-dynamic-slice": [_k("aligned_dynamic.cu", "odd_dynamic", 96), _k("aligned_dynamic.cu", "aligned_slice", 128)],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],
 }

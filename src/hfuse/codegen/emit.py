@@ -6,6 +6,7 @@ from typing import Sequence
 
 from ..frontend.model import Scope, TopLevelItem, namespace_wrap
 from ..partition import Partition
+from ..transform.compound_literals import without_compound_literals
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
 from ..transform.static_shared import with_aligned_shared
@@ -37,7 +38,8 @@ def header_comment(name: str, partition: Partition, layout_spec: str, grid_note:
         f"//   {name}_launch(grid1, <kernel 1 args>, dynamic_smem1, grid2, <kernel 2 args>, dynamic_smem2, ..., stream);",
         f"// {grid_note}",
         "// with blockIdx/gridDim/threadIdx/blockDim of kernel i. Dynamic shared memory is the sum",
-        "// of the parts' sizes, each slice starting on a 16-byte boundary.",
+        "// of the parts' sizes, each slice starting on a 16-byte boundary, or on the larger one its",
+        "// extern __shared__ arrays ask for (__align__(128)).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -104,7 +106,7 @@ def assemble(
         if item.file != current:
             current = item.file
             blocks.append((item.scope, f"// ---- from {item.file.name} " + "-" * 50))
-        blocks.append((item.scope, with_aligned_shared(without_register(item.text))))
+        blocks.append((item.scope, with_aligned_shared(without_compound_literals(without_register(item.text)))))
     out.extend(_scoped(blocks))
     for part, code in zip(partition.parts, parts):
         title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30
@@ -123,5 +125,5 @@ def assemble_device_file(header: str, include_lines: Sequence[str], items: Seque
     out = [header]
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
-    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, without_register(item.text)) for item in items]))
+    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, without_compound_literals(without_register(item.text))) for item in items]))
     return "\n\n".join(s.rstrip("\n") for s in out) + "\n"

@@ -28,21 +28,28 @@ class FusedLaunch:
     shared_mem: int
 
 
-def smem_offsets(smems: Sequence[int]) -> tuple[list[int], int]:
-    """Each part's offset into dynamic shared memory, and the total (16-byte slices)."""
+def _up(value: int, alignment: int) -> int:
+    return (value + alignment - 1) // alignment * alignment
+
+
+def smem_offsets(smems: Sequence[int], alignments: Sequence[int] = ()) -> tuple[list[int], int]:
+    """Each part's offset into dynamic shared memory (a multiple of its alignment, at least
+    16 bytes), and the total."""
     offsets, total = [], 0
-    for size in smems:
-        offsets.append(total)
-        total = (total + int(size) + SMEM_ALIGN - 1) // SMEM_ALIGN * SMEM_ALIGN
+    for i, size in enumerate(smems):
+        offset = _up(total, max(SMEM_ALIGN, alignments[i] if i < len(alignments) else SMEM_ALIGN))
+        offsets.append(offset)
+        total = _up(offset + int(size), SMEM_ALIGN)
     return offsets, total
 
 
 def pack_launch(block_threads: int, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3],
-                smems: Sequence[int], blocks_add_up: bool = False) -> FusedLaunch:
+                smems: Sequence[int], blocks_add_up: bool = False, alignments: Sequence[int] = ()) -> FusedLaunch:
     """The Python twin of the C++ launch helper: original launches in, fused launch out.
-    ``blocks_add_up``: the layout puts the parts' blocks one after another in the fused grid."""
+    ``blocks_add_up``: the layout puts the parts' blocks one after another in the fused grid.
+    ``alignments``: each part's slice alignment (``PartSignature.smem_align``)."""
     grids = [Dim3.of(g) for g in grids]
-    offsets, total = smem_offsets(smems)
+    offsets, total = smem_offsets(smems, alignments)
     hidden: list[Any] = []
     for grid, offset in zip(grids, offsets):
         hidden += [np.uint32(grid.x), np.uint32(grid.y), np.uint32(grid.z), np.uint32(offset)]
@@ -74,8 +81,10 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], bl
         i = s.part.index
         body.append(f"  const unsigned long long hf{i}_blocks = (unsigned long long)hf{i}_grid.x * hf{i}_grid.y * hf{i}_grid.z;")
         body.append(f"  hf_blocks += hf{i}_blocks;" if blocks_add_up else f"  if (hf{i}_blocks > hf_blocks) hf_blocks = hf{i}_blocks;")
-        body.append(f"  const unsigned hf{i}_smem = (unsigned)hf_smem;")
-        body.append(f"  hf_smem = (hf_smem + hf{i}_dynamic_smem + {SMEM_ALIGN - 1}) / {SMEM_ALIGN} * {SMEM_ALIGN};")
+        align = max(SMEM_ALIGN, s.smem_align)  # hf_smem is a multiple of 16 already
+        start = "hf_smem" if align == SMEM_ALIGN else f"((hf_smem + {align - 1}) / {align} * {align})"
+        body.append(f"  const unsigned hf{i}_smem = (unsigned){start};")
+        body.append(f"  hf_smem = (hf{i}_smem + hf{i}_dynamic_smem + {SMEM_ALIGN - 1}) / {SMEM_ALIGN} * {SMEM_ALIGN};")
     body.append("  if (hf_blocks == 0) return cudaSuccess;")
     body.append("  if (hf_blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;")
     # Above 48 KiB of static + dynamic shared memory a launch needs the opt-in; the

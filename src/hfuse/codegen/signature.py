@@ -18,6 +18,9 @@ class PartSignature:
     """What the body call is instantiated with (given arguments or renamed parameters)."""
     template_header: str
     """Non-empty when the part's template arguments were not given."""
+    smem_align: int = 16
+    """Where the part's slice of dynamic shared memory must start: a multiple of this (its
+    ``extern __shared__ __align__(128)`` array, a ``double4`` one: 32; at least 16)."""
 
     @property
     def hidden(self) -> tuple[str, ...]:

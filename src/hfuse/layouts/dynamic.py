@@ -32,7 +32,7 @@ from ..errors import HFuseError
 from ..partition import Partition
 from ..spec import KernelSpec
 from .base import Proposal
-from .kernel_text import SMEM, declaration
+from .kernel_text import declaration, smem_declaration
 from .one_part import OnePartPerBlock, run_chosen_part
 
 SM_SLOTS = 256
@@ -57,7 +57,7 @@ def dynamic_kernel(name: str, partition: Partition, sigs: list[PartSignature], b
         f"__device__ unsigned int {counters}[{SM_SLOTS + n + 1}];",
         "",
         declaration(name, partition, sigs, launch_bounds) + " {",
-        f"  extern __shared__ __align__(16) unsigned char {SMEM}[];",
+        smem_declaration(sigs),
         "  __shared__ unsigned hf_claim[2];  // the part this block runs, and which of its blocks",
         "  if (threadIdx.x == 0) {",
         f"    const unsigned hf_counts[{n}] = {{{counts}}};",

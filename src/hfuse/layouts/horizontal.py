@@ -12,7 +12,7 @@ from ..partition import WARP, Partition, Placement
 from ..registers import RegisterPolicy, WarpgroupRegisters
 from ..spec import Dim3, KernelSpec
 from .base import Layout, Proposal
-from .kernel_text import SM90A_ONLY, SMEM, declaration, in_grid, part_call, set_registers
+from .kernel_text import SM90A_ONLY, declaration, in_grid, part_call, set_registers, smem_declaration
 from .partitions import even_split, partitions, shape_for
 
 
@@ -22,7 +22,7 @@ def horizontal_kernel(name: str, partition: Partition, sigs: list[PartSignature]
     on entry to each part (whole warpgroups, checked by ``WarpgroupRegisters``)."""
     lines = [SM90A_ONLY] if budgets else []
     lines.append(declaration(name, partition, sigs, launch_bounds) + " {")
-    lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
+    lines.append(smem_declaration(sigs))
     lines.append("  const unsigned hf_block = blockIdx.x;")
     for n, (sig, body) in enumerate(zip(sigs, bodies)):
         part = sig.part

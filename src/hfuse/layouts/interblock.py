@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 from ..codegen.signature import PartSignature
 from ..partition import Partition
-from .kernel_text import SMEM, declaration
+from .kernel_text import declaration, smem_declaration
 from .one_part import OnePartPerBlock, one_part_block
 
 def interblock_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
                       launch_bounds: str) -> str:
     lines = [declaration(name, partition, sigs, launch_bounds) + " {"]
-    lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
+    lines.append(smem_declaration(sigs))
     lines.append("  unsigned hf_first = 0;  // the part's first block in the fused grid")
     for sig, body in zip(sigs, bodies):
         part = sig.part

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..codegen.signature import PartSignature
 from ..partition import Partition
-from .kernel_text import SMEM, declaration
+from .kernel_text import declaration, smem_declaration
 from .one_part import OnePartPerBlock, run_chosen_part
 
 
@@ -23,7 +23,7 @@ def interleaved_kernel(name: str, partition: Partition, sigs: list[PartSignature
     n = len(sigs)
     counts = ", ".join(f"{s.hidden_name('grid_x')} * {s.hidden_name('grid_y')} * {s.hidden_name('grid_z')}" for s in sigs)
     lines = [declaration(name, partition, sigs, launch_bounds) + " {"]
-    lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
+    lines.append(smem_declaration(sigs))
     lines.append(f"  const unsigned hf_counts[{n}] = {{{counts}}};")
     lines.append("  // Rounds: while k parts have blocks left, k consecutive fused blocks give each one")
     lines.append("  // block. Skip whole stretches of rounds until the one holding this fused block.")

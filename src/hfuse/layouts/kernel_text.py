@@ -7,11 +7,19 @@ body only for its real threads; its padding threads skip it.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from ..codegen.signature import PartSignature
 from ..partition import Partition
 from ..spec import Dim3
 
 SMEM = "hfuse_smem"
+
+
+def smem_declaration(sigs: Sequence[PartSignature]) -> str:
+    """The fused kernel's dynamic shared memory, aligned for the most demanding part."""
+    alignment = max([16, *(s.smem_align for s in sigs)])
+    return f"  extern __shared__ __align__({alignment}) unsigned char {SMEM}[];"
 
 
 def thread_index(local: str, block: Dim3) -> str:

@@ -7,12 +7,12 @@ from ..codegen.signature import PartSignature
 from ..errors import HFuseError, Location
 from ..partition import Partition, Placement
 from .base import Layout
-from .kernel_text import SMEM, declaration, in_grid, part_call
+from .kernel_text import declaration, in_grid, part_call, smem_declaration
 
 
 def vertical_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str], launch_bounds: str) -> str:
     lines = [declaration(name, partition, sigs, launch_bounds) + " {"]
-    lines.append(f"  extern __shared__ __align__(16) unsigned char {SMEM}[];")
+    lines.append(smem_declaration(sigs))
     lines.append("  const unsigned hf_block = blockIdx.x;")
     by_part = {sig.part.index: (sig, body) for sig, body in zip(sigs, bodies)}
     for part in partition.execution_order:  # a padded part last: its padding threads then exit

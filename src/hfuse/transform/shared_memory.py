@@ -2,11 +2,18 @@
 
 All ``extern __shared__`` arrays of a block alias the start of dynamic shared memory, so
 two fused kernels would overwrite each other. The fused launch allocates the sum of the
-parts' sizes (each aligned to 16 bytes) and each part's arrays point at its slice.
+parts' sizes and each part's arrays point at its slice, which starts where the part's
+arrays need (``slice_alignment``: 16 bytes, or what ``__align__``/``alignas`` or a 32-byte
+vector type asks; TMA and ``ldmatrix`` code asks 128 or 1024).
 """
 from __future__ import annotations
 
+import re
+from typing import Iterable
+
 import tree_sitter as ts
+
+from ..frontend.constant import evaluate
 
 from ..frontend.extract import declarator_name
 from ..frontend.parse import walk
@@ -14,6 +21,28 @@ from .analysis import is_extern_shared_declaration
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit
+
+_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\b([^;]*);")
+_ALIGNED = re.compile(r"\b(?:__align__|alignas|aligned)\s*\(((?:[^()]|\([^()]*\))*)\)")
+_WIDE_VECTORS = re.compile(r"\b(double4|long4|ulong4|longlong4|ulonglong4)\b")
+UNKNOWN_ALIGNMENT = 1024
+"""An alignment written as an expression hfuse cannot evaluate: the largest any shared
+memory layout asks for (TMA's 128-byte swizzle)."""
+
+
+def slice_alignment(texts: Iterable[str]) -> int:
+    """The alignment a part's slice of dynamic shared memory needs, from the ``extern
+    __shared__`` declarations in ``texts`` (its functions, file-scope arrays): at least 16."""
+    alignment = 16
+    for text in texts:
+        for declared in _EXTERN_SHARED.finditer(text):
+            for written in _ALIGNED.findall(declared.group(1)):
+                value = evaluate(written)
+                alignment = max(alignment, value if value is not None and value > 0 else UNKNOWN_ALIGNMENT)
+            if _WIDE_VECTORS.search(declared.group(1)):
+                alignment = max(alignment, 32)
+    return alignment
+
 
 _DROPPED = ("storage_class_specifier", "attribute_specifier", "attribute_declaration")
 

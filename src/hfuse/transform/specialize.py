@@ -21,6 +21,7 @@ from .calls import call_edits, signature_edits
 from .context import CTX, PartContext
 from .context_types import context_type_edits, type_copy
 from .register_keyword import register_edits
+from .compound_literals import compound_literal_edits
 from .symbols import symbol_edits
 from .cooperative_groups import cooperative_groups_edits
 from .definition import Definition
@@ -50,7 +51,7 @@ class PartCode:
 
 
 REWRITES = (builtin_edits, barrier_edits, cooperative_groups_edits, shared_memory_edits, call_edits,
-            context_type_edits, symbol_edits, register_edits, static_shared_edits)
+            context_type_edits, symbol_edits, register_edits, static_shared_edits, compound_literal_edits)
 """Every rewrite of a part's code, applied together (none of their edits overlap)."""
 
 

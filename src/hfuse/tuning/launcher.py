@@ -223,7 +223,7 @@ class FusedLauncher(PlanLauncher):
         if bound is None or bound.kernel is not self.kernel:
             # the hidden parameters (each part's grid and shared-memory offset) depend only on the shape
             packed = pack_launch(self.plan.fused_block.size, [[] for _ in grids], grids, smems,
-                                 self.plan.layout.blocks_add_up)
+                                 self.plan.layout.blocks_add_up, self.plan.smem_alignments)
             bound = self._bound[shape] = self.kernel.bind(packed.grid, packed.block, packed.shared_mem,
                                                           tail=packed.args, direct=True)
         bound([a for args in args_per_kernel for a in args], stream)

@@ -166,6 +166,8 @@ class Plan:
     """Dynamic shared memory of the fused launch, bytes."""
     smems: list[int] = field(default_factory=list)
     """Each kernel's own dynamic shared memory, bytes (the fused launch's slices)."""
+    smem_alignments: list[int] = field(default_factory=list)
+    """Where each kernel's slice must start (``PartSignature.smem_align``; empty: 16 bytes)."""
     chosen: str | None = None
     """Label of the chosen candidate (None when not fusing)."""
     speedup: float | None = None
@@ -219,6 +221,7 @@ class Plan:
             "grids": [_dim(g) for g in self.grids],
             "shared_mem": self.shared_mem,
             "smems": list(self.smems),
+            "smem_alignments": list(self.smem_alignments),
             "chosen": self.chosen,
             "speedup": self.speedup,
             "fused_name": self.fused_name,
@@ -257,6 +260,7 @@ class Plan:
             grids=[Dim3.of(g) for g in data.get("grids", [])],
             shared_mem=int(data.get("shared_mem", 0)),
             smems=[int(v) for v in data.get("smems", [])],
+            smem_alignments=[int(v) for v in data.get("smem_alignments", [])],
             chosen=data.get("chosen"),
             speedup=data.get("speedup"),
             fused_name=data.get("fused_name", ""),

@@ -456,6 +456,7 @@ def _make_plan(session: _Session, results: list[CandidateResult], baselines: Bas
         grids=[l.grid_for() for l in launches],
         shared_mem=packed.shared_mem,
         smems=[l.smem_for() for l in launches],
+        smem_alignments=[sig.smem_align for sig in made.fused.signatures],
         chosen=best.label,
         fused_name=made.fused.name_expression,
         fused_source=made.fused.source,
