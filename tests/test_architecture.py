@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hfuse.codegen",),
     ("hfuse.layouts",),
     ("hfuse.fusion",),
+    ("hfuse.part_facts",),
     ("hfuse.api", "hfuse.config"),
     ("hfuse.runtime",),
     ("hfuse.testing",),

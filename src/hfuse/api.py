@@ -20,7 +20,6 @@ from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, device_closure
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify
-from .frontend.constant import evaluate
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program, is_device_variable
@@ -33,7 +32,8 @@ from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaqu
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
-from .transform.shared_memory import slice_alignment
+from .part_facts import (check_shared_types, check_static_shared, renamed_types, slice_alignment_of,
+                         template_constants)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -293,7 +293,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     meaning, notes = _header_meaning(specs, files, sources, options)
     add_header_reads(everything, meaning)
     clashes = program.clashing_symbols()
-    _check_shared_types(closure, program, clashes, specs)
+    check_shared_types(closure.items, program, clashes, specs)
     close_over_symbols(everything, program.items, program.resolver, set(clashes))
     # functions two inputs define differently: each part gets its own file's, renamed
     everything.needs_context.update(key for key in program.function_clashes if key in everything.facts)
@@ -321,47 +321,6 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                              *(i.references for i in program.items if i.function in found))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses),
                         context_helpers, context_types, frozenset(clashes), notes)
-
-
-def _check_shared_types(closure: DeviceClosure, program: Program, clashes: Mapping[str, Any],
-                        specs: Sequence[KernelSpec]) -> None:
-    """A type both inputs share (one definition, emitted once) may not name a type each
-    part has its own copy of: which copy would it mean?"""
-    renamed = {key for key, owners in clashes.items() if not any(is_device_variable(i) for i in owners.values())}
-    if not renamed:
-        return
-    for item in closure.items:
-        if item.function is not None or item.kind != "declaration" or set(item.keys) & set(clashes):
-            continue
-        named = {program.resolver.resolve(item.scope, r) for r in item.references} & renamed
-        if named:
-            owner = next((s.name for s in specs if s.file == item.file), None)
-            raise HFuseError(
-                f"'{item.keys[0] if item.keys else item.text.splitlines()[0]}' is the same in the inputs but names "
-                f"'{sorted(named)[0]}', which they define differently (each part gets its own copy of that)",
-                Location(item.file, item.line, owner),
-                hint="rename the type in one of the files, or make both definitions identical")
-
-
-def _slice_alignment(program: Program, kernel: PreparedKernel) -> int:
-    """What the kernel's ``extern __shared__`` arrays ask of its slice's start (at least 16)."""
-    texts = [f.function.text for name in kernel.facts.reachable(kernel.function.key) for f in kernel.facts.facts[name]]
-    texts += [i.text for i in program.items if i.kind == "declaration" and i.file == kernel.function.file]
-    return slice_alignment(texts)
-
-
-def _renamed_types(kernel: PreparedKernel, index: int) -> dict[str, str]:
-    """The types and constants this part has its own copy of (plain name -> renamed), for
-    its kernel's parameters (``Params p`` of a file whose ``Params`` another file defines
-    differently is ``Params__hf2 hf2_p``)."""
-    return {key.split("::")[-1]: f"{key.split('::')[-1]}__hf{index}"
-            for item in kernel.symbols if not is_device_variable(item) for key in item.keys}
-
-
-def _template_constants(kernel: Function, given: Sequence[str]) -> tuple[tuple[str, int], ...]:
-    """The kernel's template parameters whose arguments in this instance are integers."""
-    values = ((p, evaluate(a)) for p, a in zip(kernel.template_params, kernel.complete_template_args(given)) if p)
-    return tuple((p, v) for p, v in values if v is not None)
 
 
 def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:
@@ -482,6 +441,7 @@ def _generate(
     found = [k.function for k in prepared.kernels]
     partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement)
     layout.validate(partition)
+    check_static_shared([(k.spec, k.function, k.facts) for k in prepared.kernels])
     fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + layout.suffix
 
     known = frozenset(program.functions) | {k.key for k in found}
@@ -503,14 +463,15 @@ def _generate(
             return_exits=layout.return_exits,
             offset=part.offset,
             block_threads=part.threads,
-            kernel_constants=_template_constants(part.kernel, part.spec.template_args),
+            kernel_constants=template_constants(part.kernel, part.spec.template_args),
             kernel_at=(str(part.kernel.file), part.kernel.line),
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
                for key, by_source in program.function_clashes.items()}
         functions = {**program.functions, **own, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
-    sigs = [replace(part_signature(part, _renamed_types(k, part.index)), smem_align=_slice_alignment(program, k))
+    sigs = [replace(part_signature(part, renamed_types(k.symbols, part.index)),
+                    smem_align=slice_alignment_of(program, k.function, k.facts))
             for part, k in zip(partition.parts, prepared.kernels)]
 
     bounds = kernel_attribute(register_cap, partition.block_threads)

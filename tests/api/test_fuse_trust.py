@@ -419,3 +419,19 @@ def test_a_slice_starts_where_the_parts_arrays_ask(layout):
 def test_the_aligned_fusion_compiles(tmp_path):
     fused = fuse([KernelSpec(ALIGNED, "odd_dynamic", Dim3(96)), KernelSpec(ALIGNED, "aligned_slice", Dim3(128))])
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+# --------------------------------------------------------------------------- 5b. static shared memory above 48 KiB
+def test_static_shared_memory_a_kernel_cannot_declare_is_refused_with_the_parts_sizes(tmp_path):
+    # once: a ptxas error ("uses too much shared data") from the fused file, and no word from hfuse
+    source = tmp_path / "tiles.cu"
+    source.write_text("template <int kTile>\n__global__ void tile_a(float* o) {\n"
+                      "  __shared__ float t[kTile][kTile];\n  t[threadIdx.x][0] = 1.f;\n  o[threadIdx.x] = t[0][threadIdx.x];\n}\n"
+                      "__global__ void tile_b(double* o) {\n  __shared__ double u[3000];\n  u[threadIdx.x] = 2.0;\n"
+                      "  o[threadIdx.x] = u[0];\n}\n")
+    a, b = KernelSpec(source, "tile_a", Dim3(96), ("96",)), KernelSpec(source, "tile_b", Dim3(128))
+    for layout in ("horizontal", "interblock"):
+        with pytest.raises(HFuseError, match=r"adds up to 60864 bytes \(tile_a: 36864 B, tile_b: 24000 B\)") as err:
+            fuse([a, b], layout=layout)
+        assert err.value.where.kernel == "tile_a" and "extern __shared__" in err.value.hint
+    fuse([KernelSpec(source, "tile_a", Dim3(64), ("64",)), b])  # 16 KiB + 24000 B: fits

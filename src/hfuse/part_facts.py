@@ -1,0 +1,98 @@
+"""What one part of a fusion request needs beyond its code, and checks of the whole fusion.
+
+Each part's kernel instance gives integer template constants (``kTile`` = 32), the types
+it has its own renamed copy of (``Params__hf2``), and the alignment its slice of dynamic
+shared memory must start on. The checks refuse, with where and why, what would not
+compile or could be wrong: a type both inputs share that names a type each part renames,
+and static shared memory beyond what one kernel may declare.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from .errors import HFuseError, Location
+from .frontend.constant import evaluate
+from .frontend.model import Function, TopLevelItem
+from .frontend.program import Program, is_device_variable
+from .spec import KernelSpec
+from .transform.analysis import ProgramFacts
+from .transform.shared_memory import slice_alignment
+from .transform.static_shared import static_shared_bytes
+
+
+def check_shared_types(closure: Sequence[TopLevelItem], program: Program, clashes: Mapping[str, Any],
+                       specs: Sequence[KernelSpec]) -> None:
+    """A type both inputs share (one definition, emitted once) may not name a type each
+    part has its own copy of: which copy would it mean?"""
+    renamed = {key for key, owners in clashes.items() if not any(is_device_variable(i) for i in owners.values())}
+    if not renamed:
+        return
+    for item in closure:
+        if item.function is not None or item.kind != "declaration" or set(item.keys) & set(clashes):
+            continue
+        named = {program.resolver.resolve(item.scope, r) for r in item.references} & renamed
+        if named:
+            owner = next((s.name for s in specs if s.file == item.file), None)
+            raise HFuseError(
+                f"'{item.keys[0] if item.keys else item.text.splitlines()[0]}' is the same in the inputs but names "
+                f"'{sorted(named)[0]}', which they define differently (each part gets its own copy of that)",
+                Location(item.file, item.line, owner),
+                hint="rename the type in one of the files, or make both definitions identical")
+
+
+STATIC_SHARED_LIMIT = 48 * 1024
+"""Bytes of ``__shared__`` variables one kernel may declare (more only dynamically)."""
+
+
+def check_static_shared(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:
+    """Refuse, with the parts' sizes, a fused kernel whose static shared memory ptxas would
+    refuse ("uses too much shared data"). Every part's variables live in the one fused
+    kernel, whatever the layout; a helper several parts share is counted once. Where a
+    size is not known here (a struct, an extent hfuse cannot evaluate) ptxas has the word."""
+    sizes, counted = [], set()
+    for spec, kernel, facts in kernels:
+        own = 0
+        constants = dict(template_constants(kernel, spec.template_args))
+        for name in facts.reachable(kernel.key):
+            shared = name not in facts.needs_context and name != kernel.key
+            if shared and name in counted:
+                continue
+            counted.add(name)
+            for f in facts.facts[name]:
+                found = static_shared_bytes(f.function.text, constants if name == kernel.key else None)
+                if found is None:
+                    return
+                own += found
+        sizes.append((spec, kernel, own))
+    total = sum(size for _, _, size in sizes)
+    if total <= STATIC_SHARED_LIMIT:
+        return
+    spec, largest, _ = max(sizes, key=lambda found: found[2])
+    parts = ", ".join(f"{s.name}: {size} B" for s, _, size in sizes)
+    raise HFuseError(
+        f"the parts' static shared memory adds up to {total} bytes ({parts}), above the {STATIC_SHARED_LIMIT} a "
+        "kernel may declare statically: ptxas would refuse the fused file",
+        Location(largest.file, largest.line, spec.name),
+        hint="declare the largest arrays extern __shared__ (dynamic shared memory may reach 227 KiB per block on "
+        "an H100), or fuse fewer kernels")
+
+
+def slice_alignment_of(program: Program, kernel: Function, facts: ProgramFacts) -> int:
+    """What the kernel's ``extern __shared__`` arrays ask of its slice's start (at least 16)."""
+    texts = [f.function.text for name in facts.reachable(kernel.key) for f in facts.facts[name]]
+    texts += [i.text for i in program.items if i.kind == "declaration" and i.file == kernel.file]
+    return slice_alignment(texts)
+
+
+def renamed_types(symbols: Sequence[TopLevelItem], index: int) -> dict[str, str]:
+    """The types and constants this part has its own copy of (plain name -> renamed), for
+    its kernel's parameters (``Params p`` of a file whose ``Params`` another file defines
+    differently is ``Params__hf2 hf2_p``)."""
+    return {key.split("::")[-1]: f"{key.split('::')[-1]}__hf{index}"
+            for item in symbols if not is_device_variable(item) for key in item.keys}
+
+
+def template_constants(kernel: Function, given: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """The kernel's template parameters whose arguments in this instance are integers."""
+    values = ((p, evaluate(a)) for p, a in zip(kernel.template_params, kernel.complete_template_args(given)) if p)
+    return tuple((p, v) for p, v in values if v is not None)
