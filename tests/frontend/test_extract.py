@@ -106,3 +106,14 @@ def test_the_pointer_pack_mask_leaves_block_comments_alone():
     assert mask(source.encode()) == source.encode()
     items = model_source(Path("k.cu"), source).items
     assert [(i.kind, i.names) for i in items if i.kind == "declaration"] == [("declaration", ("Mix",))]
+
+
+def test_a_lambdas_execution_space_and_a_constexpr_host_function_are_read():
+    source = ("constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }\n"
+              "template <class F> __global__ void each(F f) { f(1); }\n"
+              "__device__ void use() { auto g = [] __device__ (float v) { return v; }; g(1.f); }\n")
+    items = model_source(Path("k.cu"), source).items
+    use = next(i for i in items if i.function is not None and i.function.name == "use")
+    assert use.function.kind == "device"  # once: the lambda's __device__ made the function unreadable
+    ceil = next(i for i in items if i.function is not None and i.function.name == "ceil_div")
+    assert ceil.function.kind == "host" and ceil.device  # kept wherever a device constant names it

@@ -106,7 +106,8 @@ def assemble(
         if item.file != current:
             current = item.file
             blocks.append((item.scope, f"// ---- from {item.file.name} " + "-" * 50))
-        blocks.append((item.scope, with_aligned_shared(without_compound_literals(without_register(item.text)))))
+        blocks.append((item.scope, _usable_on_device(item, with_aligned_shared(without_compound_literals(
+            without_register(item.text))))))
     out.extend(_scoped(blocks))
     for part, code in zip(partition.parts, parts):
         title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30
@@ -119,11 +120,31 @@ def assemble(
     return "\n\n".join(s.rstrip("\n") for s in out) + "\n"
 
 
+def _usable_on_device(item: TopLevelItem, text: str) -> str:
+    """A ``constexpr`` host function kept for device constants, declared ``__host__
+    __device__``: NVRTC compiles no host function ("not allowed in JIT mode"), and nvcc
+    lets device code call it only so."""
+    function = item.function
+    if function is None or function.kind != "host":
+        return text
+    start = 0
+    if function.template_header:  # after ``template <...>``
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += ch == "<"
+            depth -= ch == ">"
+            if ch == ">" and depth == 0:
+                start = i + 1
+                break
+    return f"{text[:start]}{' ' if start else ''}__host__ __device__ {text[start:].lstrip()}"
+
+
 def assemble_device_file(header: str, include_lines: Sequence[str], items: Sequence[TopLevelItem],
                          namespaces: Sequence[Scope] = ()) -> str:
     """A file of original definitions only (an unfused kernel and what it uses), each in its namespace."""
     out = [header]
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
-    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, without_compound_literals(without_register(item.text))) for item in items]))
+    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, _usable_on_device(item, without_compound_literals(without_register(item.text))))
+                                                        for item in items]))
     return "\n\n".join(s.rstrip("\n") for s in out) + "\n"

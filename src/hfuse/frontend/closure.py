@@ -90,7 +90,8 @@ def device_closure(program: Program, kernels: Sequence[Function],
             taken.add(index)
     items = tuple(item for index, item in enumerate(program.items) if index in taken)
     host = tuple(dict.fromkeys(
-        item.function.name for item in program.items if item.function is not None and item.function.kind == "host"
+        item.function.name for item in program.items
+        if item.function is not None and item.function.kind == "host" and not item.device  # constexpr ones travel
     ))
     unused = sum(1 for i, item in enumerate(program.items)
                  if i not in taken and item.device and item.kind in ("function", "declaration")

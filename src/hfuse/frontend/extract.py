@@ -131,7 +131,8 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
 
 def _function_item(node: ts.Node, fn: Function, data: bytes, path: Path, line: int, scope: Scope) -> TopLevelItem:
     return TopLevelItem(
-        "function", _text(node, data), (fn.name,), path, line, fn, scope=scope, device=fn.kind != "host",
+        "function", _text(node, data), (fn.name,), path, line, fn, scope=scope,
+        device=fn.kind != "host" or _constexpr(fn),
         references=_references(node),
     )
 
@@ -275,6 +276,13 @@ def declarator_name(node: ts.Node) -> ts.Node | None:
             inner = named[0] if named else None
         current = inner
     return None
+
+
+def _constexpr(function: Function) -> bool:
+    """A ``constexpr`` host function: device code's constant expressions may call it
+    (``constexpr int kItems = ceil_div(10, 4);``), so it travels with what names it."""
+    head = function.text.split("(", 1)[0]
+    return re.search(r"\b(constexpr|consteval)\b", head) is not None
 
 
 def _function_kind(definition: ts.Node) -> FunctionKind:

@@ -21,6 +21,8 @@ _ALIGN = re.compile(rb"__align__\s*\((?:[^()]|\([^()]*\))*\)")
 _POINTER_PACK = re.compile(rb"(?<=[\w>])(\s*)\*((?:\s*(?:__restrict__|__restrict|const|volatile)\b)*\s*)\.\.\.")
 """After a type (``Ins*...``, ``T<U>* const...``): never the ``*`` of a comment's ``/* ...``."""
 _PRAGMA = re.compile(rb"^([ \t]*)(#[ \t]*pragma\b[^\n]*)", re.M)
+# A lambda's execution space (``[] __device__(float v) {...}``): the grammar knows none there.
+_LAMBDA_SPACE = re.compile(rb"(?<=\])(\s*)((?:__device__|__host__)(?:\s+(?:__device__|__host__))?)(?=\s*[(\{])")
 
 
 def _as_comment(match: re.Match) -> bytes:
@@ -38,6 +40,7 @@ def _language() -> ts.Language:
 def mask(source: bytes) -> bytes:
     """The text the parser sees: same length as ``source``, unknown constructs masked."""
     masked = _ALIGN.sub(lambda m: b" " * len(m.group(0)), source)
+    masked = _LAMBDA_SPACE.sub(lambda m: m.group(1) + b" " * len(m.group(2)), masked)
     masked = _POINTER_PACK.sub(lambda m: m.group(1) + b"&" + b" " * len(m.group(2)) + b"...", masked)
     return _PRAGMA.sub(_as_comment, masked)
 

@@ -124,6 +124,22 @@ CASES = (
     Case("conv.cu", "causal_conv1d_fwd<4, float, float>", 128),
     Case("conv.cu", "causal_conv1d_fwd<3, __nv_bfloat16, float>", 256),
     Case("conv.cu", "conv_state_update<4>", 128),
+    # lambdas, functors given to a generic kernel, constexpr functions, if constexpr on traits
+    Case("lambdas.cu", "for_each_index<Saxpy>", 128),
+    Case("lambdas.cu", "scale_any<__half>", 256),
+    Case("lambdas.cu", "scale_any<float>", 128),
+    Case("lambdas.cu", "saxpy_functor", 256),
+    Case("lambdas.cu", "local_lambda", 128),
+    # classes: CRTP, static members, anonymous namespace, nested namespaces, operators
+    Case("classes.cu", "crtp_kernel", 128),
+    Case("classes.cu", "hash_mask<8>", 256),
+    Case("classes.cu", "hash_mask<12>", 64),
+    Case("classes.cu", "complex_mac", 128),
+    # scans without CUB: shuffles, shared warp totals, ballots
+    Case("scan.cu", "block_inclusive_scan<256, int>", 256),
+    Case("scan.cu", "block_inclusive_scan<128, float>", 128),
+    Case("scan.cu", "count_positive", 256),
+    Case("scan.cu", "stream_compact_flags", 128),
     # a PyTorch extension file (no -I: PyTorch's folders are found when torch is installed)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128),

@@ -1,0 +1,48 @@
+// Device lambdas and functors passed to a generic kernel (as Thrust-free libraries write
+// elementwise code), constexpr functions in array bounds, if constexpr on type traits.
+#include <type_traits>
+#include <cuda_fp16.h>
+
+constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+constexpr int kItems = ceil_div(10, 4);  // 3
+
+template <typename Func>
+__global__ void for_each_index(int n, Func f) {
+  const int base = (blockIdx.x * blockDim.x + threadIdx.x) * kItems;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    if (base + k < n) f(base + k);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ float as_float(T v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(v);
+  } else {
+    return static_cast<float>(v);
+  }
+}
+
+template <typename T>
+__global__ void scale_any(const T* __restrict__ in, float* __restrict__ out, float s, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = s * as_float(in[i]);
+}
+
+struct Saxpy {
+  float a;
+  const float* x;
+  float* y;
+  __device__ void operator()(int i) const { y[i] = a * x[i] + y[i]; }
+};
+
+__global__ void saxpy_functor(int n, Saxpy op) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) op(i);
+}
+
+__global__ void local_lambda(const float* __restrict__ x, float* __restrict__ y, int n) {
+  auto square_plus = [](float v, float w) { return v * v + w; };  // a lambda in device code is device code
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = square_plus(x[i], 1.0f);
+}
