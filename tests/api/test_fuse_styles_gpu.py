@@ -196,6 +196,52 @@ MAKERS: dict[str, Maker] = {
          np.int32(1000), np.bool_(False)], Dim3(2, 64), 0, (3,)),
     "conv_state_update<4>": lambda rng, cp, b: Launch([_f32(rng, cp, 3 * 4096), _f32(rng, cp, 4096), np.int32(4096)],
                                                       _flat(b, 4096), 0, (0,)),
+    # lambdas.cu
+    "scale_any<__half>": lambda rng, cp, b: Launch([_f16(rng, cp), _zeros(cp), np.float32(0.5), np.int32(N)], _flat(b), 0,
+                                                   (1,)),
+    "scale_any<float>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.float32(0.5), np.int32(N)], _flat(b), 0,
+                                                  (1,)),
+    "local_lambda": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
+    # classes.cu
+    "crtp_kernel": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
+    "hash_mask<8>": lambda rng, cp, b: Launch([_i32(rng, cp, N, 0, 1 << 30), _zeros(cp, N, np.uint32), np.int32(N)],
+                                              _flat(b), 0, (1,)),
+    "hash_mask<12>": lambda rng, cp, b: Launch([_i32(rng, cp, N, 0, 1 << 30), _zeros(cp, N, np.uint32), np.int32(N)],
+                                               _flat(b), 0, (1,)),
+    "complex_mac": lambda rng, cp, b: Launch([_f32(rng, cp, 2 * N), _f32(rng, cp, 2 * N), _f32(rng, cp, 2 * N),
+                                              np.int32(N)], _flat(b), 0, (2,)),
+    # scan.cu
+    "block_inclusive_scan<256, int>": lambda rng, cp, b: Launch([_i32(rng, cp), _zeros(cp, N, np.int32), np.int32(N)],
+                                                                Dim3(N // 256), 0, (1,)),
+    "block_inclusive_scan<128, float>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)],
+                                                                  Dim3(N // 128), 0, (1,)),
+    "count_positive": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // b.size, np.int32), np.int32(N)],
+                                                _flat(b), 0, (1,)),
+    "stream_compact_flags": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // 32, np.uint32), np.int32(N)],
+                                                      _flat(b), 0, (1,)),
+    # vec_t.cu
+    "relu_half2": lambda rng, cp, b: Launch([_f16(rng, cp), np.int32(N // 2)], _flat(b, N // 2), 0, (0,)),
+    "strided_copy<float>": lambda rng, cp, b: Launch([_f32(rng, cp, 2 * N), _zeros(cp), np.int32(N), np.int32(2)],
+                                                     _flat(b), 0, (1,)),
+    "strided_copy<double2>": lambda rng, cp, b: Launch([_f64(rng, cp, 2 * N), _zeros(cp, N, np.float64), np.int32(N // 2),
+                                                        np.int32(1)], _flat(b, N // 2), 0, (1,)),
+    # moe.cu: one warp per token
+    "topk_gating<64, 2>": lambda rng, cp, b: Launch([_f32(rng, cp, 256 * 64), _zeros(cp, 256 * 2),
+                                                     _zeros(cp, 256 * 2, np.int32), np.int32(256)],
+                                                    Dim3(_cdiv(256, b.size // 32)), 0, (1, 2)),
+    "topk_gating<128, 8>": lambda rng, cp, b: Launch([_f32(rng, cp, 256 * 128), _zeros(cp, 256 * 8),
+                                                      _zeros(cp, 256 * 8, np.int32), np.int32(256)],
+                                                     Dim3(_cdiv(256, b.size // 32)), 0, (1, 2)),
+    "count_and_offsets": lambda rng, cp, b: Launch([_i32(rng, cp, N, 0, 64), _zeros(cp, 64, np.int32),
+                                                    _zeros(cp, 64, np.int32), np.int32(N), np.int32(64)], Dim3(1),
+                                                   64 * 4, (1, 2)),
+    # paged.cu: 64 tokens, 4 heads, blocks of 16 slots
+    "reshape_and_cache<__half, 128>": lambda rng, cp, b: _paged(rng, cp, np.float16, 128),
+    "reshape_and_cache<float, 64>": lambda rng, cp, b: _paged(rng, cp, np.float32, 64),
+    "gather_cached_kv<128>": lambda rng, cp, b: Launch(
+        [_f16(rng, cp, 32 * 4 * 16 * 128), cp.asarray(rng.permutation(32).astype(np.int32)),
+         _zeros(cp, 2 * 64 * 4 * 128, np.float16), np.int32(64), np.int32(4), np.int32(16), np.int32(16)],
+        Dim3(64, 2), 0, (2,)),
     # torch_ext.cu
     "silu_and_mul_kernel<float>": lambda rng, cp, b: Launch([_f32(rng, cp, 64 * 2 * 512), _zeros(cp, 64 * 512),
                                                              np.int32(512)], Dim3(64), 0, (1,)),
@@ -205,6 +251,17 @@ MAKERS: dict[str, Maker] = {
 
 
 MAKERS["quantize_rows<>"] = MAKERS["quantize_rows<Rounding::kNearest>"] = MAKERS["quantize_rows<Rounding::kTowardZero>"]
+
+
+def _paged(rng, cp, dtype, head: int) -> Launch:
+    tokens, heads, slots = 64, 4, 16 * 8
+    slot_mapping = rng.permutation(slots)[:tokens].astype(np.int64)
+    slot_mapping[::9] = -1  # padding tokens are skipped
+    key = cp.asarray(rng.standard_normal(tokens * heads * head).astype(dtype))
+    value = cp.asarray(rng.standard_normal(tokens * heads * head).astype(dtype))
+    cache = lambda: cp.zeros(slots * heads * head, dtype=dtype)  # noqa: E731
+    return Launch([key, value, cache(), cache(), cp.asarray(slot_mapping), np.int32(heads * head), np.int32(heads * head),
+                   np.int32(heads), np.int32(16)], Dim3(tokens), 0, (2, 3))
 
 
 def _rope(rng, cp, dtype) -> Launch:
@@ -249,7 +306,7 @@ def cp():
 
 
 def test_every_kernel_without_struct_arguments_has_inputs():
-    assert set(MAKERS) <= {c.kernel for c in CASES} and len(MAKERS) >= 45
+    assert set(MAKERS) <= {c.kernel for c in CASES} and len(MAKERS) >= 70
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kernel in MAKERS], ids=lambda c: c.name)

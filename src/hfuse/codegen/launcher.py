@@ -7,6 +7,7 @@ Python callers.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -64,7 +65,8 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], bl
     for s in sigs:
         i = s.part.index
         params.append(f"dim3 hf{i}_grid")
-        params.extend(s.params)
+        # __grid_constant__ belongs to a kernel's parameters, not to a host function's
+        params.extend(re.sub(r"\b__grid_constant__\b\s*", "", p) for p in s.params)
         params.append(f"size_t hf{i}_dynamic_smem")
     params.append("cudaStream_t stream = 0")
     head = ""

@@ -140,6 +140,20 @@ CASES = (
     Case("scan.cu", "block_inclusive_scan<128, float>", 128),
     Case("scan.cu", "count_positive", 256),
     Case("scan.cu", "stream_compact_flags", 128),
+    # a vector type with members, a fused residual RMSNorm, __grid_constant__, arch guards, default arguments
+    Case("vec_t.cu", "fused_add_rmsnorm_kernel<8, __half>", 128),
+    Case("vec_t.cu", "fused_add_rmsnorm_kernel<4, float>", 256),
+    Case("vec_t.cu", "relu_half2", 256),
+    Case("vec_t.cu", "strided_copy<float>", 128),
+    Case("vec_t.cu", "strided_copy<double2>", 64),
+    # mixture-of-experts routing
+    Case("moe.cu", "topk_gating<64, 2>", 128),
+    Case("moe.cu", "topk_gating<128, 8>", 256),
+    Case("moe.cu", "count_and_offsets", 256),
+    # paged KV caches
+    Case("paged.cu", "reshape_and_cache<__half, 128>", 256),
+    Case("paged.cu", "reshape_and_cache<float, 64>", 128),
+    Case("paged.cu", "gather_cached_kv<128>", 128),
     # a PyTorch extension file (no -I: PyTorch's folders are found when torch is installed)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128),
