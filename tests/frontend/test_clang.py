@@ -153,3 +153,19 @@ def test_the_precompiled_headers_are_built_once_and_reused(tmp_path):
         assert meaning.unavailable is None
     built = sorted(p.suffix for p in (tmp_path / "clang").iterdir())
     assert built == [".cuh", ".pch"]  # one preamble (and the header it was built from), no leftovers
+
+
+def _read_in_a_process(cache: str) -> str | None:
+    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_includes=PTX, cache=Path(cache))
+    return meaning.unavailable or ",".join(sorted(r for f in meaning.functions for u in f.uses for r in u.reads))
+
+
+def test_processes_building_one_precompiled_header_at_once_all_read_it(tmp_path):
+    # tuning many requests at once: every process may find the PCH missing and build it;
+    # each writes its own temporary file and renames it over the target, so none reads half a file
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        answers = pool.map(_read_in_a_process, [str(tmp_path)] * 3)
+    assert len(set(answers)) == 1 and "reads %tid" in answers[0]
+    assert sorted(p.suffix for p in (tmp_path / "clang").iterdir()) == [".cuh", ".pch"]

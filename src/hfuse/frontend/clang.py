@@ -171,10 +171,17 @@ def _preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) ->
         target.parent.mkdir(parents=True, exist_ok=True)
         # the header stays beside its PCH: Clang checks, when loading one, that its inputs exist
         header = target.with_suffix(".cuh")
-        if not header.is_file() or header.read_text() != text:
+        if not header.is_file():
+            # created once and never replaced (its name is its text's hash): a PCH another
+            # process built from it records its time, and a newer file would invalidate that
             with tempfile.NamedTemporaryFile("w", dir=target.parent, suffix=".tmp", delete=False) as out:
                 out.write(text)
-            os.replace(out.name, header)
+            try:
+                os.link(out.name, header)
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(out.name)
         # the headers' pending template instantiations done once here, not in every parse that
         # loads the PCH (PyTorch's headers: 5 s per parse without, 1.4 s with)
         names = ", ".join(line.split("<", 1)[1].split(">", 1)[0] for line in text.splitlines())
