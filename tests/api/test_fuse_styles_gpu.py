@@ -242,6 +242,20 @@ MAKERS: dict[str, Maker] = {
         [_f16(rng, cp, 32 * 4 * 16 * 128), cp.asarray(rng.permutation(32).astype(np.int32)),
          _zeros(cp, 2 * 64 * 4 * 128, np.float16), np.int32(64), np.int32(4), np.int32(16), np.int32(16)],
         Dim3(64, 2), 0, (2,)),
+    # libcudacxx.cu (texture_gather needs a texture object: not here)
+    "array_minmax<4>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
+    "atomic_ref_count": lambda rng, cp, b: Launch([_i32(rng, cp, N, 0, 50), _zeros(cp, 50, np.int32), np.int32(N)],
+                                                  _flat(b), 0, (1,)),
+    "warp_reduce_intrinsics": lambda rng, cp, b: Launch(
+        [_i32(rng, cp, N, 0, 1000), _zeros(cp, N // 32, np.uint32), _zeros(cp, N, np.uint32), np.int32(N)], _flat(b), 0,
+        (1, 2)),
+    "checked_scale": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.float32(3.0), np.int32(N)], _flat(b), 0,
+                                               (1,)),
+    "split_floats": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N, np.uint32), np.int32(N)], _flat(b), 0, (1,)),
+    # launch_macros.cu
+    "ops::fill_ints": lambda rng, cp, b: Launch([_zeros(cp, N, np.int32), np.int32(7), np.int32(N)], _flat(b), 0, (0,)),
+    "ops::unrolled_add<4>": lambda rng, cp, b: Launch([_f32(rng, cp), _f32(rng, cp), np.int32(N)], _flat(b, N, 4), 0,
+                                                      (1,)),
     # torch_ext.cu
     "silu_and_mul_kernel<float>": lambda rng, cp, b: Launch([_f32(rng, cp, 64 * 2 * 512), _zeros(cp, 64 * 512),
                                                              np.int32(512)], Dim3(64), 0, (1,)),
@@ -275,7 +289,7 @@ def _rope(rng, cp, dtype) -> Launch:
 
 
 STRUCT_ARGUMENTS = {c.name for c in CASES} - {f"{c.file}:{c.kernel}" for c in CASES if c.kernel in MAKERS}
-"""Kernels that take a struct by value: not run here (see the module docstring)."""
+"""Kernels that take a struct (or a texture object) by value: not run here (see the module docstring)."""
 
 PARTNER = KernelSpec(HERE / "partner.cu", "axpy", Dim3(96))
 

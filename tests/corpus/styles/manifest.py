@@ -154,6 +154,16 @@ CASES = (
     Case("paged.cu", "reshape_and_cache<__half, 128>", 256),
     Case("paged.cu", "reshape_and_cache<float, 64>", 128),
     Case("paged.cu", "gather_cached_kv<128>", 128),
+    # libcu++ in device code, warp reduction intrinsics, printf/assert, textures, unions, bitfields
+    Case("libcudacxx.cu", "array_minmax<4>", 128),
+    Case("libcudacxx.cu", "atomic_ref_count", 256),
+    Case("libcudacxx.cu", "warp_reduce_intrinsics", 128),
+    Case("libcudacxx.cu", "checked_scale", 256),
+    Case("libcudacxx.cu", "texture_gather", 128),
+    Case("libcudacxx.cu", "split_floats", 256),
+    # export macros, extern "C" in a namespace, launch bounds from macros, unroll counts from templates
+    Case("launch_macros.cu", "ops::fill_ints", 256),
+    Case("launch_macros.cu", "ops::unrolled_add<4>", 128),
     # a PyTorch extension file (no -I: PyTorch's folders are found when torch is installed)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128),
