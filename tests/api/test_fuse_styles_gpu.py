@@ -10,35 +10,21 @@ harness that packs structs (CuPy's kernel arguments are arrays and scalars).
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 import pytest
 
-from hfuse.api import device_source, fuse
+from hfuse.api import fuse
 from hfuse.spec import Dim3, KernelSpec
-from hfuse.toolkit import cuda_include_dirs
 
 from corpus.styles.manifest import CASES, HERE
+from gpu_harness import Launch, cdiv, differences
 
 pytestmark = pytest.mark.gpu
 
 N = 1 << 15
 ROWS, COLS = 96, 256
-
-
-@dataclass(frozen=True)
-class Launch:
-    args: list[Any]
-    grid: Dim3
-    smem: int
-    outputs: tuple[int, ...]
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _f32(rng, cp, n=N, integers=False):
@@ -68,7 +54,7 @@ def _zeros(cp, n=N, dtype=np.float32):
 
 
 def _flat(block: Dim3, n: int = N, per_thread: int = 1) -> Dim3:
-    return Dim3(_cdiv(n, block.size * per_thread))
+    return Dim3(cdiv(n, block.size * per_thread))
 
 
 Maker = Callable[[np.random.Generator, Any, Dim3], Launch]
@@ -94,7 +80,7 @@ MAKERS: dict[str, Maker] = {
     # quant.cu (one warp per row)
     "quantize_rows<Rounding::kTowardZero>": lambda rng, cp, b: Launch(
         [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS, np.int8), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)],
-        Dim3(_cdiv(ROWS * 32, b.size)), 0, (1, 2)),
+        Dim3(cdiv(ROWS * 32, b.size)), 0, (1, 2)),
     "dequantize_groups": lambda rng, cp, b: Launch(
         [cp.asarray(rng.integers(-127, 128, N, dtype=np.int8)), _f16(rng, cp, N // 64), _zeros(cp), np.int32(N)],
         _flat(b), 0, (2,)),
@@ -113,10 +99,10 @@ MAKERS: dict[str, Maker] = {
         Dim3(ROWS), 0, (2,)),
     "norms::layer_norm_tiles<32>": lambda rng, cp, b: Launch(
         [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS), np.int32(ROWS), np.int32(COLS)],
-        Dim3(_cdiv(ROWS, b.size // 32)), 0, (1,)),
+        Dim3(cdiv(ROWS, b.size // 32)), 0, (1,)),
     "norms::layer_norm_tiles<16>": lambda rng, cp, b: Launch(
         [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS), np.int32(ROWS), np.int32(COLS)],
-        Dim3(_cdiv(ROWS, b.size // 16)), 0, (1,)),
+        Dim3(cdiv(ROWS, b.size // 16)), 0, (1,)),
     # traits.cu
     "chunk_sums<__half>": lambda rng, cp, b: Launch([_f16(rng, cp), _zeros(cp, N // 8), np.int32(N), np.int32(8)],
                                                     _flat(b, N // 8), 0, (1,)),
@@ -132,16 +118,16 @@ MAKERS: dict[str, Maker] = {
     # gemv.cu
     "gemv_warp_per_row<4, 128>": lambda rng, cp, b: Launch(
         [_f32(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)],
-        Dim3(_cdiv(ROWS, 4)), 0, (2,)),
+        Dim3(cdiv(ROWS, 4)), 0, (2,)),
     "gemv_warp_per_row<8, 256>": lambda rng, cp, b: Launch(
         [_f32(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)],
-        Dim3(_cdiv(ROWS, 8)), 0, (2,)),
+        Dim3(cdiv(ROWS, 8)), 0, (2,)),
     "gemv_bf16_splitk<4>": lambda rng, cp, b: Launch(
         [_bf16(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, 4 * ROWS), np.int32(ROWS), np.int32(COLS)],
-        Dim3(_cdiv(ROWS, b.y), 4), 0, (2,)),
+        Dim3(cdiv(ROWS, b.y), 4), 0, (2,)),
     "gemv_bf16_splitk<2>": lambda rng, cp, b: Launch(
         [_bf16(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _zeros(cp, 2 * ROWS), np.int32(ROWS), np.int32(COLS)],
-        Dim3(_cdiv(ROWS, b.y), 2), 0, (2,)),
+        Dim3(cdiv(ROWS, b.y), 2), 0, (2,)),
     "reduce_splits": lambda rng, cp, b: Launch([_f32(rng, cp, 4 * ROWS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(4)],
                                                _flat(b, ROWS), 0, (1,)),
     # cub_style.cu
@@ -167,7 +153,7 @@ MAKERS: dict[str, Maker] = {
         [cp.asarray(rng.integers(0, 256, N, dtype=np.uint8)), _zeros(cp, 100, np.uint32), np.int32(N), np.int32(100)],
         Dim3(24), 100 * 4, (1,)),
     "argmax_rows": lambda rng, cp, b: Launch([_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS, np.int32), np.int32(ROWS),
-                                              np.int32(COLS)], Dim3(_cdiv(ROWS * 32, b.size)), 0, (1,)),
+                                              np.int32(COLS)], Dim3(cdiv(ROWS * 32, b.size)), 0, (1,)),
     "block_sums<128>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // 128), np.int32(N)], Dim3(N // 128), 0,
                                                  (1,)),
     "block_sums<512>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // 512), np.int32(N)], Dim3(N // 512), 0,
@@ -181,12 +167,12 @@ MAKERS: dict[str, Maker] = {
          np.int64(300), np.int64(64), np.int32(3)], Dim3(300), 0, (2,)),
     "embedding_backward_atomic": lambda rng, cp, b: Launch(
         [cp.asarray(rng.integers(0, 50, 400, dtype=np.int64)), _f32(rng, cp, 400 * 64, integers=True),
-         _zeros(cp, 50 * 64), np.int64(400), np.int32(64)], Dim3(_cdiv(400, b.y)), 0, (2,)),
+         _zeros(cp, 50 * 64), np.int64(400), np.int32(64)], Dim3(cdiv(400, b.y)), 0, (2,)),
     "one_hot": lambda rng, cp, b: Launch([_i32(rng, cp, 1000, 0, 10), _zeros(cp, 10_000), np.int32(1000), np.int32(10)],
                                          _flat(b, 10_000), 0, (1,)),
     "dequant_fp8_rows": lambda rng, cp, b: Launch(
         [cp.asarray(rng.integers(0, 0x78, ROWS * COLS, dtype=np.uint8)), _f32(rng, cp, ROWS),
-         _zeros(cp, ROWS * COLS, np.float16), np.int32(ROWS), np.int32(COLS)], Dim3(_cdiv(COLS, b.x), ROWS), 0, (2,)),
+         _zeros(cp, ROWS * COLS, np.float16), np.int32(ROWS), np.int32(COLS)], Dim3(cdiv(COLS, b.x), ROWS), 0, (2,)),
     # conv.cu: 64 channels (gridDim.y), 1000 steps
     "causal_conv1d_fwd<4, float, float>": lambda rng, cp, b: Launch(
         [_f32(rng, cp, 1000 * 64), _f32(rng, cp, 64 * 4), _f32(rng, cp, 64), _zeros(cp, 1000 * 64), np.int32(1000),
@@ -228,10 +214,10 @@ MAKERS: dict[str, Maker] = {
     # moe.cu: one warp per token
     "topk_gating<64, 2>": lambda rng, cp, b: Launch([_f32(rng, cp, 256 * 64), _zeros(cp, 256 * 2),
                                                      _zeros(cp, 256 * 2, np.int32), np.int32(256)],
-                                                    Dim3(_cdiv(256, b.size // 32)), 0, (1, 2)),
+                                                    Dim3(cdiv(256, b.size // 32)), 0, (1, 2)),
     "topk_gating<128, 8>": lambda rng, cp, b: Launch([_f32(rng, cp, 256 * 128), _zeros(cp, 256 * 8),
                                                       _zeros(cp, 256 * 8, np.int32), np.int32(256)],
-                                                     Dim3(_cdiv(256, b.size // 32)), 0, (1, 2)),
+                                                     Dim3(cdiv(256, b.size // 32)), 0, (1, 2)),
     "count_and_offsets": lambda rng, cp, b: Launch([_i32(rng, cp, N, 0, 64), _zeros(cp, 64, np.int32),
                                                     _zeros(cp, 64, np.int32), np.int32(N), np.int32(64)], Dim3(1),
                                                    64 * 4, (1, 2)),
@@ -295,23 +281,7 @@ PARTNER = KernelSpec(HERE / "partner.cu", "axpy", Dim3(96))
 
 
 def _partner(rng, cp) -> Launch:
-    return Launch([_f32(rng, cp), _f32(rng, cp), np.float32(1.5), np.int32(N)], Dim3(_cdiv(N, 96)), 0, (1,))
-
-
-_MODULES: dict[tuple[str, str], Any] = {}
-
-
-def _function(cp, source: str, expression: str):
-    key = (hashlib.sha256(source.encode()).hexdigest(), expression)
-    if key not in _MODULES:
-        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()))
-        _MODULES[key] = cp.RawModule(code=source, options=options, name_expressions=(expression,)).get_function(expression)
-    return _MODULES[key]
-
-
-def _run(cp, fn, grid: Dim3, block: Dim3, args, smem: int) -> None:
-    fn(grid.as_tuple(), block.as_tuple(), tuple(args), shared_mem=smem)
-    cp.cuda.Device().synchronize()
+    return Launch([_f32(rng, cp), _f32(rng, cp), np.float32(1.5), np.int32(N)], Dim3(cdiv(N, 96)), 0, (1,))
 
 
 @pytest.fixture(scope="module")
@@ -326,26 +296,8 @@ def test_every_kernel_without_struct_arguments_has_inputs():
 @pytest.mark.parametrize("case", [c for c in CASES if c.kernel in MAKERS], ids=lambda c: c.name)
 def test_fused_after_the_partner_equals_unfused(cp, case):
     spec = case.spec()
-    makers = [lambda rng, cp: _partner(rng, cp), lambda rng, cp: MAKERS[case.kernel](rng, cp, spec.block)]
-    specs = [PARTNER, spec]
-    seeds = lambda: [np.random.default_rng([20261125, j, len(case.name)]) for j in range(2)]  # noqa: E731
-    expected = []
-    for s, make, rng in zip(specs, makers, seeds()):
-        made = make(rng, cp)
-        original = device_source(s)
-        _run(cp, _function(cp, original.source, original.name_expression), made.grid, s.block, made.args, made.smem)
-        expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])
-    fused = fuse(specs, options=case.options())
+    fused = fuse([PARTNER, spec], options=case.options())
     assert fused.layout.name == case.layout
-    made = [make(rng, cp) for make, rng in zip(makers, seeds())]
-    launch = fused.pack([m.args for m in made], [m.grid for m in made], [m.smem for m in made])
-    _run(cp, _function(cp, fused.source, fused.name_expression), launch.grid, launch.block, launch.args,
-         launch.shared_mem)
-    problems = []
-    for s, m, want in zip(specs, made, expected):
-        for index, w in zip(m.outputs, want):
-            got = cp.asnumpy(m.args[index])
-            if got.tobytes() != w:
-                ref = np.frombuffer(w, dtype=got.dtype)
-                problems.append(f"{s.name} argument {index}: {np.flatnonzero(got.ravel() != ref).size} of {ref.size} differ")
+    makers = [_partner, lambda rng, cp: MAKERS[case.kernel](rng, cp, spec.block)]
+    problems = differences(cp, [PARTNER, spec], makers, fused, [20261125, len(case.name)])
     assert not problems, f"{case.name}:\n  " + "\n  ".join(problems)

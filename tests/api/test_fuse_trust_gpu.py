@@ -10,7 +10,6 @@ identical fresh inputs, and every output must be bit-equal.
 """
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -19,11 +18,11 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from hfuse.api import device_source, fuse
-from hfuse.toolkit import cuda_include_dirs
+from hfuse.api import fuse
 from hfuse.spec import Dim3, KernelSpec
 
 from corpus import cases as C  # tests/corpus/cases.py
+from gpu_harness import Launch, cdiv, differences
 
 pytestmark = pytest.mark.gpu
 
@@ -34,26 +33,6 @@ N = 40_000
 @pytest.fixture(scope="module")
 def cp():
     return pytest.importorskip("cupy")
-
-
-_MODULES: dict[tuple[str, str], Any] = {}
-
-
-def _kernel(cupy, source: str, expression: str):
-    key = (hashlib.sha256(source.encode()).hexdigest(), expression)
-    if key not in _MODULES:
-        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()))
-        module = cupy.RawModule(code=source, options=options, name_expressions=(expression,))
-        _MODULES[key] = module.get_function(expression)
-    return _MODULES[key]
-
-
-@dataclass(frozen=True)
-class Launch:
-    args: list[Any]
-    grid: Dim3
-    smem: int
-    outputs: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -70,34 +49,30 @@ def _ints(rng, cp, n=N):
     return cp.asarray(rng.integers(-1000, 1000, n, dtype=np.int32))
 
 
-def _cdiv(a, b):
-    return -(-a // b)
-
-
 MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
-    "scale_rows": lambda rng, cp, b: Launch([_floats(rng, cp), np.float32(1.5), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
+    "scale_rows": lambda rng, cp, b: Launch([_floats(rng, cp), np.float32(1.5), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "warp_sums_alias": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 200), _floats(rng, cp, 4 * 200)], Dim3(200), 0, (1,)),
-    "pad_bytes": lambda rng, cp, b: Launch([_ints(rng, cp), _ints(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (1,)),
-    "vec_tile": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, 64 * _cdiv(N, 256)), np.int32(N)],
-                                          Dim3(_cdiv(N, 256)), 0, (1,)),
+    "pad_bytes": lambda rng, cp, b: Launch([_ints(rng, cp), _ints(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (1,)),
+    "vec_tile": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, 64 * cdiv(N, 256)), np.int32(N)],
+                                          Dim3(cdiv(N, 256)), 0, (1,)),
     "tile_dot": lambda rng, cp, b: Launch([_floats(rng, cp, 4 * 32 * 300), _floats(rng, cp, 300 * b.size), np.int32(32 * 300)],
                                           Dim3(300), 0, (1,)),
     "convert_rows": lambda rng, cp, b: Launch([_ints(rng, cp), _floats(rng, cp), cp.zeros(N, dtype=np.uint32), np.int32(N)],
-                                              Dim3(_cdiv(N, b.size)), 0, (1, 2)),
+                                              Dim3(cdiv(N, b.size)), 0, (1, 2)),
     "dequant_alias": lambda rng, cp, b: Launch([cp.asarray(rng.integers(-128, 128, 50 * 512, dtype=np.int8)),
                                                 _floats(rng, cp, 50), _floats(rng, cp, 50 * 512)], Dim3(50), 0, (2,)),
     "sum_typedef": lambda rng, cp, b: Launch([_floats(rng, cp, 80 * 128), _floats(rng, cp, 80)], Dim3(80), 0, (1,)),
-    "ka": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
-    "kb": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (0,)),
+    "ka": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
+    "kb": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "heavy_mix": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, 20 * b.size), np.int32(N)], Dim3(20), 0, (1,)),
-    "aligned_slice": lambda rng, cp, b: Launch([cp.zeros(N, dtype=np.uint32), np.int32(N)], Dim3(_cdiv(N, b.size)), 128,
+    "aligned_slice": lambda rng, cp, b: Launch([cp.zeros(N, dtype=np.uint32), np.int32(N)], Dim3(cdiv(N, b.size)), 128,
                                                (0,)),
-    "odd_dynamic": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 100,
+    "odd_dynamic": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 100,
                                              (1,)),
     "tid_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
     "lane_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
-    "scale": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (1,)),
-    "light_copy": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(_cdiv(N, b.size)), 0, (1,)),
+    "scale": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (1,)),
+    "light_copy": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (1,)),
 }
 
 
@@ -132,34 +107,11 @@ CONFIGS = {
 }
 
 
-def _run(cp, fn, grid: Dim3, block: Dim3, args, smem: int) -> None:
-    fn(grid.as_tuple(), block.as_tuple(), tuple(args), shared_mem=smem)
-    cp.cuda.Device().synchronize()
-
-
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_fused_equals_unfused(cp, name):
     kernels = CONFIGS[name]
-    seeds = lambda: [np.random.default_rng([20261125, j, len(name)]) for j in range(len(kernels))]  # noqa: E731
-    expected = []
-    for k, rng in zip(kernels, seeds()):
-        made = k.make(rng, cp)
-        original = device_source(k.spec)
-        _run(cp, _kernel(cp, original.source, original.name_expression), made.grid, k.spec.block, made.args, made.smem)
-        expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])
-
     fused = fuse([k.spec for k in kernels])
-    made = [k.make(rng, cp) for k, rng in zip(kernels, seeds())]
-    launch = fused.pack([m.args for m in made], [m.grid for m in made], [m.smem for m in made])
-    _run(cp, _kernel(cp, fused.source, fused.name_expression), launch.grid, launch.block, launch.args, launch.shared_mem)
-    problems = []
-    for k, m, want in zip(kernels, made, expected):
-        for index, w in zip(m.outputs, want):
-            got = cp.asnumpy(m.args[index])
-            if got.tobytes() != w:
-                ref = np.frombuffer(w, dtype=got.dtype)
-                bad = np.flatnonzero(got.ravel() != ref)
-                problems.append(f"{k.spec.name} argument {index}: {bad.size} of {ref.size} differ")
+    problems = differences(cp, [k.spec for k in kernels], [k.make for k in kernels], fused, [20261125, len(name)])
     assert not problems, f"{name}:\n  " + "\n  ".join(problems)
 
 

@@ -85,6 +85,7 @@ def test_template_parameters_of_every_kind_have_their_names_and_defaults():
     # an unnamed one stays unnamed (its default is not its name)
     assert kernel.template_params == ("T", "Policy", "", "kVec", "Ins")
     assert kernel.template_defaults == (None, "Unrolled", "void", "4", None)
+    assert kernel.template_pack == "Ins"
     assert [p.name for p in kernel.params] == ["in", "out", "ins"]  # a pointer pack parses
 
 

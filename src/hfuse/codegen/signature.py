@@ -39,18 +39,6 @@ def _substitute(text: str, mapping: dict[str, str]) -> str:
     return pattern.sub(lambda m: mapping[m.group(1)], text)
 
 
-_PACK = re.compile(r"\.\.\.\s*([A-Za-z_]\w*)\s*>?\s*$")
-
-
-def _pack_parameter(kernel) -> str | None:
-    """The kernel's template parameter pack (``Ins`` of ``typename... Ins``), which is last."""
-    if not kernel.template_params:
-        return None
-    declared = kernel.template_header.rstrip().removesuffix(">").rsplit(",", 1)[-1]
-    found = _PACK.search(declared.strip())
-    return found.group(1) if found and found.group(1) == kernel.template_params[-1] else None
-
-
 def _expand_pack(declared: str, pack: str, types: tuple[str, ...], name: str) -> list[tuple[str, str]]:
     """``const Ins* __restrict__... ins`` for Ins = (float, int): one parameter per type,
     ``(const float* __restrict__ ins0, ins0), (const int* __restrict__ ins1, ins1)``."""
@@ -66,7 +54,7 @@ def part_signature(part: Part, renamed: Mapping[str, str] | None = None) -> Part
     """``renamed``: the types the part has its own copy of (``Params`` -> ``Params__hf2``)."""
     kernel, i = part.kernel, part.index
     given = kernel.complete_template_args(part.spec.template_args)
-    pack = _pack_parameter(kernel)
+    pack = kernel.template_pack
     fixed = len(kernel.template_params) - (pack is not None)
     if pack is not None and given and len(given) >= fixed:
         pack_types = tuple(given[fixed:])

@@ -315,7 +315,7 @@ def _function(
         name = _text(named, data)
         params = tuple(_param(p, data) for p in declarator.child_by_field_name("parameters").named_children
                        if p.type != "comment")
-    template_header, template_params, template_defaults = "", (), ()
+    template_header, template_params, template_defaults, template_pack = "", (), (), None
     if outer.type == "template_declaration":
         plist = outer.child_by_field_name("parameters")
         template_header = "template " + _text(plist, data)
@@ -324,6 +324,8 @@ def _function(
         template_defaults = tuple(
             _text(d, data) if (d := _template_param_default(p))
             else None for p in declared)
+        if declared and declared[-1].type in ("variadic_type_parameter_declaration", "variadic_parameter_declaration"):
+            template_pack = template_params[-1] or None
     bounds = None
     for child in definition.named_children:
         if child.type == "launch_bounds":  # the arguments as written (constant expressions)
@@ -338,6 +340,7 @@ def _function(
         template_header=template_header,
         template_params=template_params,
         template_defaults=template_defaults,
+        template_pack=template_pack,
         launch_bounds=bounds,
         extern_c=extern_c,
         scope=scope,

@@ -78,6 +78,8 @@ class Function:
     template_params: tuple[str, ...] = ()
     template_defaults: tuple[str | None, ...] = ()
     """Each template parameter's default argument as written (``T`` of ``class U = T``), or None."""
+    template_pack: str | None = None
+    """The last template parameter when it is a pack (``Ins`` of ``typename... Ins``)."""
     launch_bounds: tuple[str, ...] | None = None
     """``__launch_bounds__``'s arguments as written (``"(BM * BN) / (TM * TN)"``, ``"1"``)."""
     extern_c: bool = False
