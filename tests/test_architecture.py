@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hfuse.testing",),
     ("hfuse.tuning",),
     ("hfuse.torch", "hfuse.bench"),
+    ("hfuse.batch",),
     ("hfuse.cli",),
     ("hfuse",),  # the package's facade imports anything (lazily where it is heavy)
 )

@@ -68,6 +68,20 @@ def write_atomically(path: str | Path, data: str | bytes) -> Path:
     return path
 
 
+def append_line(path: str | Path, line: str) -> None:
+    """Appends one line to a journal, synced to disk before returning: one ``write`` of
+    the whole line in append mode, so lines of processes appending at once never
+    interleave, and a kill leaves at most the last line cut short."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, (line.rstrip("\n") + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_output(path: str | Path, data: str | bytes, what: str = "output") -> Path:
     """``write_atomically`` for a file the user asked for: a place that cannot be written
     (no such directory and none can be made, no permission, a directory in the way) is

@@ -17,7 +17,7 @@ from hfuse.runtime.transfer import HostImage
 from hfuse.spec import Dim3
 from hfuse.fusion import Fusion
 from hfuse.tuning.candidates import Candidate
-from hfuse.tuning.isolation import TimeLimits, WorkerMeasurer, WorkerSetup
+from hfuse.tuning.isolation import GpuWorker, TimeLimits, WorkerMeasurer, WorkerSetup
 from hfuse.tuning.measure import MeasureSettings
 
 LIMITS = DeviceLimits(name="test GPU", compute_capability=(9, 0), sm_count=132, regs_per_sm=65536,
@@ -84,11 +84,19 @@ def test_a_hung_candidate_is_a_timeout_and_the_next_runs_in_a_fresh_worker(measu
     assert len(pids(tmp_path)) == 2 and measurer.workers_started == 2
 
 
-def test_a_worker_that_dies_is_a_crash_with_its_last_output(measurer, tmp_path):
+def test_a_worker_that_dies_twice_is_a_crash_with_its_last_output(measurer, tmp_path):
     died = measurer.measure(request("die"))
     assert died.failure == "crashed" and "died in step 'verify'" in died.error
     assert measurer.measure(request("ok")).verified
+    assert measurer.workers_started == 3  # the candidate, again in a fresh worker, then the next one
+
+
+def test_a_worker_killed_once_mid_candidate_is_retried_and_nothing_is_lost(measurer, tmp_path):
+    # something else killed the worker (out of memory, a user): the candidate is measured again
+    again = measurer.measure(request("die-once"))
+    assert again.verified and again.failure is None
     assert measurer.workers_started == 2
+    assert (tmp_path / "setups").read_text().split() == ["inputs-1", "inputs-1"]  # the fresh worker got the inputs
 
 
 def test_a_lost_context_ends_that_worker(measurer, tmp_path):
@@ -139,3 +147,64 @@ def test_a_worker_gone_between_requests_is_replaced_before_the_next(measurer, tm
         time.sleep(0.05)
     assert measurer.measure(request("ok")).verified
     assert measurer.workers_started == 2
+
+
+@pytest.fixture
+def scripted_path(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(Path(__file__).parent / "workers"),
+                                                               os.environ.get("PYTHONPATH", "")) if p))
+
+
+def test_one_worker_serves_many_sessions_each_with_its_own_inputs(tmp_path, scripted_path):
+    # a batch: sessions (requests) come and go, the worker process stays, each set of
+    # inputs is uploaded once and dropped when its session ends
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    with GpuWorker(module="scripted_worker") as gpu:
+        a = WorkerMeasurer(WorkerSetup(HostImage(str(first), (), ()), (), SETTINGS), FAST, worker=gpu)
+        b = WorkerMeasurer(WorkerSetup(HostImage(str(second), (), ()), (), SETTINGS), FAST, worker=gpu)
+        assert a._call("inputs", None) == "inputs-1"
+        assert b._call("inputs", None) == "inputs-2"
+        assert a.measure(request("ok")).verified and b.measure(request("ok")).verified
+        a.close()  # its inputs are dropped, the worker is kept for b
+        assert b._call("inputs", None) == "inputs-2"
+        assert gpu.workers_started == 1
+        # a fault in b's candidate ends the worker; a session opened later starts a fresh one
+        assert b.measure(request("fault")).failure == "crashed"
+        c = WorkerMeasurer(WorkerSetup(HostImage(str(second), (), ()), (), SETTINGS), FAST, worker=gpu)
+        assert c._call("inputs", None) == "inputs-3" and gpu.workers_started == 2
+        assert b._call("inputs", None) == "inputs-2"  # uploaded again to the fresh worker
+        b.close(), c.close()
+    assert (first / "setups").read_text().split() == ["inputs-1", "inputs-2"]
+    assert (second / "setups").read_text().split() == ["inputs-3", "inputs-2"]
+
+
+def test_sessions_on_threads_take_turns_on_the_gpu(tmp_path, scripted_path):
+    with GpuWorker(module="scripted_worker") as gpu:
+        measurers = [WorkerMeasurer(WorkerSetup(HostImage(str(tmp_path), (), ()), (), SETTINGS), FAST, worker=gpu)
+                     for _ in range(4)]
+        answers: list[str] = []
+
+        def session(m: WorkerMeasurer) -> None:
+            for _ in range(5):
+                answers.append(m._call("inputs", None))
+                assert m.measure(request("ok")).verified
+
+        threads = [threading.Thread(target=session, args=(m,)) for m in measurers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(set(answers)) == ["inputs-1", "inputs-2", "inputs-3", "inputs-4"] and len(answers) == 20
+        assert gpu.workers_started == 1
+
+
+def test_a_closed_worker_starts_again_on_the_next_call(tmp_path, scripted_path):
+    # the sanitizer closes its worker after a fault and goes on with the next kernel
+    measurer = WorkerMeasurer(WorkerSetup(HostImage(str(tmp_path), (), ()), (), SETTINGS), FAST,
+                              module="scripted_worker")
+    assert measurer.measure(request("ok")).verified
+    measurer.close()
+    assert measurer.measure(request("ok")).verified
+    assert measurer.workers_started == 2
+    measurer.close()

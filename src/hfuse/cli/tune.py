@@ -12,121 +12,89 @@ The config names the kernels and how to make their inputs, either benchmark work
 or a Python function of the user's that returns ``[KernelLaunch, ...]``::
 
     launches: my_inputs.py:make_launches
+    args: {n: 4096}                    # its keyword arguments (optional)
     compile: {include_dirs: [include], defines: [BLOCK=16], std: c++14}   # optional, as for nvcc
 
 ``-I/-D/-U/-include/-std`` on the command line add to (or override) ``compile:``.
+
+``hfuse tune MANIFEST``: a file with ``requests:`` is a batch (``hfuse.batch.manifest``):
+every request is tuned, compiles on a pool of processes, measurements in one worker for
+the GPU, two requests at a time; a batch started again skips what it finished. With
+``--ray`` it runs on Ray (``RAY_ADDRESS``, or a Ray of this machine).
 """
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import functools
+import os
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from rich.console import Console
 
-from ..config import compile_options, read_config_file
-from ..errors import HFuseError, Location
+from ..config import read_config_file
+from ..errors import HFuseError
 from ..files import writable_directory, write_output
-from ..frontend.options import CompileOptions
 from ..launch import KernelLaunch
 from ..runtime.device import require_gpu
 from ..runtime.sanitizer import TOOLS, Tool, verdict_of
 from .flags import add_compile_flags, options_from_flags
 
-_KEYS = {"name", "workloads", "launches", "tune", "output", "seed", "compile"}
-
-
-def settings_from(data: dict[str, Any] | None, where: Location):
-    """The ``tune:`` section as ``TuneSettings``."""
-    from ..tuning.tuner import TuneSettings
-
-    known = {f.name for f in fields(TuneSettings)}
-    data = dict(data or {})
-    unknown = set(data) - known
-    if unknown:
-        raise HFuseError(f"unknown tune settings: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})", where)
-    return TuneSettings(**data)
-
-
-def _user_launches(spec: str, base: Path, where: Location) -> list[KernelLaunch]:
-    path_text, _, func = spec.rpartition(":")
-    path = base / path_text
-    if not path_text or not func or not path.is_file():
-        raise HFuseError(f"'launches: {spec}' must be FILE.py:FUNCTION of an existing file", where)
-    module_spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)  # type: ignore[union-attr]
-    launches = getattr(module, func, None)
-    if launches is None:
-        raise HFuseError(f"{path} has no function '{func}'", where)
-    result = list(launches())
-    if not all(isinstance(l, KernelLaunch) for l in result):
-        raise HFuseError(f"{path}:{func} must return a list of hfuse.KernelLaunch", where)
-    return result
-
-
-def _workload_launches(entries: list[Any], seed: int, where: Location) -> list[KernelLaunch]:
-    from ..bench.workloads import registry
-
-    known = registry()
-    out = []
-    for entry in entries:
-        entry = {"kernel": entry} if isinstance(entry, str) else dict(entry)
-        name = entry.get("kernel")
-        if name not in known:
-            raise HFuseError(f"unknown benchmark workload '{name}' (known: {', '.join(known)})", where)
-        workload = known[name]
-        out.append(workload.make(int(entry.get("size", workload.default_size)), block=entry.get("block"), seed=seed))
-    return out
-
 
 @dataclass
 class _Request:
-    """A tune config read and its inputs made: what ``tune`` and ``check`` both start from."""
+    """A single tune config read and its inputs made: what ``tune`` and ``check`` both start from."""
 
-    data: dict[str, Any]
-    settings: Any
-    """``TuneSettings`` (the tuner is imported only when a tune runs)."""
-    options: CompileOptions
+    request: Any
+    """``batch.manifest.TuneRequest`` (the tuner is imported only when a tune runs)."""
     launches: list[KernelLaunch]
     name: str
     out_dir: Path
 
 
-def _read_request(config: Path, output: Path | None, flags: argparse.Namespace | None) -> _Request:
-    where = Location(config)
+def _read_request(config: Path, output: Path | None, flags: argparse.Namespace | None,
+                  needs_gpu: bool = True) -> _Request:
+    from ..batch.manifest import request_of_config
+
     data = read_config_file(config)
-    unknown = set(data) - _KEYS
-    if unknown:
-        raise HFuseError(f"unknown keys in a tune config: {', '.join(sorted(unknown))} (known: {', '.join(sorted(_KEYS))})", where)
-    settings = settings_from(data.get("tune"), where)
-    options = tune_options(data, config, flags)
-    require_gpu()  # before making inputs: a clear "no GPU" rather than an import error
-    if "workloads" in data:
-        launches = _workload_launches(data["workloads"], int(data.get("seed", 0)), where)
-    elif "launches" in data:
-        launches = _user_launches(str(data["launches"]), config.parent, where)
-    else:
-        raise HFuseError("a tune config needs 'workloads' (benchmark kernels) or 'launches: FILE.py:FUNCTION'", where)
-    name = data.get("name") or "_".join(l.name for l in launches)
-    return _Request(data, settings, options, launches, name, output or Path(data.get("output", ".")))
+    request = request_of_config(data, config)
+    if flags is not None:
+        request = replace(request, options=options_from_flags(flags, request.options))
+    if needs_gpu:
+        require_gpu()  # before making inputs: a clear "no GPU" rather than an import error
+    launches = request.inputs.launches()
+    name = request.name or "_".join(l.name for l in launches)
+    return _Request(request, launches, name, output or Path(data.get("output", ".")))
+
+
+def _recorded_backend(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from ..tuning.recorded import RecordedBackend, Recording
+
+    return RecordedBackend(Recording.load(path))
 
 
 def run_tune(config: Path, output: Path | None, use_cache: bool, console: Console,
              flags: argparse.Namespace | None = None, sanitize: bool = False) -> int:
     """``flags``: parsed command-line compile flags, added to the config's ``compile:``."""
+    from ..batch.manifest import is_manifest
+
+    data = read_config_file(config)
+    if is_manifest(data):
+        return run_manifest(config, data, output, use_cache, console, flags)
     from ..tuning.report import plan_table
     from ..tuning.tuner import tune
 
-    request = _read_request(config, output, flags)
+    recorded = getattr(flags, "recorded", None)
+    request = _read_request(config, output, flags, needs_gpu=recorded is None)
     out_dir, name = request.out_dir, request.name
     start = time.perf_counter()
     writable_directory(out_dir)  # before minutes of tuning, not after
-    plan = tune(request.launches, request.settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache,
-                options=request.options, sanitize=sanitize)
+    plan = tune(request.launches, request.request.settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache,
+                options=request.request.options, sanitize=sanitize, backend=_recorded_backend(recorded))
     elapsed = time.perf_counter() - start
     plan_path = plan.save(out_dir / f"{name}-plan.json")
     console.print(plan_table(plan), markup=False)
@@ -135,6 +103,47 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
         console.print(f"wrote {out_dir / (name + '.cu')}")
     console.print(f"wrote {plan_path} ({len(plan.candidates)} candidates, {elapsed:.1f} s)")
     return 0
+
+
+def run_manifest(path: Path, data: dict[str, Any], output: Path | None, use_cache: bool, console: Console,
+                 flags: argparse.Namespace | None) -> int:
+    """A batch; exit status 1 when a request failed."""
+    from ..batch.manifest import manifest_of
+    from ..batch.runner import run_batch, summary_table
+
+    manifest = manifest_of(data, path)
+    if flags is not None:
+        manifest = replace(manifest, requests=tuple(replace(r, options=options_from_flags(flags, r.options))
+                                                    for r in manifest.requests))
+    if output is not None:
+        manifest = replace(manifest, output=output)
+    recorded = _recorded_backend(getattr(flags, "recorded", None))
+    concurrency = getattr(flags, "concurrency", 2)
+    source = None
+    use_ray = getattr(flags, "ray", False) or bool(os.environ.get("RAY_ADDRESS"))
+    if use_ray:
+        from ..batch.ray_runner import RayOptions, ray_outcomes
+
+        options = RayOptions(address=getattr(flags, "ray_address", None), concurrency=concurrency)
+        if recorded is not None:  # no GPU needed: one actor measures from the recording
+            options.actors, options.gpus_per_actor = 1, 0.0
+            source = ray_outcomes(manifest.output / ".hfuse-cache", use_cache, options,
+                                  make_backend=functools.partial(type(recorded), recorded.recording))
+        else:
+            source = ray_outcomes(manifest.output / ".hfuse-cache", use_cache, options)
+    elif recorded is None:
+        require_gpu()
+    runner = None
+    if not use_ray and getattr(flags, "compile_processes", None):
+        from ..runtime.compile_pool import ProcessCompilePool
+
+        runner = ProcessCompilePool(processes=flags.compile_processes)
+    report = run_batch(manifest, source=source, backend=recorded, runner=runner, use_cache=use_cache,
+                       concurrency=concurrency, fresh=getattr(flags, "fresh", False), console=console,
+                       executor="ray" if use_ray else "local")
+    console.print(summary_table(report))
+    console.print(f"wrote {manifest.output / 'batch.json'} and a plan per request in {manifest.output}")
+    return 1 if any(o.status == "failed" for o in report.outcomes) else 0
 
 
 def run_check(config: Path, plan_path: Path | None, output: Path | None, tools: Sequence[Tool], console: Console,
@@ -148,18 +157,12 @@ def run_check(config: Path, plan_path: Path | None, output: Path | None, tools: 
     if not path.is_file():
         raise HFuseError(f"no plan at {path}", hint="run 'hfuse tune' with this config first, or give --plan")
     plan = load_plan(path)
-    plan.sanitizer = check(request.launches, plan, tools=tools, options=request.options)
+    plan.sanitizer = check(request.launches, plan, tools=tools, options=request.request.options)
     plan.save(path)
     for result in plan.sanitizer:
         console.print(f"{result.tool:10} {result.verdict:9} {result.note}", markup=False)
     console.print(f"wrote the verdicts into {path}")
     return 1 if verdict_of(plan.sanitizer) == "findings" else 0
-
-
-def tune_options(data: dict[str, Any], config: Path, flags: argparse.Namespace | None) -> CompileOptions:
-    """The config's ``compile:`` (paths relative to it) with the command line's flags on top."""
-    options = compile_options(data.get("compile"), config)
-    return options_from_flags(flags, options) if flags is not None else options
 
 
 def add_tune_parser(sub: argparse._SubParsersAction) -> None:
@@ -172,6 +175,16 @@ def add_tune_parser(sub: argparse._SubParsersAction) -> None:
 
     parser.add_argument("--sanitize", action="store_true",
                         help="also run the chosen fused kernel under compute-sanitizer (as 'hfuse check')")
+    batch = parser.add_argument_group("a manifest (a file with 'requests:')")
+    batch.add_argument("--concurrency", type=int, default=2, metavar="N",
+                       help="requests tuned at a time per GPU (default 2: one compiles while another measures)")
+    batch.add_argument("--compile-processes", type=int, metavar="N", help="NVRTC processes (default: one per CPU)")
+    batch.add_argument("--fresh", action="store_true", help="forget what an earlier run of the batch finished")
+    batch.add_argument("--ray", action="store_true",
+                       help="run on Ray: compiles as tasks, one actor per GPU (also when RAY_ADDRESS is set)")
+    batch.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster (default: RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--recorded", type=Path, metavar="FILE",
+                        help="take measurements from a recording (tuning.recorded) instead of a GPU: dry runs, tests")
 
     def run(args: argparse.Namespace, console: Console) -> int:
         return run_tune(args.config, args.output, not args.no_cache, console, args, sanitize=args.sanitize)

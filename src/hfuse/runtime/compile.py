@@ -22,8 +22,9 @@ import shutil
 import tempfile
 import threading
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .binary import CompileError, CompiledBinary, LaunchError, source_hash
 from .device import DeviceLimits, require_gpu
@@ -41,6 +42,56 @@ _REPORT_REFUSED = re.compile(r"(unrecogni[sz]ed|unknown|invalid|unsupported)[^\n
 _PROBE = 'extern "C" __global__ void hfuse_probe(int* p) { p[0] = 1; }\n'
 
 
+@dataclass(frozen=True)
+class NvrtcJob:
+    """One NVRTC run as a value: what a pool of processes (``compile_pool``) or a Ray task
+    is handed. Everything it needs is here; it needs no GPU and no CUDA context."""
+
+    source: str
+    names: tuple[str, ...]
+    options: tuple[str, ...]
+
+
+NvrtcRunner = Callable[[NvrtcJob], CompiledBinary]
+"""Runs an ``NvrtcJob`` somewhere (this process by default) and returns its binary, or
+raises ``CompileError`` with NVRTC's log."""
+
+
+def run_nvrtc(job: NvrtcJob) -> CompiledBinary:
+    """NVRTC in this process: source -> cubin, lowered names, PTX and the log."""
+    from cupy.cuda import nvrtc  # CuPy loads libnvrtc lazily
+
+    prog = nvrtc.createProgram(job.source, "hfuse_kernel.cu", [], [])
+    try:
+        for n in job.names:
+            nvrtc.addNameExpression(prog, n)
+        try:
+            nvrtc.compileProgram(prog, list(job.options))
+        except nvrtc.NVRTCError as exc:
+            log = nvrtc.getProgramLog(prog)
+            raise CompileError(f"NVRTC could not compile {', '.join(job.names) or 'the source'} ({exc})", log,
+                               job.options)
+        log = nvrtc.getProgramLog(prog)
+        cubin = nvrtc.getCUBIN(prog)
+        try:
+            ptx = nvrtc.getPTX(prog)
+            ptx = ptx.decode(errors="replace") if isinstance(ptx, bytes) else str(ptx)
+        except Exception:  # some NVRTC versions keep no PTX when asked for SASS
+            ptx = ""
+        lowered = {n: nvrtc.getLoweredName(prog, n) for n in job.names}
+    finally:
+        nvrtc.destroyProgram(prog)
+    return CompiledBinary(
+        key=hashlib.sha256(cubin).hexdigest(),
+        cubin=cubin,
+        lowered=lowered,
+        log=log,
+        options=job.options,
+        ptx=ptx,
+        ptxas=parse_ptxas(log, demangle=False),
+    )
+
+
 class Compiler:
     """NVRTC compiler with a per-object cache. One per process (or per tuning run).
 
@@ -48,7 +99,8 @@ class Compiler:
     to compile without a GPU. ``verbose_ptxas`` adds ``-Xptxas -v`` so the log has the
     spill split; it is dropped only if this NVRTC says it does not know the option. ``cache`` keeps
     every binary compiled on disk too (give one only for sources whose user headers are
-    inlined: see ``binary_cache``).
+    inlined: see ``binary_cache``). ``runner`` runs NVRTC elsewhere (a pool of processes,
+    Ray tasks: ``compile_pool``); the caches and the checks of ptxas's report stay here.
     """
 
     def __init__(
@@ -61,6 +113,7 @@ class Compiler:
         options: Sequence[str] = (),
         verbose_ptxas: bool = True,
         cache: BinaryCache | None = None,
+        runner: NvrtcRunner | None = None,
     ):
         self._limits = limits
         self._arch = arch or (limits.arch if limits else None)
@@ -69,6 +122,7 @@ class Compiler:
         self.extra_options = tuple(options)
         self.verbose_ptxas = verbose_ptxas
         self.cache = cache
+        self.runner: NvrtcRunner = runner or run_nvrtc
         self._binaries: dict[tuple, CompiledBinary] = {}
         self._kernels: dict[tuple[str, str, str], CompiledKernel] = {}
         self._symbols_written: dict[tuple[str, str], dict[str, str]] = {}
@@ -161,35 +215,8 @@ class Compiler:
         return self._reports
 
     def _run_nvrtc(self, source: str, names: Sequence[str], opts: tuple[str, ...]) -> CompiledBinary:
-        nvrtc = self._nvrtc()
-        prog = nvrtc.createProgram(source, "hfuse_kernel.cu", [], [])
-        try:
-            for n in names:
-                nvrtc.addNameExpression(prog, n)
-            try:
-                nvrtc.compileProgram(prog, list(opts))
-            except nvrtc.NVRTCError as exc:
-                log = nvrtc.getProgramLog(prog)
-                raise CompileError(f"NVRTC could not compile {', '.join(names) or 'the source'} ({exc})", log, opts)
-            log = nvrtc.getProgramLog(prog)
-            cubin = nvrtc.getCUBIN(prog)
-            try:
-                ptx = nvrtc.getPTX(prog)
-                ptx = ptx.decode(errors="replace") if isinstance(ptx, bytes) else str(ptx)
-            except Exception:  # some NVRTC versions keep no PTX when asked for SASS
-                ptx = ""
-            lowered = {n: nvrtc.getLoweredName(prog, n) for n in names}
-        finally:
-            nvrtc.destroyProgram(prog)
-        return CompiledBinary(
-            key=hashlib.sha256(cubin).hexdigest(),
-            cubin=cubin,
-            lowered=lowered,
-            log=log,
-            options=opts,
-            ptx=ptx,
-            ptxas=parse_ptxas(log, demangle=False),
-        )
+        self._nvrtc()
+        return self.runner(NvrtcJob(source, tuple(names), tuple(opts)))
 
     def load(self, binary: CompiledBinary, name: str, *, instance: str = "") -> CompiledKernel:
         """Loads ``name`` from a compiled binary. Call from the main (launching) thread.

@@ -17,10 +17,14 @@ command ``prefix`` (e.g. ``compute-sanitizer --tool racecheck``) runs it under a
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
+import weakref
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -99,25 +103,217 @@ class _Worker:
     process: subprocess.Popen
     connection: Connection
     log: Path
+    inputs: set[str] = field(default_factory=set)
+    """The input sets this process has loaded (by id)."""
     busy: bool = False
     """A request is under way (an interrupted wait leaves it so): stopping means killing."""
 
 
 @dataclass
-class WorkerMeasurer:
-    """The ``Measurer`` interface, served by a worker process under time limits."""
+class GpuWorker:
+    """One worker process for one GPU, shared by every tuning session that measures there.
 
-    setup: WorkerSetup
-    limits: TimeLimits = field(default_factory=TimeLimits)
+    It is started on the first call and kept: modules it loaded stay loaded, and each
+    session's inputs are uploaded once (``setup``) and dropped when the session ends
+    (``release``), so a batch of requests pays for a worker once, not per request. Calls
+    are serialised (one kernel on the GPU at a time, as timing needs); a worker that hangs
+    or dies is replaced on the next call, which first uploads that call's inputs again.
+    """
+
     prefix: Sequence[str] = ()
     """A command the worker runs under (a sanitizer), or nothing; ``{worker}`` in it is
     replaced by the worker's number (a log file per worker)."""
     module: str = "hfuse.tuning.worker"
     """The worker's module, run as ``python -m MODULE FD PARENT_PID``."""
-    slowest_ms: float | None = None
-    """The slowest original kernel alone: sets the run limits (known after ``unfused``)."""
     workers_started: int = 0
     _worker: _Worker | None = None
+    _setups: dict[str, WorkerSetup] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _log_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="hfuse-worker-"))
+    _next_id: int = 0
+
+    def __post_init__(self) -> None:
+        # the workers' logs outlive a close (a closed worker starts again on the next call)
+        weakref.finalize(self, shutil.rmtree, self._log_dir, True)
+
+    def add(self, setup: WorkerSetup) -> str:
+        """Registers a session's inputs; they are uploaded on its first call."""
+        with self._lock:
+            self._next_id += 1
+            inputs = f"inputs-{self._next_id}"
+            self._setups[inputs] = setup
+            return inputs
+
+    def release(self, inputs: str) -> None:
+        """Drops a session's inputs (in the worker too, if it has them)."""
+        with self._lock:
+            setup = self._setups.pop(inputs, None)
+            worker = self._worker
+            if setup is not None and worker is not None and inputs in worker.inputs and worker.process.poll() is None:
+                worker.inputs.discard(inputs)
+                try:
+                    worker.connection.send(("release", inputs, None))
+                    self._answer(worker, "load", TimeLimits(), None, setup.settings)
+                except (OSError, WorkerTimeout, WorkerCrashed, HFuseError):
+                    self._stop(kill=True)
+
+    def call(self, inputs: str, method: str, argument: Any, limits: TimeLimits, slowest_ms: float | None) -> Any:
+        """``method(argument)`` on ``inputs`` in the worker, under ``limits``."""
+        with self._lock:
+            setup = self._setups[inputs]
+            if self._worker is not None and self._worker.process.poll() is not None:
+                self._stop()  # it exited after its last answer (a lost context): start afresh
+            worker = self._worker or self._start(setup)
+            if inputs not in worker.inputs:
+                self._load(worker, inputs, setup, limits)
+            try:
+                worker.connection.send((method, inputs, argument))
+            except OSError:  # it exited between the check and the send
+                self._stop(kill=True)
+                worker = self._start(setup)
+                self._load(worker, inputs, setup, limits)
+                worker.connection.send((method, inputs, argument))
+            worker.busy = True
+            value = self._answer(worker, method, limits, slowest_ms, setup.settings)
+            worker.busy = False
+            return value
+
+    def close(self) -> None:
+        """Stops the worker process (a later call starts another)."""
+        with self._lock:
+            self._stop()
+
+    def __enter__(self) -> "GpuWorker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- the process -----------------------------------------------------------------
+    def _answer(self, worker: _Worker, phase: str, limits: TimeLimits, slowest_ms: float | None,
+                settings: MeasureSettings) -> Any:
+        limit = limits.for_phase(phase, slowest_ms, settings)
+        while True:
+            try:
+                ready = worker.connection.poll(limit)
+            except (OSError, EOFError):
+                ready = True
+            if not ready:
+                self._stop(kill=True)
+                raise WorkerTimeout(f"no answer within {limit:.1f} s while in step '{phase}' (a deadlock, or a "
+                                    "kernel far slower than the originals); the worker was stopped")
+            try:
+                kind, value = worker.connection.recv()
+            except (EOFError, OSError):
+                log = self._stop()
+                raise WorkerCrashed(f"the worker process died in step '{phase}'"
+                                    + (f"; its last output:\n{log}" if log else "")) from None
+            if kind == "phase":
+                phase, limit = value, limits.for_phase(value, slowest_ms, settings)
+            elif kind == "done":
+                return value
+            elif kind == "last":  # its answer, and it exits: its CUDA context is lost
+                worker.busy = False
+                self._stop()
+                return value
+            elif kind == "error":
+                worker.busy = False
+                if not isinstance(value, BaseException):
+                    raise HFuseError(str(value))
+                raise value
+            else:
+                raise HFuseError(f"unexpected message from the worker: {kind!r}")
+
+    def _load(self, worker: _Worker, inputs: str, setup: WorkerSetup, limits: TimeLimits) -> None:
+        worker.connection.send(("setup", inputs, setup))
+        worker.busy = True
+        try:
+            self._answer(worker, "start", limits, None, setup.settings)
+        except (WorkerTimeout, WorkerCrashed) as err:
+            raise HFuseError(f"the worker process could not take the inputs: {err.message}") from err
+        except BaseException:
+            self._stop(kill=True)  # it exits after saying why
+            raise
+        worker.busy = False
+        worker.inputs.add(inputs)
+
+    def _start(self, setup: WorkerSetup) -> _Worker:
+        parent_end, child_end = socket.socketpair()
+        log = Path(self._log_dir) / f"worker-{self.workers_started}.log"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
+        prefix = [part.replace("{worker}", str(self.workers_started)) for part in self.prefix]
+        command = [*prefix, sys.executable, "-m", self.module, str(child_end.fileno()), str(os.getpid())]
+        with open(log, "wb") as out:
+            try:
+                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                           pass_fds=(child_end.fileno(),), env=env, start_new_session=True)
+            except OSError as exc:
+                parent_end.close()
+                raise HFuseError(f"could not start a worker process ({command[0]}): {exc}") from exc
+            finally:
+                child_end.close()
+        self.workers_started += 1
+        self._worker = _Worker(process, Connection(parent_end.detach()), log)
+        return self._worker
+
+    def _stop(self, kill: bool = False) -> str:
+        """Stops the worker (killing it if it is hung, or does not stop at once); returns its log's tail."""
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return ""
+        try:
+            if not (kill or worker.busy):
+                worker.connection.send(("stop", None, None))
+                worker.process.wait(timeout=5)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
+        if worker.process.poll() is None:
+            try:  # its whole process group: a tool it runs under, and the Python under it
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            except OSError:
+                worker.process.kill()
+            try:
+                worker.process.wait(timeout=60)  # the driver tears a hung kernel's context down
+            except subprocess.TimeoutExpired:
+                pass
+        worker.connection.close()
+        try:
+            return "\n".join(worker.log.read_text(errors="replace").strip().splitlines()[-15:])
+        except OSError:
+            return ""
+
+
+@dataclass
+class WorkerMeasurer:
+    """The ``Measurer`` interface for one session's inputs, served by a ``GpuWorker``
+    (its own, or one shared with other sessions) under time limits."""
+
+    setup: WorkerSetup
+    limits: TimeLimits = field(default_factory=TimeLimits)
+    prefix: Sequence[str] = ()
+    """For a worker of its own: a command it runs under (see ``GpuWorker.prefix``)."""
+    module: str = "hfuse.tuning.worker"
+    worker: GpuWorker | None = None
+    """A worker shared with other sessions (kept when this one closes); None: one of its own."""
+    slowest_ms: float | None = None
+    """The slowest original kernel alone: sets the run limits (known after ``unfused``)."""
+    retries: int = 1
+    """A candidate whose worker died without a word is measured again this many times in
+    a fresh worker (something else may have killed it); a second death is ``crashed``."""
+
+    def __post_init__(self) -> None:
+        self._owns_worker = self.worker is None
+        self._gpu = self.worker or GpuWorker(prefix=self.prefix, module=self.module)
+        self._inputs = self._gpu.add(self.setup)
+
+    @property
+    def workers_started(self) -> int:
+        return self._gpu.workers_started
+
+    @property
+    def _worker(self) -> _Worker | None:
+        return self._gpu._worker
 
     # -- the Measurer interface ------------------------------------------------------
     def unfused(self, originals: Sequence[LaunchJob]) -> UnfusedReport:
@@ -138,21 +334,26 @@ class WorkerMeasurer:
             return CoResidentReport({}, {k: err.message for k in request.by_k})
 
     def measure(self, request: MeasureRequest) -> CandidateResult:
-        try:
-            result: CandidateResult = self._call("measure", request)
-        except WorkerTimeout as err:
-            return CandidateResult(request.candidate, error=err.message, failure="timeout")
-        except WorkerCrashed as err:
-            return CandidateResult(request.candidate, error=err.message, failure="crashed")
-        if result.failure == "crashed":
-            self._stop()  # it exits after answering: its context is gone
-        return result
+        for attempt in range(self.retries + 1):
+            try:
+                result: CandidateResult = self._call("measure", request)
+            except WorkerTimeout as err:
+                return CandidateResult(request.candidate, error=err.message, failure="timeout")
+            except WorkerCrashed as err:
+                if attempt < self.retries:
+                    continue
+                return CandidateResult(request.candidate, error=err.message, failure="crashed")
+            return result
+        raise AssertionError("unreachable")
 
     def run_once(self, jobs: Sequence[LaunchJob]) -> None:
         self._call("run_once", list(jobs))
 
     def close(self) -> None:
-        self._stop()
+        if self._owns_worker:
+            self._gpu.close()
+        else:
+            self._gpu.release(self._inputs)
 
     def __enter__(self) -> "WorkerMeasurer":
         return self
@@ -160,100 +361,5 @@ class WorkerMeasurer:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    # -- the worker ------------------------------------------------------------------
     def _call(self, method: str, argument: Any) -> Any:
-        if self._worker is not None and self._worker.process.poll() is not None:
-            self._stop()  # it exited after its last answer (a lost context): start afresh
-        worker = self._worker or self._start()
-        try:
-            worker.connection.send((method, argument))
-        except OSError:  # it exited between the check and the send
-            self._stop(kill=True)
-            worker = self._start()
-            worker.connection.send((method, argument))
-        worker.busy = True
-        value = self._answer(worker, method)
-        worker.busy = False
-        return value
-
-    def _answer(self, worker: _Worker, phase: str) -> Any:
-        limit = self.limits.for_phase(phase, self.slowest_ms, self.setup.settings)
-        while True:
-            try:
-                ready = worker.connection.poll(limit)
-            except (OSError, EOFError):
-                ready = True
-            if not ready:
-                self._stop(kill=True)
-                raise WorkerTimeout(f"no answer within {limit:.1f} s while in step '{phase}' (a deadlock, or a "
-                                    "kernel far slower than the originals); the worker was stopped")
-            try:
-                kind, value = worker.connection.recv()
-            except (EOFError, OSError):
-                log = self._stop()
-                raise WorkerCrashed(f"the worker process died in step '{phase}'"
-                                    + (f"; its last output:\n{log}" if log else "")) from None
-            if kind == "phase":
-                phase, limit = value, self.limits.for_phase(value, self.slowest_ms, self.setup.settings)
-            elif kind == "done":
-                return value
-            elif kind == "error":
-                worker.busy = False
-                if not isinstance(value, BaseException):
-                    raise HFuseError(str(value))
-                raise value
-            else:
-                raise HFuseError(f"unexpected message from the worker: {kind!r}")
-
-    def _start(self) -> _Worker:
-        parent_end, child_end = socket.socketpair()
-        log = Path(self.setup.image.directory) / f"worker-{self.workers_started}.log"
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
-        prefix = [part.replace("{worker}", str(self.workers_started)) for part in self.prefix]
-        command = [*prefix, sys.executable, "-m", self.module, str(child_end.fileno()), str(os.getpid())]
-        with open(log, "wb") as out:
-            try:
-                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                           pass_fds=(child_end.fileno(),), env=env, start_new_session=True)
-            except OSError as exc:
-                parent_end.close()
-                raise HFuseError(f"could not start a worker process ({command[0]}): {exc}") from exc
-            finally:
-                child_end.close()
-        self.workers_started += 1
-        worker = _Worker(process, Connection(parent_end.detach()), log)
-        self._worker = worker
-        worker.connection.send(("setup", self.setup))
-        try:
-            self._answer(worker, "start")
-        except (WorkerTimeout, WorkerCrashed) as err:
-            raise HFuseError(f"the worker process could not start: {err.message}") from err
-        return worker
-
-    def _stop(self, kill: bool = False) -> str:
-        """Stops the worker (killing it if it is hung, or does not stop at once); returns its log's tail."""
-        worker, self._worker = self._worker, None
-        if worker is None:
-            return ""
-        try:
-            if not (kill or worker.busy):
-                worker.connection.send(("stop", None))
-                worker.process.wait(timeout=5)
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            pass
-        if worker.process.poll() is None:
-            try:  # its whole process group: a tool it runs under, and the Python under it
-                os.killpg(worker.process.pid, signal.SIGKILL)
-            except OSError:
-                worker.process.kill()
-            try:
-                worker.process.wait(timeout=60)  # the driver tears a hung kernel's context down
-            except subprocess.TimeoutExpired:
-                pass
-        worker.connection.close()
-        try:
-            return "\n".join(worker.log.read_text(errors="replace").strip().splitlines()[-15:])
-        except OSError:
-            return ""
-
+        return self._gpu.call(self._inputs, method, argument, self.limits, self.slowest_ms)

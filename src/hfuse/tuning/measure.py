@@ -93,12 +93,13 @@ class Measurer:
     """Runs jobs on this process's GPU against one set of tuning inputs."""
 
     def __init__(self, arrays: Sequence[Any], outputs: Sequence[Any], settings: MeasureSettings,
-                 phase: Phase | None = None):
+                 phase: Phase | None = None, compiler: Compiler | None = None):
         self.cupy = require_gpu()
         self.arrays = list(arrays)
         self.settings = settings
         self.phase: Phase = phase or (lambda _name: None)
-        self.compiler = Compiler(limits=settings.limits)  # loads cubins; compiling is the tuner's
+        # loads cubins (compiling is the tuner's); shared by the measurers of one worker
+        self.compiler = compiler or Compiler(limits=settings.limits)
         self.timer = Timer(settings.limits, flush_l2=settings.flush_l2)
         self.snapshot = OutputSnapshot(outputs)
         self.broken = False

@@ -55,6 +55,8 @@ class Stage:
 def first_set(state: SearchState) -> list[Candidate]:
     s = state.settings
     layouts = tuple(l for l in SEARCHED if l.keeps_block_whole) if state.whole_blocks else SEARCHED
+    if s.layouts is not None:  # the layouts the request allows
+        layouts = tuple(l for l in layouts if l.name in s.layouts)
     return enumerate_candidates(
         state.specs, limits=state.limits, kernel_registers=state.kernel_registers, fused_smem=state.fused_smem,
         fused_threads=s.fused_threads, granularity=s.granularity, caps=s.caps, neighbours=s.neighbour_caps,

@@ -10,9 +10,12 @@
    earlier ones; then it is run once on the tuning inputs and its outputs are compared
    with the unfused kernels' outputs at the same block shapes. A candidate that does not
    compile, fails to launch or computes something else is recorded with its error and
-   never timed. Kernels run in a worker process (``isolation``) under time limits: a
-   candidate that hangs is recorded as ``timeout``, one that faults as ``crashed``, and
-   the search goes on in a fresh worker.
+   never timed. Kernels run where the measurement backend says (``backends``; by
+   default a worker process under time limits, ``isolation``): a candidate that hangs is
+   recorded as ``timeout``, one that faults as ``crashed``, and the search goes on in a
+   fresh worker. Compiles run on threads here, or wherever a ``runner`` sends them (a
+   pool of processes, Ray tasks). Every measurement is journaled as it is taken
+   (``journal``), so a killed run resumes without measuring anything twice.
 4. The fastest verified candidate, of any layout, is chosen if it beats the fastest unfused way
    (serial, two streams, a graph or co-resident streams) by more than ``min_gain``;
    otherwise the plan says "do not fuse", with the numbers (``decision``).
@@ -25,17 +28,18 @@ import hashlib
 import re
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from ..api import FusedKernel, PreparedUnit, device_source
 from ..api import prepare as prepare_unit
 from ..errors import HFuseError
 from ..frontend.options import NO_OPTIONS, CompileOptions
 from ..launch import KernelLaunch, describe_symbol
+from ..layouts import LAYOUTS
 from ..fusion import Fusion
 from ..runtime.binary_cache import BinaryCache
 from ..runtime.binary import CompiledBinary, CompileError, KernelResources
-from ..runtime.compile import Compiler
+from ..runtime.compile import Compiler, NvrtcRunner
 from ..runtime.device import DeviceLimits, require_gpu
 from ..runtime.execute import read_source
 from ..runtime.jobs import LaunchJob, job_of
@@ -48,14 +52,16 @@ from ..runtime.symbols import (
     fused_symbols,
     present_symbols,
 )
-from ..runtime.transfer import ArrayTable, resolve, save_image
+from ..runtime.transfer import ArrayTable, save_image
 from ..spec import Dim3, KernelSpec
 from .cache import PlanCache, cache_key, describe_launch, header_digests
 from .candidates import Candidate, dedupe
+from .backends import MeasureBackend, Measuring, SessionInputs, default_backend
 from .decision import decide
-from .isolation import TimeLimits, WorkerMeasurer, WorkerSetup
+from .isolation import TimeLimits, WorkerSetup
+from .journal import RunJournal
 from .coresident import co_resident_grids, resident_ks
-from .measure import CoResidentRequest, MeasureRequest, MeasureSettings, Measurer
+from .measure import CoResidentRequest, MeasureRequest, MeasureSettings
 from .plan import Baselines, CandidateResult, Plan
 from .progress import Progress
 from .search import SCHEDULE, SearchState
@@ -96,9 +102,25 @@ class TuneSettings:
     """A candidate's run may take this many times the slowest original kernel alone ..."""
     time_limit_floor_s: float = 2.0
     """... and at least this long, before it is deemed hung."""
+    layouts: tuple[str, ...] | None = None
+    """The layouts searched, by name (``hfuse.layouts.LAYOUTS``); None: every one."""
+
+    def __post_init__(self) -> None:
+        if self.layouts is not None:
+            names = (self.layouts,) if isinstance(self.layouts, str) else tuple(self.layouts)
+            unknown = [n for n in names if n not in LAYOUTS]
+            if unknown or not names:
+                raise HFuseError(f"unknown layouts in the tune settings: {', '.join(unknown) or '(none given)'}",
+                                 hint=f"known: {', '.join(LAYOUTS)}")
+            object.__setattr__(self, "layouts", names)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.layouts is None:
+            del data["layouts"]  # keys of plans tuned before the setting existed stay the same
+        else:
+            data["layouts"] = list(self.layouts)
+        return data
 
 
 @dataclass
@@ -112,7 +134,7 @@ class _Session:
     (no globals: made and dropped by ``tune``). Nothing here runs a kernel."""
 
     def __init__(self, launches: Sequence[KernelLaunch], settings: TuneSettings, progress: Progress,
-                 front_end: "_FrontEnd", binaries: BinaryCache | None = None):
+                 front_end: "_FrontEnd", binaries: BinaryCache | None = None, runner: NvrtcRunner | None = None):
         self.launches = list(launches)
         self.settings = settings
         self.progress = progress
@@ -121,7 +143,8 @@ class _Session:
         """The user's options, for this GPU's device pass (``#if __CUDA_ARCH__``)."""
         # Every source compiled here (fused or device side) has the -include files inlined already.
         self.compiler = Compiler(limits=self.limits, std=self.options.emitted_std,
-                                 options=self.options.compiler_flags(std=False, pre_includes=False), cache=binaries)
+                                 options=self.options.compiler_flags(std=False, pre_includes=False), cache=binaries,
+                                 runner=runner)
         self.specs = front_end.specs
         self.unit = front_end.unit
         # The originals are compiled from their device side alone (a sample's main() and
@@ -137,12 +160,19 @@ class _Session:
         # Hopper's arch-specific target, for candidates with per-part budgets (setmaxnreg)
         self.sm90a_compiler = (Compiler(arch=self.limits.arch + "a", limits=self.limits, std=self.options.emitted_std,
                                         options=self.options.compiler_flags(std=False, pre_includes=False),
-                                        cache=binaries)
+                                        cache=binaries, runner=runner)
                                if self.limits.compute_capability == (9, 0) else None)
 
     def measure_settings(self) -> MeasureSettings:
         s = self.settings
         return MeasureSettings(self.limits, warmup_ms=s.warmup_ms, rep_ms=s.rep_ms, flush_l2=s.flush_l2)
+
+    def inputs(self, key: str) -> SessionInputs:
+        """What a measurement backend is given for this session (``key``: its cache key)."""
+        s = self.settings
+        return SessionInputs("+".join(l.name for l in self.launches), key, self.table.arrays, self.outputs,
+                             self.measure_settings(),
+                             TimeLimits(run_factor=s.time_limit_factor, run_floor_s=s.time_limit_floor_s))
 
     # -- originals -------------------------------------------------------------------
     def original(self, index: int, block: Dim3) -> LaunchJob:
@@ -224,7 +254,7 @@ class _Session:
         entry = policy.entry(packed.block.size, self.limits.regs_per_sm) if isinstance(policy, WarpgroupRegisters) else None
         return MeasureRequest(candidate, fused, references, entry_registers=entry)
 
-    def measure(self, candidate: Candidate, built: futures.Future, measurer: "Measurer | WorkerMeasurer") -> CandidateResult:
+    def measure(self, candidate: Candidate, built: futures.Future, measurer: Measuring) -> CandidateResult:
         try:
             made = built.result()
             self.built[candidate.fusion] = made  # the plan reuses the winner's, never builds it again
@@ -238,13 +268,21 @@ class _Session:
             return CandidateResult(candidate, error=str(err), failure="launch")
         return measurer.measure(request)
 
-    def run(self, candidates: Sequence[Candidate], pool: futures.Executor,
-            measurer: "Measurer | WorkerMeasurer") -> list[CandidateResult]:
-        jobs = [(c, pool.submit(self.build, c)) for c in candidates]
+    def run(self, candidates: Sequence[Candidate], pool: futures.Executor, measurer: Measuring,
+            journal: RunJournal | None = None, recorded: dict | None = None) -> list[CandidateResult]:
+        """Builds ``candidates`` on ``pool`` and measures them in order; those ``recorded``
+        (by key, from a journal) are taken as they are, neither built nor measured again."""
+        recorded = recorded or {}
+        jobs = [(c, None if c.key in recorded else pool.submit(self.build, c)) for c in candidates]
         results = []
         for candidate, job in jobs:
             self.progress.step(candidate.label)
-            result = self.measure(candidate, job, measurer)
+            if job is None:
+                result = replace(recorded[candidate.key], candidate=candidate)
+            else:
+                result = self.measure(candidate, job, measurer)
+                if journal is not None:
+                    journal.candidate(result)
             self.progress.result(result)
             results.append(result)
         return results
@@ -289,15 +327,20 @@ def tune(
     progress: bool = True,
     options: CompileOptions | None = None,
     sanitize: bool = False,
+    backend: MeasureBackend | None = None,
+    runner: NvrtcRunner | None = None,
 ) -> Plan:
     """Find the fastest verified fusion of ``launches`` on this GPU, or decide not to fuse.
 
     ``options`` are nvcc's ``-I/-D/-U/-include/-std`` for the sources; the device pass
     modelled (``__CUDA_ARCH__``) is always this GPU's, whatever ``options.arch`` says.
     ``sanitize`` also runs the chosen fused kernel under compute-sanitizer (``check``)
-    and keeps the verdicts in ``plan.sanitizer``.
+    and keeps the verdicts in ``plan.sanitizer``. ``backend`` measures (default: a worker
+    process of its own, or this process when ``settings.isolate`` is off); ``runner``
+    runs NVRTC (default: threads of this process).
     """
-    plan = _tune(launches, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress, options=options)
+    plan = _tune(launches, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress, options=options,
+                 backend=backend or default_backend(settings.isolate), runner=runner)
     if sanitize and plan.should_fuse and not plan.sanitizer:
         plan.sanitizer = check(launches, plan, options=options)
         if use_cache and plan.cache_key:
@@ -346,11 +389,12 @@ def _tune(
     use_cache: bool,
     progress: bool,
     options: CompileOptions | None,
+    backend: MeasureBackend,
+    runner: NvrtcRunner | None,
 ) -> Plan:
     if len(launches) < 2:
         raise HFuseError("tuning needs at least two kernel launches")
-    require_gpu()
-    front_end = _FrontEnd.of(launches, options or NO_OPTIONS, DeviceLimits.current())
+    front_end = _FrontEnd.of(launches, options or NO_OPTIONS, backend.device_limits())
     limits = front_end.limits
     key = front_end.key(launches, settings)
     cache = PlanCache(cache_dir) if use_cache else None
@@ -359,20 +403,18 @@ def _tune(
     # Compiled kernels are kept beside the plans: an original tuned again beside another
     # partner, or a candidate of an interrupted run, is not compiled twice.
     binaries = BinaryCache(cache.directory / "binaries") if cache is not None else None
+    journal = RunJournal(cache.directory / "partial" / f"{key}.jsonl") if cache is not None else None
+    recorded = journal.read() if journal is not None else None
     with Progress(enabled=progress) as bar, contextlib.ExitStack() as stack:
-        session = _Session(launches, settings, bar, front_end, binaries)
-        measurer = stack.enter_context(_measurer(session))
-        bar.note("measuring the unfused kernels")
-        unfused = measurer.unfused(session.originals())
-        baselines, originals = unfused.baselines, unfused.resources
-        co_resident = session.co_resident_jobs(originals)
-        if co_resident:
-            bar.note(f"measuring co-resident streams ({', '.join(str(k) for k in co_resident)} blocks per SM)")
-            report = measurer.co_resident(CoResidentRequest(tuple(session.originals()), co_resident))
-            if report.timings:
-                k = min(report.timings, key=lambda v: report.timings[v].median_ms)
-                baselines = replace(baselines, co_resident=report.timings[k], co_resident_k=k,
-                                    co_resident_grids=[job.grid for job in co_resident[k]])
+        session = _Session(launches, settings, bar, front_end, binaries, runner)
+        measurer = stack.enter_context(backend.open(session.inputs(key)))
+        if recorded is not None and recorded.baselines is not None:
+            bar.note(f"resuming: {len(recorded.results)} candidates measured before")
+            baselines, originals = recorded.baselines, recorded.resources
+        else:
+            baselines, originals = _measure_unfused(session, measurer, bar)
+            if journal is not None:
+                journal.unfused(baselines, originals)
         pool = futures.ThreadPoolExecutor(max_workers=settings.workers)
         # On Ctrl-C or an error, compiles not started yet are dropped rather than waited for.
         stack.callback(pool.shutdown, wait=True, cancel_futures=True)
@@ -389,27 +431,29 @@ def _tune(
             proposed = [c for c in dedupe(stage.propose(replace(state, results=tuple(results)))) if c.key not in seen]
             if proposed:
                 bar.start(len(proposed))
-                results += session.run(proposed, pool, measurer)
+                results += session.run(proposed, pool, measurer, journal, recorded.results if recorded else None)
         plan = _make_plan(session, results, baselines, settings, key, list(front_end.sources.values()))
     if cache is not None:
         cache.put(key, plan)
+        journal.remove()  # type: ignore[union-attr]
     return plan
 
 
-@contextlib.contextmanager
-def _measurer(session: _Session) -> Iterator["Measurer | WorkerMeasurer"]:
-    """A worker process under time limits (``settings.isolate``), or this process."""
-    settings = session.measure_settings()
-    if not session.settings.isolate:
-        yield Measurer(session.table.arrays, resolve(session.outputs, session.table.arrays), settings)
-        return
-    image = save_image(session.table.arrays)
-    try:
-        limits = TimeLimits(run_factor=session.settings.time_limit_factor, run_floor_s=session.settings.time_limit_floor_s)
-        with WorkerMeasurer(WorkerSetup(image, session.outputs, settings), limits) as measurer:
-            yield measurer
-    finally:
-        image.remove()
+def _measure_unfused(session: _Session, measurer: Measuring, bar: Progress) -> tuple[Baselines, tuple]:
+    """The unfused ways (co-resident streams too, where a kernel is grid-stride) and each
+    original kernel's resources."""
+    bar.note("measuring the unfused kernels")
+    unfused = measurer.unfused(session.originals())
+    baselines, originals = unfused.baselines, unfused.resources
+    co_resident = session.co_resident_jobs(originals)
+    if co_resident:
+        bar.note(f"measuring co-resident streams ({', '.join(str(k) for k in co_resident)} blocks per SM)")
+        report = measurer.co_resident(CoResidentRequest(tuple(session.originals()), co_resident))
+        if report.timings:
+            k = min(report.timings, key=lambda v: report.timings[v].median_ms)
+            baselines = replace(baselines, co_resident=report.timings[k], co_resident_k=k,
+                                co_resident_grids=[job.grid for job in co_resident[k]])
+    return baselines, tuple(originals)
 
 
 def _make_plan(session: _Session, results: list[CandidateResult], baselines: Baselines, settings: TuneSettings,
@@ -444,7 +488,9 @@ def _make_plan(session: _Session, results: list[CandidateResult], baselines: Bas
             grids = list(baselines.co_resident_grids)
         return Plan(blocks=[l.kernel.block for l in session.launches], grids=grids,
                     smems=[l.smem_for() for l in session.launches], **common)
-    made = session.built[best.candidate.fusion]  # what was measured, not built a second time
+    made = session.built.get(best.candidate.fusion)  # what was measured, not built a second time ...
+    if made is None:  # ... unless a resumed run measured it before (its binary is in the cache)
+        made = session.build(best.candidate)
     launches = session._launches_for(best.candidate)
     packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
     return Plan(

@@ -1,8 +1,10 @@
 """The worker process of ``isolation.WorkerMeasurer``: ``python -m hfuse.tuning.worker FD PARENT_PID``.
 
-It reads requests from the socket ``FD`` (pickled ``(method, argument)`` pairs), serves
-them with a ``Measurer`` on the inputs of its ``WorkerSetup``, and answers ``("phase",
-step)`` before each wait on the GPU, then ``("done", value)`` or ``("error", exception)``.
+It reads requests from the socket ``FD`` (pickled ``(method, inputs, argument)``), keeps
+one ``Measurer`` per input set (``("setup", inputs, WorkerSetup)`` uploads one,
+``("release", inputs, None)`` drops it), and answers ``("phase", step)`` before each wait
+on the GPU, then ``("done", value)``, ``("last", value)`` when it exits after answering
+(its CUDA context is lost), or ``("error", exception)``.
 It exits when told to stop, when the socket closes, when its CUDA context is lost, or
 when the process ``PARENT_PID`` is gone (a hung kernel would otherwise hold the GPU).
 """
@@ -46,37 +48,49 @@ def _sendable(exc: BaseException) -> BaseException:
 
 
 def serve(connection: Connection) -> int:
+    """Serves requests until told to stop; each input set (``setup``) has a ``Measurer`` of
+    its own, and all share one compiler, so a module loaded for one request stays loaded
+    for the next."""
+    from ..runtime.compile import Compiler
     from ..runtime.transfer import load_image
     from .isolation import WorkerSetup
     from .measure import Measurer
 
-    kind, setup = connection.recv()
-    if kind != "setup" or not isinstance(setup, WorkerSetup):
-        return 2
-    try:
-        from ..runtime.device import require_gpu
-
-        require_gpu().cuda.Device(setup.settings.limits.device_index).use()
-        arrays = load_image(setup.image)
-        measurer = Measurer(arrays, [arrays[r.index] for r in setup.outputs], setup.settings,
-                            phase=lambda step: connection.send(("phase", step)))
-    except BaseException as exc:
-        connection.send(("error", _sendable(exc)))
-        return 1
-    connection.send(("done", None))
+    measurers: dict[str, Measurer] = {}
+    compiler: Compiler | None = None
     while True:
         try:
-            method, argument = connection.recv()
+            method, inputs, argument = connection.recv()
         except (EOFError, OSError):
             return 0
-        if method not in _METHODS:
+        if method == "setup" and isinstance(argument, WorkerSetup):
+            try:
+                if compiler is None:
+                    from ..runtime.device import require_gpu
+
+                    require_gpu().cuda.Device(argument.settings.limits.device_index).use()
+                    compiler = Compiler(limits=argument.settings.limits)  # loads cubins; compiling is the tuner's
+                arrays = load_image(argument.image)
+                measurers[inputs] = Measurer(arrays, [arrays[r.index] for r in argument.outputs], argument.settings,
+                                             phase=lambda step: connection.send(("phase", step)), compiler=compiler)
+            except BaseException as exc:
+                connection.send(("error", _sendable(exc)))
+                return 1
+            connection.send(("done", None))
+            continue
+        if method == "release":
+            measurers.pop(inputs, None)
+            connection.send(("done", None))
+            continue
+        if method not in _METHODS or inputs not in measurers:
             return 0
+        measurer = measurers[inputs]
         try:
             value: Any = getattr(measurer, method)(argument)
         except BaseException as exc:
             connection.send(("error", _sendable(exc)))
         else:
-            connection.send(("done", value))
+            connection.send(("last" if measurer.broken else "done", value))
         if measurer.broken:
             return 1
 

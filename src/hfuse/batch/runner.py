@@ -1,0 +1,186 @@
+"""Tuning a batch of requests on this machine.
+
+``run_request`` tunes one ``TuneRequest`` with a given measurement backend and compile
+runner and says what became of it (``Outcome``); nothing it raises for a request's own
+reasons (bad inputs, kernels that hang alone) escapes: the batch goes on. ``run_batch``
+runs a manifest's requests:
+
+- compiles on one ``ProcessCompilePool`` shared by every request (NVRTC on every CPU);
+- measurements on one isolated worker for the GPU (``GpuWorker``), kept for the whole
+  batch, each request's inputs uploaded once;
+- ``concurrency`` requests at a time (default 2), so one request compiles while another
+  measures; the GPU still runs one kernel at a time;
+- each finished request is written out (``NAME-plan.json``, ``NAME.cu`` when it fuses)
+  and journaled at once, so a killed batch started again skips it; a request cut off
+  mid-search resumes from the tuner's own journal of its measurements;
+- at the end ``batch.json`` (GPU, driver, date, wall time, every outcome) and a table.
+
+With ``ray=True`` the same requests run on Ray (``ray_runner``).
+"""
+from __future__ import annotations
+
+import concurrent.futures as futures
+import datetime
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import HFuseError
+from ..files import writable_directory, write_atomically, write_output
+from ..runtime.compile import NvrtcRunner
+from ..runtime.compile_pool import ProcessCompilePool
+from ..tuning.backends import IsolatedBackend, MeasureBackend
+from ..tuning.isolation import GpuWorker
+from ..tuning.plan import Plan
+from ..tuning.tuner import tune
+from .manifest import Manifest, TuneRequest
+from .outcome import BatchJournal, Outcome
+
+
+def run_request(request: TuneRequest, *, backend: MeasureBackend, runner: NvrtcRunner | None,
+                cache_dir: Path, use_cache: bool = True) -> tuple[Outcome, Plan | None]:
+    """Tunes one request; a failure of the request's own is an ``Outcome``, not an exception."""
+    start = time.perf_counter()
+    identity = request.identity()
+    try:
+        launches = request.inputs.launches()
+        plan = tune(launches, request.settings, cache_dir=cache_dir, use_cache=use_cache, progress=False,
+                    options=request.options, backend=backend, runner=runner)
+    except HFuseError as err:
+        return Outcome(request.name, identity, "failed", time.perf_counter() - start, error=str(err)), None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as err:  # the user's launches function, a CUDA error outside any candidate
+        return Outcome(request.name, identity, "failed", time.perf_counter() - start,
+                       error=f"{type(err).__name__}: {err}"), None
+    seconds = time.perf_counter() - start
+    return Outcome(request.name, identity, "fused" if plan.should_fuse else "declined", seconds,
+                   speedup=plan.speedup, chosen=plan.chosen, fastest_unfused=plan.baselines.fastest_way(),
+                   candidates=len(plan.candidates), gpu=plan.gpu, driver=plan.driver), plan
+
+
+def write_request(out_dir: Path, outcome: Outcome, plan: Plan | None) -> Outcome:
+    """The request's plan (and fused file) in ``out_dir``; the outcome names them."""
+    if plan is None:
+        return outcome
+    plan_file = plan.save(out_dir / f"{outcome.name}-plan.json")
+    fused_file = write_output(out_dir / f"{outcome.name}.cu", plan.fused_source, "fused file") \
+        if plan.should_fuse and plan.fused_source else None
+    return Outcome(**{**outcome.to_dict(), "plan_file": str(plan_file), "fused_file": str(fused_file) if fused_file else None})
+
+
+@dataclass
+class BatchReport:
+    manifest: Manifest
+    outcomes: list[Outcome]
+    """In the manifest's order."""
+    wall_s: float
+    resumed: int
+    """Requests finished by an earlier run of the batch, not tuned again."""
+    executor: str = "local"
+    date: str = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+
+    def to_dict(self) -> dict[str, Any]:
+        counts = {s: sum(o.status == s for o in self.outcomes) for s in ("fused", "declined", "failed")}
+        gpus = sorted({o.gpu for o in self.outcomes if o.gpu})
+        drivers = sorted({o.driver for o in self.outcomes if o.driver})
+        return {"manifest": str(self.manifest.path), "name": self.manifest.name, "gpu": ", ".join(gpus),
+                "driver": ", ".join(drivers), "date": self.date, "executor": self.executor, "wall_s": round(self.wall_s, 3),
+                "requests": len(self.outcomes), "resumed": self.resumed, **counts,
+                "outcomes": [o.to_dict() for o in self.outcomes]}
+
+    def save(self) -> Path:
+        return write_atomically(self.manifest.output / "batch.json", json.dumps(self.to_dict(), indent=1) + "\n")
+
+
+def summary_table(report: BatchReport) -> Table:
+    table = Table(title=f"{report.manifest.name}: {len(report.outcomes)} requests, {report.wall_s:.1f} s"
+                  + (f" ({report.resumed} from an earlier run)" if report.resumed else ""))
+    for column in ("request", "decision", "speedup", "chosen", "fastest unfused", "candidates", "time"):
+        table.add_column(column, justify="right" if column in ("speedup", "candidates", "time") else "left")
+    for o in report.outcomes:
+        decision = {"fused": "[green]fuse[/]", "declined": "do not fuse", "failed": "[red]failed[/]"}[o.status]
+        table.add_row(o.name, decision, f"{o.speedup:.3f}x" if o.speedup else "",
+                      (o.chosen or (o.error or "").splitlines()[0][:60] if o.status != "declined" else ""),
+                      o.fastest_unfused or "", str(o.candidates or ""),
+                      f"{o.seconds:.1f} s")
+    return table
+
+
+OutcomeSource = Callable[[Sequence[TuneRequest]], Iterable[tuple[Outcome, Plan | None]]]
+"""Tunes requests somewhere and yields each one's outcome (and plan) as it finishes."""
+
+
+def local_outcomes(backend: MeasureBackend, runner: NvrtcRunner | None, cache_dir: Path, use_cache: bool,
+                   concurrency: int) -> OutcomeSource:
+    def outcomes(requests: Sequence[TuneRequest]) -> Iterable[tuple[Outcome, Plan | None]]:
+        with futures.ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="hfuse-request") as pool:
+            jobs = [pool.submit(run_request, r, backend=backend, runner=runner, cache_dir=cache_dir,
+                                use_cache=use_cache) for r in requests]
+            try:
+                for job in futures.as_completed(jobs):
+                    yield job.result()
+            finally:
+                for job in jobs:
+                    job.cancel()
+    return outcomes
+
+
+def run_batch(manifest: Manifest, *, source: OutcomeSource | None = None, backend: MeasureBackend | None = None,
+              runner: NvrtcRunner | None = None, cache_dir: Path | None = None, use_cache: bool = True,
+              concurrency: int = 2, fresh: bool = False, console: Console | None = None,
+              progress: bool = True, executor: str = "local") -> BatchReport:
+    """Tunes every request of ``manifest`` not finished by an earlier run (all with ``fresh``).
+
+    ``source`` runs the requests (``ray_runner.ray_outcomes``, say); by default they run
+    here, measured by ``backend`` (an isolated worker for this GPU) with compiles on
+    ``runner`` (a pool of processes)."""
+    console = console or Console(stderr=True, highlight=False)
+    out_dir = writable_directory(manifest.output)
+    cache_dir = cache_dir or out_dir / ".hfuse-cache"
+    journal = BatchJournal(out_dir / "batch-journal.jsonl")
+    if fresh:
+        journal.clear()
+    done = journal.read()
+    pending = [r for r in manifest.requests if r.identity() not in done]
+    finished = {r.identity(): done[r.identity()] for r in manifest.requests if r.identity() in done}
+    start = time.perf_counter()
+    owned: list[Any] = []
+    try:
+        if source is None:
+            if backend is None:
+                backend = IsolatedBackend(GpuWorker())
+                owned.append(backend.worker)
+            if runner is None:
+                runner = ProcessCompilePool()
+                owned.append(runner)
+            source = local_outcomes(backend, runner, cache_dir, use_cache, concurrency)
+        if finished:
+            console.print(f"[dim]{len(finished)} of {len(manifest.requests)} requests finished by an earlier run "
+                          f"(journal {journal.path}); tuning the other {len(pending)}[/]")
+        bar = Progress(TextColumn("[bold]batch[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       TextColumn("{task.description}"), console=console, disable=not progress)
+        with bar:
+            task = bar.add_task("", total=len(pending))
+            for outcome, plan in source(pending):
+                outcome = write_request(out_dir, outcome, plan)
+                journal.add(outcome)
+                finished[outcome.identity] = outcome
+                if outcome.status == "failed":
+                    bar.console.print(f"  [red]failed[/] {outcome.name}: {(outcome.error or '').splitlines()[0]}",
+                                      markup=True, highlight=False)
+                bar.update(task, advance=1, description=outcome.name)
+    finally:
+        for thing in reversed(owned):
+            thing.close()
+    outcomes = [finished[r.identity()] for r in manifest.requests if r.identity() in finished]
+    report = BatchReport(manifest, outcomes, time.perf_counter() - start, resumed=len(manifest.requests) - len(pending),
+                         executor=executor)
+    report.save()
+    return report
