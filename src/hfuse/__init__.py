@@ -18,6 +18,14 @@ def tune(launches, settings=None, **kwargs):
     return _tune(launches, settings or TuneSettings(), **kwargs)
 
 
+def verify(kernels, fusion, launches=None, **kwargs):
+    """Run ``fusion`` of ``kernels`` once beside the originals on this GPU and compare every
+    output bit for bit (on ``launches``, or generated inputs); see ``hfuse.tuning.verify``."""
+    from .tuning.verify import verify as _verify
+
+    return _verify(kernels, fusion, launches, **kwargs)
+
+
 def __getattr__(name: str):
     # Plans belong to the tuner: ``import hfuse`` (and ``hfuse fuse``) stays out of it.
     if name in ("Plan", "load_plan"):
@@ -30,5 +38,5 @@ def __getattr__(name: str):
 __all__ = [
     "CompileOptions", "DeviceSource", "Dim3", "Fusion", "FusedKernel", "FusedLaunch", "HFuseError", "KernelLaunch", "KernelSpec",
     "Output", "Plan", "PreparedUnit", "RegisterCap", "WarpgroupRegisters", "__version__", "device_source", "fuse",
-    "launcher", "load_plan", "plan_table", "prepare", "tune",
+    "launcher", "load_plan", "plan_table", "prepare", "tune", "verify",
 ]

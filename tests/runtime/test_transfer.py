@@ -4,8 +4,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
-from hfuse.runtime.transfer import ArrayRef, ArrayTable, _extent, merge_extents, resolve
+from hfuse.errors import HFuseError
+from hfuse.runtime.transfer import (ArrayRef, ArrayTable, _extent, arrays_of_launches, describe_arrays,
+                                    inputs_from_recipe, merge_extents, resolve)
 
 
 def fake_array(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int = 4):
@@ -34,3 +37,35 @@ def test_a_table_gives_one_reference_per_array_and_leaves_scalars():
     assert refs == (ArrayRef(0), np.int32(3), ArrayRef(1), ArrayRef(0))
     assert table.arrays == [a, b]
     assert resolve(refs, ["A", "B"]) == ("A", np.int32(3), "B", "A")
+
+
+def test_a_layout_says_shapes_and_sharing_not_addresses():
+    # one process: a buffer with two views of it, and a separate array
+    here = [fake_array(1000, (8,), (4,)), fake_array(1016, (4,), (4,)), fake_array(5000, (2, 2), (8, 4))]
+    # another process made the same from the recipe, the allocator placing them elsewhere
+    # (the separate array below the buffer this time)
+    there = [fake_array(90000, (8,), (4,)), fake_array(90016, (4,), (4,)), fake_array(100, (2, 2), (8, 4))]
+    assert describe_arrays(here) == describe_arrays(there)
+    assert describe_arrays(here)[1] == ("<i4", (4,), (4,), 0, 16)  # in the first array's range, 16 bytes in
+    # the same shapes without the sharing is another layout
+    apart = [fake_array(90000, (8,), (4,)), fake_array(95000, (4,), (4,)), fake_array(100, (2, 2), (8, 4))]
+    assert describe_arrays(apart) != describe_arrays(here)
+
+
+class _Recipe:
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    def launches(self):
+        return [SimpleNamespace(args=[self.arrays[0], np.int32(4), self.arrays[1]]),
+                SimpleNamespace(args=[self.arrays[2], self.arrays[0]])]
+
+
+def test_inputs_made_again_from_a_recipe_must_have_the_tuners_layout():
+    made = [fake_array(1000, (8,), (4,)), fake_array(1016, (4,), (4,)), fake_array(5000, (2, 2), (8, 4))]
+    layout = describe_arrays(arrays_of_launches(_Recipe(made).launches()).arrays)
+    again = [fake_array(7000, (8,), (4,)), fake_array(7016, (4,), (4,)), fake_array(64, (2, 2), (8, 4))]
+    assert inputs_from_recipe(_Recipe(again), layout) == again
+    other = [fake_array(7000, (8,), (4,)), fake_array(7016, (4,), (4,)), fake_array(64, (2, 3), (12, 4))]
+    with pytest.raises(HFuseError, match="differ from the tuner's .* at array #2"):
+        inputs_from_recipe(_Recipe(other), layout)

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from hfuse.errors import HFuseError
@@ -208,3 +209,23 @@ def test_a_closed_worker_starts_again_on_the_next_call(tmp_path, scripted_path):
     assert measurer.measure(request("ok")).verified
     assert measurer.workers_started == 2
     measurer.close()
+
+
+def test_inputs_with_a_recipe_are_made_in_the_worker_not_copied(tmp_path, scripted_path, monkeypatch):
+    from hfuse.batch.inputs import FunctionInputs
+    from hfuse.tuning import backends
+    from hfuse.tuning.backends import IsolatedBackend, SessionInputs
+
+    def no_copy(arrays):
+        raise AssertionError("the inputs were copied")
+
+    monkeypatch.setattr(backends, "save_image", no_copy)
+    monkeypatch.setenv("HFUSE_SCRIPTED_DIR", str(tmp_path))
+    arrays = [SimpleNamespace(data=SimpleNamespace(ptr=4096 * i), shape=(4,), strides=(4,), size=4,
+                              dtype=np.dtype("f4"), nbytes=16) for i in (1, 2)]
+    recipe = FunctionInputs(str(tmp_path / "make.py"), "make")
+    with GpuWorker(module="scripted_worker") as gpu:
+        inputs = SessionInputs("a+b", "key", arrays, (), SETTINGS, FAST, recipe=recipe)
+        with IsolatedBackend(gpu).open(inputs) as measurer:
+            assert measurer.measure(request("ok")).verified
+    assert (tmp_path / "setups").read_text().split("\n")[0] == "inputs-1 recipe 2"

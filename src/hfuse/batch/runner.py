@@ -51,7 +51,7 @@ def run_request(request: TuneRequest, *, backend: MeasureBackend, runner: NvrtcR
     try:
         launches = request.inputs.launches()
         plan = tune(launches, request.settings, cache_dir=cache_dir, use_cache=use_cache, progress=False,
-                    options=request.options, backend=backend, runner=runner)
+                    options=request.options, backend=backend, runner=runner, recipe=request.inputs)
     except HFuseError as err:
         return Outcome(request.name, identity, "failed", time.perf_counter() - start, error=str(err)), None
     except (KeyboardInterrupt, SystemExit):

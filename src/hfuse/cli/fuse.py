@@ -64,9 +64,34 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
     for note in fused.notes:
         console.print(f"[yellow]{escape(note)}[/]")
     console.print(f"wrote {output} in {elapsed * 1000:.0f} ms")
-    if args.check:
-        return _compile_check(fused, request.options, console)
-    return 0
+    status = _compile_check(fused, request.options, console) if args.check else 0
+    if args.verify or args.verify_inputs:
+        status = max(status, _verify(fused, request, args, console))
+    return status
+
+
+def _verify(fused, request, args: argparse.Namespace, console: Console) -> int:
+    """``--verify``: run the fused kernel beside the originals on the GPU; 1 if an output differs."""
+    from ..runtime.device import require_gpu
+    from ..tuning.verify import GeneratedInputs, verify
+
+    require_gpu()
+    launches = None
+    if args.verify_inputs:
+        from ..batch.inputs import function_of
+
+        launches = function_of(args.verify_inputs, Path.cwd(), Location(args.verify_inputs)).launches()
+        launches = [l.with_block(k.block) for l, k in zip(launches, request.kernels)]
+    found = verify(request.kernels, fused.fusion, launches, options=request.options,
+                   inputs=GeneratedInputs(args.verify_size, args.verify_seed), barrier_form=request.barrier_form,
+                   name=request.name, expected_source=fused.source)
+    result = found.result
+    if found.verified:
+        console.print(f"[green]verified[/]: every output equals the original kernels' bit for bit, on {found.inputs} "
+                      f"inputs ({result.registers} registers, {result.occupancy or 0:.0%} occupancy)")
+        return 0
+    console.print(f"[bold red]not verified[/] on {found.inputs} inputs ({result.failure}): {escape(result.error or '')}")
+    return 1
 
 
 def _compile_check(fused, options: CompileOptions, console: Console) -> int:
@@ -106,5 +131,15 @@ def add_fuse_parser(sub: argparse._SubParsersAction) -> None:
     fuse.add_argument("--check", action="store_true",
                       help="compile the fused file with nvcc (no GPU needed) and report registers x block, spills and "
                            "static shared memory against what a block may have; exit 1 if it could not launch")
+    verify = fuse.add_argument_group("verification on the GPU")
+    verify.add_argument("--verify", action="store_true",
+                        help="run the fused kernel and the originals once on generated inputs (arrays of SIZE x SIZE "
+                             "random elements, integer parameters SIZE) and compare every output bit for bit; "
+                             "exit 1 if one differs")
+    verify.add_argument("--verify-size", type=int, default=256, metavar="SIZE", help="generated inputs' size (256)")
+    verify.add_argument("--verify-seed", type=int, default=0, metavar="SEED")
+    verify.add_argument("--verify-inputs", metavar="FILE.py:FUNCTION",
+                        help="verify on your inputs instead: a function returning [hfuse.KernelLaunch, ...] in the "
+                             "kernels' order")
     add_compile_flags(fuse, arch=True)
     fuse.set_defaults(run=run_fuse)

@@ -94,7 +94,8 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
     start = time.perf_counter()
     writable_directory(out_dir)  # before minutes of tuning, not after
     plan = tune(request.launches, request.request.settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache,
-                options=request.request.options, sanitize=sanitize, backend=_recorded_backend(recorded))
+                options=request.request.options, sanitize=sanitize, backend=_recorded_backend(recorded),
+                recipe=request.request.inputs)
     elapsed = time.perf_counter() - start
     plan_path = plan.save(out_dir / f"{name}-plan.json")
     console.print(plan_table(plan), markup=False)

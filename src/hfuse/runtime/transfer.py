@@ -12,6 +12,11 @@ a CUDA context of its own and cannot use the caller's device pointers, so:
    so kernels that share memory share it in the worker too;
 3. ``load_image`` uploads the ranges in the worker and rebuilds the arrays, by index.
 
+Where the inputs come from a recipe (a benchmark workload and its seed, a user's
+function: ``hfuse.batch.inputs``), nothing is copied: the worker makes them again on its
+own GPU (``inputs_from_recipe``) and checks that they have the layout of the tuner's
+(``describe_arrays``): the same dtypes, shapes, strides and sharing.
+
 Plain host files (in ``/dev/shm`` where there is one), not pipes: a worker started again
 after a crash reads them again without the caller copying anything twice.
 """
@@ -26,6 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import HFuseError
 from ..launch import is_device_array
 from .device import require_gpu
 
@@ -124,6 +130,47 @@ def merge_extents(extents: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, i
             merged.append([low, high])
         region_of[i] = len(merged) - 1
     return [(low, high) for low, high in merged], region_of
+
+
+ArrayLayout = tuple[tuple[str, tuple[int, ...], tuple[int, ...], int, int], ...]
+"""Per array: dtype, shape, strides, the memory range it falls in and its offset there."""
+
+
+def describe_arrays(arrays: Sequence[Any]) -> ArrayLayout:
+    """What kernels can tell of some arrays without their contents: each one's dtype,
+    shape and strides, and which of them share memory, at which offsets. Two processes
+    that made their inputs from one recipe must agree on it (``inputs_from_recipe``)."""
+    extents = [_extent(a) for a in arrays]
+    merged, region_of = merge_extents(extents)
+    # ranges numbered by the first array in each, not by address: where the allocator put
+    # them differs from one process to another
+    first_seen: dict[int, int] = {}
+    for region in region_of:
+        first_seen.setdefault(region, len(first_seen))
+    return tuple((np.dtype(a.dtype).str, tuple(int(n) for n in a.shape), tuple(int(s) for s in a.strides),
+                  first_seen[region_of[i]], int(a.data.ptr) - merged[region_of[i]][0]) for i, a in enumerate(arrays))
+
+
+def arrays_of_launches(launches: Sequence[Any]) -> ArrayTable:
+    """The device arrays of ``launches`` (``KernelLaunch``), in the order the tuner numbers them."""
+    table = ArrayTable()
+    for launch in launches:
+        table.refs(launch.args)
+    return table
+
+
+def inputs_from_recipe(recipe: Any, expected: ArrayLayout) -> list[Any]:
+    """The arrays of ``recipe.launches()`` made here, checked against ``expected`` (the
+    layout of the arrays another process made from the same recipe), in table order."""
+    arrays = arrays_of_launches(recipe.launches()).arrays
+    found = describe_arrays(arrays)
+    if found != expected:
+        differ = next((i for i, (a, b) in enumerate(zip(found, expected)) if a != b), min(len(found), len(expected)))
+        raise HFuseError(
+            f"the inputs made again from their recipe differ from the tuner's ({len(found)} arrays against "
+            f"{len(expected)}; the first difference at array #{differ})",
+            hint="the launches function must return arrays of the same dtypes, shapes and sharing each call")
+    return arrays
 
 
 def save_image(arrays: Sequence[Any], directory: str | None = None) -> HostImage:

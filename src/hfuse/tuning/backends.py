@@ -19,7 +19,7 @@ from typing import Any, ContextManager, Iterator, Protocol, Sequence
 
 from ..runtime.device import DeviceLimits, require_gpu
 from ..runtime.jobs import LaunchJob
-from ..runtime.transfer import ArrayRef, resolve, save_image
+from ..runtime.transfer import ArrayRef, describe_arrays, resolve, save_image
 from .isolation import GpuWorker, TimeLimits, WorkerMeasurer, WorkerSetup
 from .measure import CoResidentReport, CoResidentRequest, MeasureRequest, MeasureSettings, Measurer, UnfusedReport
 from .plan import CandidateResult
@@ -39,6 +39,9 @@ class SessionInputs:
     """The arrays kernels write: restored before each run."""
     settings: MeasureSettings
     time_limits: TimeLimits
+    recipe: Any = None
+    """How the arrays were made (``batch.inputs``), if known: a worker makes its own from it
+    instead of being sent a copy."""
 
 
 class Measuring(Protocol):
@@ -87,6 +90,12 @@ class IsolatedBackend:
 
     @contextlib.contextmanager
     def open(self, inputs: SessionInputs) -> Iterator[Measuring]:
+        if inputs.recipe is not None:  # made again in the worker: nothing to copy
+            setup = WorkerSetup(None, inputs.outputs, inputs.settings, recipe=inputs.recipe,
+                                layout=describe_arrays(inputs.arrays))
+            with WorkerMeasurer(setup, inputs.time_limits, worker=self.worker) as measurer:
+                yield measurer
+            return
         image = save_image(inputs.arrays)
         try:
             with WorkerMeasurer(WorkerSetup(image, inputs.outputs, inputs.settings), inputs.time_limits,

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 from ..errors import HFuseError
 from ..runtime.jobs import LaunchJob
-from ..runtime.transfer import ArrayRef, HostImage
+from ..runtime.transfer import ArrayLayout, ArrayRef, HostImage
 from .measure import CoResidentReport, CoResidentRequest, MeasureRequest, MeasureSettings, UnfusedReport
 from .plan import CandidateResult
 
@@ -80,10 +80,15 @@ class TimeLimits:
 class WorkerSetup:
     """What a fresh worker is given before any request."""
 
-    image: HostImage
+    image: HostImage | None
+    """The inputs' bytes (None when they are made from ``recipe``)."""
     outputs: tuple[ArrayRef, ...]
     """Every array a kernel writes: restored to its initial contents before each run."""
     settings: MeasureSettings
+    recipe: Any = None
+    """How to make the inputs in the worker instead (``batch.inputs``: ``.launches()``)."""
+    layout: ArrayLayout = ()
+    """The tuner's inputs' layout (``describe_arrays``), which the recipe's must match."""
 
 
 class WorkerTimeout(HFuseError):

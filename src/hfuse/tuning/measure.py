@@ -51,6 +51,8 @@ class MeasureRequest:
     entry_registers: int | None = None
     """Per-part budgets (``setmaxnreg``) add up only if the kernel has exactly this many
     registers per thread on entry: checked before it runs."""
+    timed: bool = True
+    """False: verify only (``verify``), no timing."""
 
 
 @dataclass(frozen=True)
@@ -205,8 +207,9 @@ class Measurer:
                 result.failure = "mismatch"
                 return result
             result.verified = True
-            self.phase("time")
-            result.time = self.time(lambda: launch())
+            if request.timed:
+                self.phase("time")
+                result.time = self.time(lambda: launch())
         except SymbolError:
             raise  # the user's symbol data, the same for every candidate: say so once, loudly
         except (LaunchError, HFuseError) as err:

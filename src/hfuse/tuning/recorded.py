@@ -158,7 +158,7 @@ class RecordedMeasurer:
                                    failure=recorded.failure or "mismatch")  # type: ignore[arg-type]
         res = _resources(request.fused)
         occ = occupancy(self.limits, res.registers, request.fused.block.size, res.static_smem, request.fused.shared_mem)
-        return CandidateResult(request.candidate, time=recorded.time, registers=res.registers,
+        return CandidateResult(request.candidate, time=recorded.time if request.timed else None, registers=res.registers,
                                local_bytes=res.local_bytes, spill_stores=res.spill_stores, spill_loads=res.spill_loads,
                                static_smem=res.static_smem, occupancy=occ.occupancy, blocks_per_sm=occ.blocks_per_sm,
                                verified=True)

@@ -52,7 +52,7 @@ from ..runtime.symbols import (
     fused_symbols,
     present_symbols,
 )
-from ..runtime.transfer import ArrayTable, save_image
+from ..runtime.transfer import arrays_of_launches, save_image
 from ..spec import Dim3, KernelSpec
 from .cache import PlanCache, cache_key, describe_launch, header_digests
 from .candidates import Candidate, dedupe
@@ -150,9 +150,7 @@ class _Session:
         # The originals are compiled from their device side alone (a sample's main() and
         # host headers never reach NVRTC).
         self.device_sources = [device_source(s, sources=front_end.sources, options=self.options) for s in self.specs]
-        self.table = ArrayTable()
-        for launch in self.launches:
-            self.table.refs(launch.args)
+        self.table = arrays_of_launches(self.launches)
         self.outputs = self.table.refs([l.args[o.index] for l in self.launches for o in l.outputs])
         self._originals: dict[tuple[int, Dim3], LaunchJob] = {}
         self.built: dict[Fusion, _Built] = {}
@@ -167,12 +165,13 @@ class _Session:
         s = self.settings
         return MeasureSettings(self.limits, warmup_ms=s.warmup_ms, rep_ms=s.rep_ms, flush_l2=s.flush_l2)
 
-    def inputs(self, key: str) -> SessionInputs:
-        """What a measurement backend is given for this session (``key``: its cache key)."""
+    def inputs(self, key: str, recipe: Any = None) -> SessionInputs:
+        """What a measurement backend is given for this session (``key``: its cache key;
+        ``recipe``: how its launches were made, if known)."""
         s = self.settings
         return SessionInputs("+".join(l.name for l in self.launches), key, self.table.arrays, self.outputs,
                              self.measure_settings(),
-                             TimeLimits(run_factor=s.time_limit_factor, run_floor_s=s.time_limit_floor_s))
+                             TimeLimits(run_factor=s.time_limit_factor, run_floor_s=s.time_limit_floor_s), recipe)
 
     # -- originals -------------------------------------------------------------------
     def original(self, index: int, block: Dim3) -> LaunchJob:
@@ -222,9 +221,10 @@ class _Session:
             out.append(moved)
         return out
 
-    def build(self, candidate: Candidate) -> _Built:
-        """Generate and compile (runs on a worker thread: no CUDA calls here)."""
-        fused = self.unit.emit(candidate.fusion, barrier_form=self.settings.barrier_form)  # type: ignore[arg-type]
+    def build(self, candidate: Candidate, name: str | None = None) -> _Built:
+        """Generate and compile (runs on a worker thread: no CUDA calls here); ``name``: the
+        fused kernel's, if not the default."""
+        fused = self.unit.emit(candidate.fusion, name=name, barrier_form=self.settings.barrier_form)  # type: ignore[arg-type]
         # The fused names of the symbols given data (``&name`` expressions for their lowered names).
         symbols = fused_symbol_names(fused.symbol_names, [l.symbols for l in self.launches], fused.source)
         budgets = isinstance(candidate.register_cap, WarpgroupRegisters)
@@ -329,6 +329,7 @@ def tune(
     sanitize: bool = False,
     backend: MeasureBackend | None = None,
     runner: NvrtcRunner | None = None,
+    recipe: Any = None,
 ) -> Plan:
     """Find the fastest verified fusion of ``launches`` on this GPU, or decide not to fuse.
 
@@ -337,10 +338,12 @@ def tune(
     ``sanitize`` also runs the chosen fused kernel under compute-sanitizer (``check``)
     and keeps the verdicts in ``plan.sanitizer``. ``backend`` measures (default: a worker
     process of its own, or this process when ``settings.isolate`` is off); ``runner``
-    runs NVRTC (default: threads of this process).
+    runs NVRTC (default: threads of this process). ``recipe`` says how ``launches`` were
+    made (``batch.inputs``: an object whose ``launches()`` makes them again, with the same
+    layout): an isolated worker then makes its own inputs instead of being sent a copy.
     """
     plan = _tune(launches, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress, options=options,
-                 backend=backend or default_backend(settings.isolate), runner=runner)
+                 backend=backend or default_backend(settings.isolate), runner=runner, recipe=recipe)
     if sanitize and plan.should_fuse and not plan.sanitizer:
         plan.sanitizer = check(launches, plan, options=options)
         if use_cache and plan.cache_key:
@@ -391,6 +394,7 @@ def _tune(
     options: CompileOptions | None,
     backend: MeasureBackend,
     runner: NvrtcRunner | None,
+    recipe: Any = None,
 ) -> Plan:
     if len(launches) < 2:
         raise HFuseError("tuning needs at least two kernel launches")
@@ -407,7 +411,7 @@ def _tune(
     recorded = journal.read() if journal is not None else None
     with Progress(enabled=progress) as bar, contextlib.ExitStack() as stack:
         session = _Session(launches, settings, bar, front_end, binaries, runner)
-        measurer = stack.enter_context(backend.open(session.inputs(key)))
+        measurer = stack.enter_context(backend.open(session.inputs(key, recipe)))
         if recorded is not None and recorded.baselines is not None:
             bar.note(f"resuming: {len(recorded.results)} candidates measured before")
             baselines, originals = recorded.baselines, recorded.resources

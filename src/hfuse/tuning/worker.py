@@ -52,7 +52,7 @@ def serve(connection: Connection) -> int:
     its own, and all share one compiler, so a module loaded for one request stays loaded
     for the next."""
     from ..runtime.compile import Compiler
-    from ..runtime.transfer import load_image
+    from ..runtime.transfer import inputs_from_recipe, load_image
     from .isolation import WorkerSetup
     from .measure import Measurer
 
@@ -70,7 +70,8 @@ def serve(connection: Connection) -> int:
 
                     require_gpu().cuda.Device(argument.settings.limits.device_index).use()
                     compiler = Compiler(limits=argument.settings.limits)  # loads cubins; compiling is the tuner's
-                arrays = load_image(argument.image)
+                arrays = (inputs_from_recipe(argument.recipe, argument.layout) if argument.recipe is not None
+                          else load_image(argument.image))
                 measurers[inputs] = Measurer(arrays, [arrays[r.index] for r in argument.outputs], argument.settings,
                                              phase=lambda step: connection.send(("phase", step)), compiler=compiler)
             except BaseException as exc:

@@ -26,11 +26,12 @@ def main() -> int:
             return 0
         if method == "setup":
             if directory is None:
-                directory = argument.image.directory
+                # inputs made from a recipe come with no image: the test names a directory
+                directory = argument.image.directory if argument.image else os.environ["HFUSE_SCRIPTED_DIR"]
                 with open(os.path.join(directory, "pids"), "a") as out:
                     out.write(f"{os.getpid()}\n")
             with open(os.path.join(directory, "setups"), "a") as out:
-                out.write(f"{inputs}\n")
+                out.write(f"{inputs}\n" if argument.recipe is None else f"{inputs} recipe {len(argument.layout)}\n")
             loaded.add(inputs)
             connection.send(("done", None))
             continue
