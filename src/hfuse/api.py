@@ -80,8 +80,10 @@ class FusedKernel:
         """Writes the fused file (whole or not at all); an unwritable path is an ``HFuseError``."""
         return write_output(path, self.source, "fused file")
 
-    def pack(self, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3], smems: Sequence[int]) -> FusedLaunch:
-        """The fused launch for the given per-kernel arguments, grids and dynamic shared memory."""
+    def pack(self, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3], smems: Sequence[int],
+             sm_count: int | None = None) -> FusedLaunch:
+        """The fused launch for the given per-kernel arguments, grids and dynamic shared memory
+        (``sm_count``: the GPU's SMs, which size a persistent layout's grid)."""
         if not len(args_per_kernel) == len(grids) == len(smems) == len(self.parts):
             raise ValueError(f"expected {len(self.parts)} argument lists, grids and shared-memory sizes")
         for sig, args in zip(self.signatures, args_per_kernel):
@@ -91,7 +93,7 @@ class FusedKernel:
                     Location(sig.part.kernel.file, sig.part.kernel.line, sig.part.spec.name),
                 )
         return pack_launch(self.block.size, args_per_kernel, grids, smems, self.layout.blocks_add_up,
-                           [s.smem_align for s in self.signatures])
+                           [s.smem_align for s in self.signatures], self.layout.grid_limit(len(self.parts), sm_count))
 
 
 def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> list[SourceFile]:
@@ -478,7 +480,8 @@ def _generate(
     budgets = part_budgets(register_cap, [part.size for part in partition.parts], partition.block_threads,
                            warpgroups_of_their_own=layout.per_part_registers, layout=layout.name)
     kernel_text = layout.emit(fused_name, partition, sigs, [c.body_name for c in codes], bounds, budgets)
-    launch_text = launcher(fused_name, partition.block_threads, sigs, layout.blocks_add_up)
+    launch_text = launcher(fused_name, partition.block_threads, sigs, layout.blocks_add_up,
+                           layout.blocks_per_sm(len(sigs)))
     namespaces = [k.scope for k in found if any(k.scope)]
     expression_prefix = ""
     if namespaces:

@@ -45,10 +45,12 @@ def smem_offsets(smems: Sequence[int], alignments: Sequence[int] = ()) -> tuple[
 
 
 def pack_launch(block_threads: int, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3],
-                smems: Sequence[int], blocks_add_up: bool = False, alignments: Sequence[int] = ()) -> FusedLaunch:
+                smems: Sequence[int], blocks_add_up: bool = False, alignments: Sequence[int] = (),
+                grid_limit: int | None = None) -> FusedLaunch:
     """The Python twin of the C++ launch helper: original launches in, fused launch out.
     ``blocks_add_up``: the layout puts the parts' blocks one after another in the fused grid.
-    ``alignments``: each part's slice alignment (``PartSignature.smem_align``)."""
+    ``alignments``: each part's slice alignment (``PartSignature.smem_align``).
+    ``grid_limit``: at most this many fused blocks (a persistent layout's SMs x blocks per SM)."""
     grids = [Dim3.of(g) for g in grids]
     offsets, total = smem_offsets(smems, alignments)
     hidden: list[Any] = []
@@ -56,10 +58,15 @@ def pack_launch(block_threads: int, args_per_kernel: Sequence[Sequence[Any]], gr
         hidden += [np.uint32(grid.x), np.uint32(grid.y), np.uint32(grid.z), np.uint32(offset)]
     flat = tuple(a for args in args_per_kernel for a in args) + tuple(hidden)
     sizes = [g.size for g in grids]
-    return FusedLaunch(Dim3(sum(sizes) if blocks_add_up else max(sizes)), Dim3(block_threads), flat, total)
+    blocks = sum(sizes) if blocks_add_up else max(sizes)
+    if grid_limit is not None:
+        blocks = max(1, min(blocks, grid_limit))
+    return FusedLaunch(Dim3(blocks), Dim3(block_threads), flat, total)
 
 
-def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], blocks_add_up: bool = False) -> str:
+def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], blocks_add_up: bool = False,
+             blocks_per_sm: int | None = None) -> str:
+    """The C++ launch helper; ``blocks_per_sm``: a persistent layout's grid, SMs x this (at most)."""
     templated = any(s.template_header for s in sigs)
     params = []
     for s in sigs:
@@ -88,6 +95,14 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], bl
         body.append(f"  const unsigned hf{i}_smem = (unsigned){start};")
         body.append(f"  hf_smem = (hf{i}_smem + hf{i}_dynamic_smem + {SMEM_ALIGN - 1}) / {SMEM_ALIGN} * {SMEM_ALIGN};")
     body.append("  if (hf_blocks == 0) return cudaSuccess;")
+    if blocks_per_sm:
+        body.append("  {  // persistent blocks: SMs x blocks per SM at most")
+        body.append("    int hf_device = 0, hf_sms = 0;")
+        body.append("    cudaError_t hf_err = cudaGetDevice(&hf_device);")
+        body.append("    if (hf_err == cudaSuccess) hf_err = cudaDeviceGetAttribute(&hf_sms, cudaDevAttrMultiProcessorCount, hf_device);")
+        body.append("    if (hf_err != cudaSuccess) return hf_err;")
+        body.append(f"    if (hf_blocks > (unsigned long long)hf_sms * {blocks_per_sm}ull) hf_blocks = (unsigned long long)hf_sms * {blocks_per_sm}ull;")
+        body.append("  }")
     body.append("  if (hf_blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;")
     # Above 48 KiB of static + dynamic shared memory a launch needs the opt-in; the
     # parts' static arrays count too (the Python path, runtime/compile.py, does the same).

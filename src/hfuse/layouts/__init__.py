@@ -11,7 +11,9 @@ One module per layout, each owning its rules (``Layout``) and its dispatch code:
   inside the largest (as ML compilers' combo kernels do);
 - ``interleaved``: the same, with the parts taking turns along the fused grid (round robin);
 - ``dynamic``: the same, with each block choosing its part at run time from its SM's
-  tickets, so every SM runs the parts in a ratio (``dynamic:2:1``).
+  tickets, so every SM runs the parts in a ratio (``dynamic:2:1``);
+- ``persistent``: a few persistent blocks per SM in a mix of the parts
+  (``persistent:2:2``), each looping over its part's blocks, then the others'.
 
 Plans, configs and the command line write a layout as its ``spec`` (``dynamic:2:1``).
 """
@@ -23,9 +25,11 @@ from .dynamic import DYNAMIC, Dynamic
 from .horizontal import HORIZONTAL, Horizontal
 from .interblock import INTERBLOCK, Interblock
 from .interleaved import INTERLEAVED, Interleaved
+from .persistent import PERSISTENT, Persistent
 from .vertical import VERTICAL, Vertical
 
-LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (HORIZONTAL, VERTICAL, INTERBLOCK, INTERLEAVED, DYNAMIC)}
+LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (HORIZONTAL, VERTICAL, INTERBLOCK, INTERLEAVED, DYNAMIC,
+                                                                 PERSISTENT)}
 """Each kind of layout by name, with its default parameters: the registry. A new layout is
 one module and one entry here; the tuner searches every kind in this order."""
 
@@ -44,6 +48,6 @@ def layout_of(spec: "Layout | str") -> Layout:
 
 
 __all__ = [
-    "DYNAMIC", "HORIZONTAL", "INTERBLOCK", "INTERLEAVED", "LAYOUTS", "VERTICAL",
-    "Dynamic", "Horizontal", "Interblock", "Interleaved", "Layout", "Proposal", "Vertical", "layout_of",
+    "DYNAMIC", "HORIZONTAL", "INTERBLOCK", "INTERLEAVED", "LAYOUTS", "PERSISTENT", "VERTICAL",
+    "Dynamic", "Horizontal", "Interblock", "Interleaved", "Layout", "Persistent", "Proposal", "Vertical", "layout_of",
 ]

@@ -84,6 +84,15 @@ class Layout:
         for the tuner to refine it (none by default)."""
         return []
 
+    def grid_limit(self, parts: int, sm_count: int | None) -> int | None:
+        """The most blocks the fused grid should have on a GPU of ``sm_count`` SMs (None: as
+        many as ``blocks_add_up`` says; a persistent layout runs a few per SM)."""
+        return None
+
+    def blocks_per_sm(self, parts: int) -> int | None:
+        """Persistent blocks per SM (None: the grid is not sized by the GPU)."""
+        return None
+
     def validate(self, partition: Partition) -> None:
         """Raises ``HFuseError`` for a partition this layout cannot run correctly."""
 

@@ -191,6 +191,12 @@ class FusedLauncher(PlanLauncher):
         self._bound: dict[tuple, BoundLaunch] = {}
         """Launch shapes seen (grids, smems) -> the launch, hidden arguments bound."""
 
+    def _sm_count(self) -> int | None:
+        """This GPU's SMs, where the plan's layout sizes its grid by them (a persistent one)."""
+        if self.plan.layout.blocks_per_sm(len(self.plan.blocks)) is None:
+            return None
+        return self.compiler.limits.sm_count
+
     def _own_module(self) -> None:
         """A module no other launcher or kernel shares, since this one's data may change."""
         if not self._private:
@@ -222,8 +228,9 @@ class FusedLauncher(PlanLauncher):
         bound = self._bound.get(shape)
         if bound is None or bound.kernel is not self.kernel:
             # the hidden parameters (each part's grid and shared-memory offset) depend only on the shape
-            packed = pack_launch(self.plan.fused_block.size, [[] for _ in grids], grids, smems,
-                                 self.plan.layout.blocks_add_up, self.plan.smem_alignments)
+            layout = self.plan.layout
+            packed = pack_launch(self.plan.fused_block.size, [[] for _ in grids], grids, smems, layout.blocks_add_up,
+                                 self.plan.smem_alignments, layout.grid_limit(len(grids), self._sm_count()))
             bound = self._bound[shape] = self.kernel.bind(packed.grid, packed.block, packed.shared_mem,
                                                           tail=packed.args, direct=True)
         bound([a for args in args_per_kernel for a in args], stream)

@@ -243,7 +243,8 @@ class _Session:
         # candidate's module before it runs (verification and timing alike).
         symbols = present_symbols(made.binary, fused_symbols(
             made.fused.symbol_names, [l.symbols for l in launches], [l.name for l in launches], made.fused.source))
-        packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
+        packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches],
+                                 [l.smem_for() for l in launches], self.limits.sm_count)
         fused = job_of(candidate.label, made.binary, made.fused.name_expression, grid=packed.grid, block=packed.block,
                        shared_mem=packed.shared_mem, args=packed.args,
                        outputs=[o for l in launches for o in l.outputs],
@@ -496,7 +497,8 @@ def _make_plan(session: _Session, results: list[CandidateResult], baselines: Bas
     if made is None:  # ... unless a resumed run measured it before (its binary is in the cache)
         made = session.build(best.candidate)
     launches = session._launches_for(best.candidate)
-    packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches], [l.smem_for() for l in launches])
+    packed = made.fused.pack([l.args for l in launches], [l.grid_for() for l in launches],
+                             [l.smem_for() for l in launches], limits.sm_count)
     return Plan(
         layout=best.candidate.layout,
         blocks=list(best.candidate.blocks),
