@@ -138,3 +138,14 @@ def test_balance_grids_all_free_and_none_free():
     assert balance_grids([1.0, 1.0], [Dim3(8), Dim3(8)], [Dim3(256), Dim3(256)], [False, False]) == (None, None)
     # 2-D grids keep y: 100 blocks over a y-extent of 4 -> x = 25.
     assert balance_grids([2.0, 2.0], [Dim3(100), Dim3(10, 4)], [Dim3(256), Dim3(256)], [False, True])[1] == Dim3(25, 4)
+
+
+def test_a_persistent_mix_the_registers_would_not_fit_is_also_tried_capped():
+    # 200 registers x 256 threads: one block per SM; 2:2 wants four, 1:1 two
+    cands = enumerate_candidates([spec("a", 256), spec("b", 256)], limits=VOLTA, kernel_registers=[200, 64])
+    labels = [c.label for c in cands if c.layout.name == "persistent"]
+    assert labels == ["persistent:1:1", "persistent:1:1 cap=b2", "persistent:2:2", "persistent:2:2 cap=b4",
+                      "persistent:2:1", "persistent:2:1 cap=b3", "persistent:1:2", "persistent:1:2 cap=b3"]
+    # registers that fit already: no cap
+    light = enumerate_candidates([spec("a", 256), spec("b", 256)], limits=VOLTA, kernel_registers=[32, 32])
+    assert [c.label for c in light if c.layout.name == "persistent" and c.register_cap is not None] == []

@@ -144,6 +144,8 @@ def enumerate_candidates(
     for layout in layouts:
         for proposal in layout.propose(specs, fused_threads=fused_threads, granularity=granularity):
             out.append(Candidate(Fusion(proposal.blocks, proposal.layout), proposal.label))
+            if known and (resident := _resident_cap(proposal, limits, kernel_registers)) is not None:
+                out.append(Candidate(Fusion(proposal.blocks, proposal.layout, resident)))
             if not (proposal.registers and known):
                 continue
             blocks = proposal.blocks
@@ -154,6 +156,19 @@ def enumerate_candidates(
                 policies += _budgets_for(blocks, limits, kernel_registers, smem_of(blocks))
             out += [Candidate(Fusion(blocks, proposal.layout, policy)) for policy in policies]
     return dedupe(out)
+
+
+def _resident_cap(proposal: Any, limits: DeviceLimits, kernel_registers: Sequence[int]) -> RegisterCap | None:
+    """For a persistent layout whose blocks per SM the hungriest part's registers would not
+    let stay resident together, the cap that makes them fit (``__launch_bounds__(D, B)``),
+    when it leaves a thread at least 32 registers; None otherwise."""
+    wanted = proposal.layout.blocks_per_sm(len(proposal.blocks))
+    if wanted is None:
+        return None
+    threads = Fusion(proposal.blocks, proposal.layout).fused_threads
+    if max(kernel_registers) * threads * wanted <= limits.regs_per_sm or limits.regs_per_sm // (threads * wanted) < 32:
+        return None
+    return RegisterCap(min_blocks=wanted)
 
 
 def refine_around(best: Candidate, specs: Sequence[KernelSpec], *, granularity: int = 32,
