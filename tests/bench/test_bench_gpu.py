@@ -46,6 +46,8 @@ def test_quick_suite_one_dl_one_crypto_pair(tmp_path):
     dl = next(r for r in rows if r["category"] == "dl")
     if with_torch:
         assert dl["torch_ms"] and dl["torch_ms"] > 0, dl["torch_error"]
+        # torch.compile with combo kernels: timed, or the reason this PyTorch could not
+        assert (dl["torch_compile_ms"] or 0) > 0 or dl["torch_compile_error"]
     # a second run is served from the tuner's cache and replaces, not duplicates, the rows
     run_suite(pairs[:1], quick=True, out_dir=tmp_path, metrics=False, torch_baseline=False,
               progress=False, settings=tune_settings(True), sizes=sizes)

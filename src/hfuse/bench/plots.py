@@ -32,6 +32,7 @@ METHODS: tuple[tuple[str, str, str, str], ...] = (
     ("speedup_best_unfused", "Best unfused way", "x", "black"),
     ("speedup_graph", "CUDA graph", "x", "tab:gray"),
     ("speedup_torch", "PyTorch 2 streams", "D", "tab:red"),
+    ("speedup_torch_compile", "torch.compile (combo kernels)", "d", "tab:pink"),
     ("speedup_bound", "Resource bound", "_", "tab:olive"),
 )
 

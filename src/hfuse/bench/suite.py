@@ -69,9 +69,10 @@ ROW_FIELDS: tuple[str, ...] = (
     "occupancy",
     "speedup_graph", "speedup_naive", "speedup_best_hfuse", *(f"speedup_{name}" for name in LAYOUT_COLUMNS),
     "speedup_serial", "speedup_co_resident", "speedup_best_unfused", "speedup_bound", "speedup_tuned",
-    "torch_ms", "torch_t1_ms", "torch_t2_ms", "speedup_torch",
+    "torch_ms", "torch_t1_ms", "torch_t2_ms", "speedup_torch", "torch_compile_ms", "speedup_torch_compile",
     "naive_verified", "vertical_verified", "chosen_verified", "candidates", "verified_candidates",
-    "failed_candidates", "naive_error", "vertical_error", "torch_error", "plan_file", "elapsed_s", "date",
+    "failed_candidates", "naive_error", "vertical_error", "torch_error", "torch_compile_error", "plan_file", "elapsed_s",
+    "date",
 )
 """Columns of results.csv (and keys of each JSON row), in order."""
 
@@ -80,7 +81,7 @@ NUMERIC_FIELDS = {
     "co_resident_ms", "co_resident_k", "best_unfused_ms", "naive_ms", "best_hfuse_ms", "tuned_ms", "bound_ms",
     "captured", "registers", "occupancy", "speedup_graph", "speedup_naive", "speedup_best_hfuse", "speedup_serial",
     "speedup_co_resident", "speedup_best_unfused", "speedup_bound", "speedup_tuned", "torch_ms", "torch_t1_ms",
-    "torch_t2_ms", "speedup_torch", "candidates", "verified_candidates", "failed_candidates", "elapsed_s",
+    "torch_t2_ms", "speedup_torch", "torch_compile_ms", "speedup_torch_compile", "candidates", "verified_candidates", "failed_candidates", "elapsed_s",
     *(f"{name}_ms" for name in LAYOUT_COLUMNS), *(f"speedup_{name}" for name in LAYOUT_COLUMNS),
 }
 BOOL_FIELDS = {"naive_verified", "vertical_verified", "chosen_verified"}
@@ -212,6 +213,8 @@ def row_from_plan(
         "torch_t1_ms": None,
         "torch_t2_ms": None,
         "speedup_torch": None,
+        "torch_compile_ms": None,
+        "speedup_torch_compile": None,
         "naive_verified": bool(naive.verified) if naive else False,
         "vertical_verified": bool(vertical.verified) if vertical else False,
         "chosen_verified": bool(chosen.verified) if chosen else None,
@@ -221,6 +224,7 @@ def row_from_plan(
         "naive_error": _first_line(naive.error) if naive else "no 'naive' candidate in the plan",
         "vertical_error": _first_line(vertical.error) if vertical else "no vertical candidate in the plan",
         "torch_error": "",
+        "torch_compile_error": "",
         "plan_file": "",
         "elapsed_s": None,
         "date": now_utc(),
@@ -441,6 +445,17 @@ def measure_point(
                 row["torch_error"] = f"{type(exc).__name__}: {_first_line(str(exc))}"
                 if console is not None:
                     console.print(f"  [yellow]PyTorch baseline failed:[/] {row['torch_error']}")
+            try:  # the PyTorch user's own horizontal fusion: torch.compile with combo kernels
+                from .torch_baseline import time_torch_compiled_pair
+
+                compiled = time_torch_compiled_pair(pair.kernels, launches, warmup_ms=settings.warmup_ms,
+                                                    rep_ms=settings.rep_ms, flush_l2=settings.flush_l2)
+                row["torch_compile_ms"] = compiled["compiled"].median_ms
+                row["speedup_torch_compile"] = speedup_pct(row.get("native_ms"), row["torch_compile_ms"])
+            except Exception as exc:
+                row["torch_compile_error"] = f"{type(exc).__name__}: {_first_line(str(exc))}"
+                if console is not None:
+                    console.print(f"  [yellow]torch.compile baseline failed:[/] {row['torch_compile_error']}")
     finally:
         del launches
         free_gpu_memory()

@@ -26,6 +26,11 @@ caching allocator serves the operators' outputs; its allocations are warm after 
 first repetitions (the warm-up), so they are not measured. Operator outputs are not
 compared with our kernels (PyTorch's semantics are slightly different: ``histc``
 returns float counts; ``var_mean`` is the same statistics computed another way).
+
+``time_torch_compiled_pair`` is the PyTorch user's own horizontal fusion: the two
+operators in one function under ``torch.compile`` with Inductor's combo kernels switched
+on (``torch._inductor.config.combo_kernels``: independent kernels of one graph generated
+as one), timed the same way on one stream.
 """
 from __future__ import annotations
 
@@ -137,3 +142,40 @@ def time_torch_pair(
     result["two_streams"] = timer.time(lambda: pair(main), warmup_ms=warmup_ms, rep_ms=rep_ms)
     torch.cuda.synchronize()
     return result
+
+
+def time_torch_compiled_pair(
+    kinds: Sequence[str],
+    launches: Sequence[KernelLaunch],
+    *,
+    warmup_ms: float = 25.0,
+    rep_ms: float = 100.0,
+    flush_l2: bool = True,
+) -> dict[str, Any]:
+    """The operators for ``kinds`` in one ``torch.compile``d function, with Inductor's
+    combo kernels on. Returns ``{"compiled": Timing, "torch": version}``; raises if this
+    PyTorch has no combo kernels (the caller records why the column is empty)."""
+    import torch
+    import torch._inductor.config as inductor
+
+    from ..runtime.timing import Timer
+
+    ops = [torch_operator(k, l) for k, l in zip(kinds, launches)]
+
+    def both() -> Any:
+        return tuple(op() for op in ops)
+
+    with inductor.patch({"combo_kernels": True}):
+        compiled = torch.compile(both)
+        compiled()  # compiled here, under the patch: Inductor reads its config when it generates code
+        torch.cuda.synchronize()
+    timer = Timer(flush_l2=flush_l2)
+    main = torch.cuda.ExternalStream(timer.stream.ptr)
+
+    def run() -> None:
+        with torch.cuda.stream(main):
+            compiled()
+
+    timing = timer.time(run, warmup_ms=warmup_ms, rep_ms=rep_ms)
+    torch.cuda.synchronize()
+    return {"compiled": timing, "torch": torch.__version__}
