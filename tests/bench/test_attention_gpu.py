@@ -90,3 +90,23 @@ def test_the_fused_kernel_is_bit_equal_to_the_unfused_ones(cp, layout):
     found = verify([prefill_spec(heads), decode_spec(heads)], Fusion((launches[0].kernel.block, launches[1].kernel.block),
                                                                      layout_of(layout)), launches)
     assert found.verified, found.result.error
+
+
+def test_the_serving_example_runs_and_its_first_step_is_bit_equal(tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "hybrid_serving" / "serve.py"
+    out = tmp_path / "steps.json"
+    done = subprocess.run([sys.executable, str(example), "--steps", "2", "--chunk", "128", "--batch", "4",
+                           "--decode-context", "512", "--out", str(out)], capture_output=True, text=True, timeout=900,
+                          env={**__import__("os").environ, "HFUSE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    import json
+
+    data = json.loads(out.read_text())
+    assert data["bit_equal_first_step"] and len(data["steps"]) == 2
