@@ -1,0 +1,36 @@
+"""Blocks-per-SM curves measured on a GPU (issue 22): a kernel given more of each SM is
+never slower, and a memory-streaming kernel needs many blocks per SM to hide its latency."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hfuse import Dim3, KernelLaunch, KernelSpec, Output
+from hfuse.bench.colocation import measure_blocks_curve
+
+pytestmark = pytest.mark.gpu
+
+STREAM = r"""
+__global__ void copy_scaled(const float4* __restrict__ x, float4* __restrict__ y, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    float4 v = x[i];
+    y[i] = make_float4(2.f * v.x, 2.f * v.y, 2.f * v.z, 2.f * v.w);
+  }
+}
+"""
+
+
+def test_a_streaming_kernels_curve_is_monotone_and_needs_many_blocks(tmp_path):
+    import cupy
+
+    path = tmp_path / "stream.cu"
+    path.write_text(STREAM)
+    n = 1 << 24  # float4s: 256 MiB each way
+    x, y = cupy.ones(n * 4, cupy.float32), cupy.zeros(n * 4, cupy.float32)
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    launch = KernelLaunch(KernelSpec(path, "copy_scaled", Dim3(128)), [x, y, np.int64(n)], [Output(1)],
+                          grid=Dim3(sms * 16), grid_free=True)
+    curve = measure_blocks_curve(launch, [1, 2, 4, 8], warmup_ms=10, rep_ms=40)
+    assert [a for a, _ in curve.points] == [1, 2, 4, 8, 16]
+    assert curve.monotone(), curve.points
+    assert curve.at(1) > 1.5 * curve.full  # one block of 4 warps per SM cannot keep DRAM busy
