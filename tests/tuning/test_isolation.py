@@ -229,3 +229,13 @@ def test_inputs_with_a_recipe_are_made_in_the_worker_not_copied(tmp_path, script
         with IsolatedBackend(gpu).open(inputs) as measurer:
             assert measurer.measure(request("ok")).verified
     assert (tmp_path / "setups").read_text().split("\n")[0] == "inputs-1 recipe 2"
+
+
+def test_a_resumed_run_sets_the_limits_from_the_baselines_it_recorded(measurer):
+    from hfuse.runtime.timing import Timing
+    from hfuse.tuning.plan import Baselines
+
+    # the unfused kernels are not measured again: their recorded times set the run limits
+    measurer.resume(Baselines(alone={"a": Timing.of([500.0]), "b": Timing.of([100.0])}))
+    assert measurer.slowest_ms == 500.0
+    assert measurer.limits.for_phase("verify", measurer.slowest_ms, SETTINGS) == 10.0

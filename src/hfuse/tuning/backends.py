@@ -22,7 +22,7 @@ from ..runtime.jobs import LaunchJob
 from ..runtime.transfer import ArrayRef, describe_arrays, resolve, save_image
 from .isolation import GpuWorker, TimeLimits, WorkerMeasurer, WorkerSetup
 from .measure import CoResidentReport, CoResidentRequest, MeasureRequest, MeasureSettings, Measurer, UnfusedReport
-from .plan import CandidateResult
+from .plan import Baselines, CandidateResult
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,11 @@ class Measuring(Protocol):
     def co_resident(self, request: CoResidentRequest) -> CoResidentReport: ...
 
     def measure(self, request: MeasureRequest) -> CandidateResult: ...
+
+    def resume(self, baselines: Baselines) -> None:
+        """The unfused kernels' times of an earlier run (a resumed one does not measure them
+        again): what sets a worker's time limits."""
+        ...
 
 
 class MeasureBackend(Protocol):

@@ -34,7 +34,7 @@ from ..errors import HFuseError
 from ..runtime.jobs import LaunchJob
 from ..runtime.transfer import ArrayLayout, ArrayRef, HostImage
 from .measure import CoResidentReport, CoResidentRequest, MeasureRequest, MeasureSettings, UnfusedReport
-from .plan import CandidateResult
+from .plan import Baselines, CandidateResult
 
 
 @dataclass(frozen=True)
@@ -331,6 +331,9 @@ class WorkerMeasurer:
             raise HFuseError(f"the unfused kernels failed: {err.message}") from err
         self.slowest_ms = max((t.median_ms for t in report.baselines.alone.values()), default=None)
         return report
+
+    def resume(self, baselines: Baselines) -> None:
+        self.slowest_ms = max((t.median_ms for t in baselines.alone.values()), default=None)
 
     def co_resident(self, request: CoResidentRequest) -> CoResidentReport:
         try:

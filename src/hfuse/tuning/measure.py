@@ -124,6 +124,9 @@ class Measurer:
         s = self.settings
         return self.timer.time(fn, warmup_ms=s.warmup_ms, rep_ms=s.rep_ms, setup=None)
 
+    def resume(self, baselines: Baselines) -> None:
+        """Nothing to do here: this process has no time limits."""
+
     # -- the unfused kernels ---------------------------------------------------------
     def unfused(self, originals: Sequence[LaunchJob]) -> UnfusedReport:
         """Each kernel alone, and the unfused ways to run them all: two streams, a graph, serial."""

@@ -144,6 +144,9 @@ class RecordedMeasurer:
     def unfused(self, originals: Sequence[LaunchJob]) -> UnfusedReport:
         return UnfusedReport(self.recorded.baselines, tuple(_resources(job) for job in originals))
 
+    def resume(self, baselines: Baselines) -> None:
+        """Nothing runs here: nothing to limit."""
+
     def co_resident(self, request: CoResidentRequest) -> CoResidentReport:
         timings = {k: t for k, t in self.recorded.co_resident.items() if k in request.by_k}
         return CoResidentReport(timings, {k: "not in the recording" for k in request.by_k if k not in timings})

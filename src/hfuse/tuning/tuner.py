@@ -416,6 +416,7 @@ def _tune(
         if recorded is not None and recorded.baselines is not None:
             bar.note(f"resuming: {len(recorded.results)} candidates measured before")
             baselines, originals = recorded.baselines, recorded.resources
+            measurer.resume(baselines)
         else:
             baselines, originals = _measure_unfused(session, measurer, bar)
             if journal is not None:
