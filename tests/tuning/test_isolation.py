@@ -239,3 +239,32 @@ def test_a_resumed_run_sets_the_limits_from_the_baselines_it_recorded(measurer):
     measurer.resume(Baselines(alone={"a": Timing.of([500.0]), "b": Timing.of([100.0])}))
     assert measurer.slowest_ms == 500.0
     assert measurer.limits.for_phase("verify", measurer.slowest_ms, SETTINGS) == 10.0
+
+
+def test_shutting_the_worker_down_under_a_waiting_request_records_nothing(tmp_path, scripted_path):
+    # Ctrl-C in a batch: the candidate under way neither timed out nor crashed
+    from hfuse.tuning.isolation import WorkerShutDown
+
+    gpu = GpuWorker(module="scripted_worker")
+    measurer = WorkerMeasurer(WorkerSetup(HostImage(str(tmp_path), (), ()), (), SETTINGS),
+                              TimeLimits(start_s=60, run_floor_s=600), worker=gpu)
+    outcome: list = []
+
+    def waiting() -> None:
+        try:
+            outcome.append(measurer.measure(request("hang")))
+        except WorkerShutDown:
+            outcome.append("shut down")
+
+    thread = threading.Thread(target=waiting)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "pids").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    gpu.shut_down()
+    thread.join(timeout=30)
+    assert outcome == ["shut down"]
+    assert not alive(pids(tmp_path)[0])
+    with pytest.raises(WorkerShutDown):
+        measurer.measure(request("ok"))

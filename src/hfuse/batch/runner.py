@@ -19,9 +19,10 @@ With ``ray=True`` the same requests run on Ray (``ray_runner``).
 """
 from __future__ import annotations
 
-import concurrent.futures as futures
 import datetime
 import json
+import queue
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,16 +120,34 @@ OutcomeSource = Callable[[Sequence[TuneRequest]], Iterable[tuple[Outcome, Plan |
 
 def local_outcomes(backend: MeasureBackend, runner: NvrtcRunner | None, cache_dir: Path, use_cache: bool,
                    concurrency: int) -> OutcomeSource:
+    """Requests tuned here, ``concurrency`` at a time, on daemon threads: when the batch
+    stops (Ctrl-C), the caller shuts the worker and the compile pool down and leaves; a
+    request cut off then records nothing more (its measurements so far are journaled)."""
     def outcomes(requests: Sequence[TuneRequest]) -> Iterable[tuple[Outcome, Plan | None]]:
-        with futures.ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="hfuse-request") as pool:
-            jobs = [pool.submit(run_request, r, backend=backend, runner=runner, cache_dir=cache_dir,
-                                use_cache=use_cache) for r in requests]
-            try:
-                for job in futures.as_completed(jobs):
-                    yield job.result()
-            finally:
-                for job in jobs:
-                    job.cancel()
+        todo: queue.Queue = queue.Queue()
+        done: queue.Queue = queue.Queue()
+        for request in requests:
+            todo.put(request)
+
+        def work() -> None:
+            while True:
+                try:
+                    request = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    done.put((True, run_request(request, backend=backend, runner=runner, cache_dir=cache_dir,
+                                                use_cache=use_cache)))
+                except BaseException as exc:  # the batch stopping under it: said to the caller
+                    done.put((False, exc))
+
+        for number in range(max(1, min(concurrency, len(requests)))):
+            threading.Thread(target=work, name=f"hfuse-request-{number}", daemon=True).start()
+        for _ in requests:
+            ok, value = done.get()
+            if not ok:
+                raise value
+            yield value
     return outcomes
 
 
@@ -177,8 +196,8 @@ def run_batch(manifest: Manifest, *, source: OutcomeSource | None = None, backen
                                       markup=True, highlight=False)
                 bar.update(task, advance=1, description=outcome.name)
     finally:
-        for thing in reversed(owned):
-            thing.close()
+        for thing in reversed(owned):  # at once, even under requests still running (Ctrl-C)
+            getattr(thing, "shut_down", thing.close)()
     outcomes = [finished[r.identity()] for r in manifest.requests if r.identity() in finished]
     report = BatchReport(manifest, outcomes, time.perf_counter() - start, resumed=len(manifest.requests) - len(pending),
                          executor=executor)

@@ -23,6 +23,11 @@ from .binary import CompileError, CompiledBinary
 from .compile import NvrtcJob, run_nvrtc
 
 
+class CompilePoolClosed(BaseException):
+    """A compile asked of a pool that was closed (the batch is stopping): not a compile
+    failure of the source, so not an ``Exception`` a tuner would record as one."""
+
+
 def default_processes() -> int:
     """One compile process per CPU this process may use."""
     try:
@@ -40,6 +45,7 @@ class ProcessCompilePool:
     """How many times a job whose worker died is handed out again."""
     restarts: int = 0
     """How many times the pool was started again after a worker died (for reports, tests)."""
+    _closed: bool = False
     _executor: futures.ProcessPoolExecutor | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -48,7 +54,9 @@ class ProcessCompilePool:
             executor = self._current()
             try:
                 return executor.submit(run_nvrtc, job).result()
-            except BrokenProcessPool:
+            except (BrokenProcessPool, futures.CancelledError):
+                if self._closed:
+                    raise CompilePoolClosed() from None
                 self._replace(executor)
         raise CompileError(f"the compile process died {self.retries + 1} times compiling "
                            f"{', '.join(job.names) or 'the source'} (NVRTC crashed, or the machine ran out of memory)",
@@ -56,6 +64,8 @@ class ProcessCompilePool:
 
     def _current(self) -> futures.ProcessPoolExecutor:
         with self._lock:
+            if self._closed:
+                raise CompilePoolClosed()
             if self._executor is None:
                 self._executor = futures.ProcessPoolExecutor(
                     max_workers=self.processes, mp_context=multiprocessing.get_context("spawn"))
@@ -76,10 +86,14 @@ class ProcessCompilePool:
             return list(processes)
 
     def close(self) -> None:
+        """No more compiles: those waiting are cancelled, those running end with the pool."""
         with self._lock:
+            self._closed = True
             executor, self._executor = self._executor, None
         if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+            executor.shutdown(wait=False, cancel_futures=True)
+            for process in list((getattr(executor, "_processes", None) or {}).values()):
+                process.terminate()
 
     def __enter__(self) -> "ProcessCompilePool":
         return self

@@ -2,12 +2,17 @@
 
 A fused kernel that deadlocks on a barrier never returns, and one that faults leaves a
 sticky error that ends its CUDA context. So the tuner does not run candidates in its own
-process: ``WorkerMeasurer`` starts ``python -m hfuse.tuning.worker``, which has a context
-of its own, gives it the tuning inputs as a host image (``runtime.transfer``) and sends
-it one request at a time. Each step the worker announces (``measure.Phase``) gets a time
-limit (``TimeLimits``); a worker that overruns it is killed and the candidate recorded
-as ``timeout``; one that dies, or reports that its context is lost, is recorded as
-``crashed``. The next request starts a fresh worker. The caller's own context is never
+process: a ``GpuWorker`` starts ``python -m hfuse.tuning.worker``, which has a context of
+its own, and keeps it for as long as it is used: one per GPU, shared by every tuning
+session there (a batch's requests), each session's inputs given once (a host image,
+``runtime.transfer``, or a recipe the worker makes them from) and dropped when it ends.
+``WorkerMeasurer`` is one session's view of it: it sends one request at a time.
+
+Each step the worker announces (``measure.Phase``) gets a time limit (``TimeLimits``); a
+worker that overruns it is killed and the candidate recorded as ``timeout``; one that
+dies, or reports that its context is lost, is recorded as ``crashed`` (one that dies
+without a word is first replaced and the candidate measured once more: something else
+may have killed it). The next request starts a fresh worker. The caller's own context is never
 touched by a candidate, and Ctrl-C (or any exception) kills the worker on the way out.
 
 The worker runs in a session of its own, so a Ctrl-C in the terminal reaches only the
@@ -99,6 +104,12 @@ class WorkerCrashed(HFuseError):
     """The worker died (or lost its CUDA context) during a request."""
 
 
+class WorkerShutDown(BaseException):
+    """The worker was shut down (Ctrl-C, the batch stopping) while a request waited on it:
+    nothing happened to the candidate, so nothing about it may be recorded. Not an
+    ``Exception``: it passes every handler that records a candidate's failure."""
+
+
 def _package_root() -> str:
     return str(Path(__file__).resolve().parents[2])
 
@@ -136,6 +147,7 @@ class GpuWorker:
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _log_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="hfuse-worker-"))
     _next_id: int = 0
+    _shut_down: bool = False
 
     def __post_init__(self) -> None:
         # the workers' logs outlive a close (a closed worker starts again on the next call)
@@ -165,6 +177,8 @@ class GpuWorker:
     def call(self, inputs: str, method: str, argument: Any, limits: TimeLimits, slowest_ms: float | None) -> Any:
         """``method(argument)`` on ``inputs`` in the worker, under ``limits``."""
         with self._lock:
+            if self._shut_down:
+                raise WorkerShutDown()
             setup = self._setups[inputs]
             if self._worker is not None and self._worker.process.poll() is not None:
                 self._stop()  # it exited after its last answer (a lost context): start afresh
@@ -188,6 +202,19 @@ class GpuWorker:
         with self._lock:
             self._stop()
 
+    def shut_down(self) -> None:
+        """Stops for good, at once, even while a request waits on the worker (from another
+        thread): that request, and every later one, raises ``WorkerShutDown``."""
+        self._shut_down = True
+        worker = self._worker
+        if worker is not None:
+            try:
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        with self._lock:
+            self._stop(kill=True)
+
     def __enter__(self) -> "GpuWorker":
         return self
 
@@ -203,6 +230,8 @@ class GpuWorker:
                 ready = worker.connection.poll(limit)
             except (OSError, EOFError):
                 ready = True
+            if self._shut_down:
+                raise WorkerShutDown()
             if not ready:
                 self._stop(kill=True)
                 raise WorkerTimeout(f"no answer within {limit:.1f} s while in step '{phase}' (a deadlock, or a "
@@ -210,6 +239,8 @@ class GpuWorker:
             try:
                 kind, value = worker.connection.recv()
             except (EOFError, OSError):
+                if self._shut_down:
+                    raise WorkerShutDown() from None
                 log = self._stop()
                 raise WorkerCrashed(f"the worker process died in step '{phase}'"
                                     + (f"; its last output:\n{log}" if log else "")) from None
