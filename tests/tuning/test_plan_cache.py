@@ -70,8 +70,8 @@ def launch(n=1 << 20, block=256, source="k", name="k", dtype=np.float32):
     )
 
 
-def key_for(launches, sources=("src a", "src b"), gpu="H100", driver="13.0", settings=None):
-    return cache_key(gpu=gpu, driver=driver, sources=list(sources),
+def key_for(launches, sources=("src a", "src b"), gpu="H100", toolkit="sm_90 nvrtc 13.0", settings=None):
+    return cache_key(gpu=gpu, toolkit=toolkit, sources=list(sources),
                      launches=[describe_launch(l) for l in launches], settings=settings or {"g": 128})
 
 
@@ -85,14 +85,14 @@ def test_cache_hit_and_misses(tmp_path):
     assert got is not None and got.cache_key == key
     # The same description built again hits.
     assert key_for([launch(name="a"), launch(name="b")]) == key
-    # Any change misses: a source, a size, a dtype, a block, the GPU, the driver, settings.
+    # Any change misses: a source, a size, a dtype, a block, the GPU, the toolkit, settings.
     changed = [
         key_for(base, sources=("src a", "src b changed")),
         key_for([launch(name="a", n=1 << 21), launch(name="b")]),
         key_for([launch(name="a", dtype=np.float64), launch(name="b")]),
         key_for([launch(name="a", block=128), launch(name="b")]),
         key_for(base, gpu="H200"),
-        key_for(base, driver="13.1"),
+        key_for(base, toolkit="sm_90 nvrtc 13.1"),
         key_for(base, settings={"g": 64}),
     ]
     assert len(set(changed)) == len(changed) and key not in changed
@@ -119,7 +119,7 @@ def test_compile_options_change_the_key():
     base = [launch(name="a"), launch(name="b")]
 
     def key(options, headers=()):
-        return cache_key(gpu="H100", driver="13.0", sources=["a", "b"], launches=[describe_launch(l) for l in base],
+        return cache_key(gpu="H100", toolkit="sm_90 nvrtc 13.0", sources=["a", "b"], launches=[describe_launch(l) for l in base],
                          options=options.to_dict(), headers=headers)
 
     plain = key(CompileOptions())
@@ -165,3 +165,20 @@ def test_plan_keeps_its_compile_options():
     old = plan.to_dict()
     del old["options"]  # a plan saved before options existed
     assert Plan.from_dict(old).options == NO_OPTIONS
+
+
+def test_a_plan_serves_every_gpu_of_its_name_and_toolkit_whatever_the_driver(tmp_path):
+    from types import SimpleNamespace
+
+    from hfuse.frontend.options import NO_OPTIONS
+    from hfuse.tuning.tuner import TuneSettings, _FrontEnd
+
+    pair = [launch(name="a", source="__global__ void a(float* x) {}\n"),
+            launch(name="b", source="__global__ void b(float* x) {}\n")]
+
+    def key(**gpu) -> str:
+        limits = SimpleNamespace(**{"name": "NVIDIA H100 80GB HBM3", "driver_version": "580.0", "arch": "sm_90", **gpu})
+        return _FrontEnd.of(pair, NO_OPTIONS, limits).key(pair, TuneSettings())
+
+    assert key() == key(driver_version="590.1")  # another host's driver: the same plan
+    assert key() != key(name="NVIDIA A100-SXM4-80GB", arch="sm_80")  # never another GPU

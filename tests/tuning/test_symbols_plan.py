@@ -61,7 +61,7 @@ def _launch(symbols, name="k"):
 
 
 def _key(launch):
-    return cache_key(gpu="H100", driver="13.0", sources=["src"], launches=[describe_launch(launch)])
+    return cache_key(gpu="H100", toolkit="sm_90 nvrtc 13.0", sources=["src"], launches=[describe_launch(launch)])
 
 
 def test_cache_key_has_symbol_names_dtypes_and_shapes_not_contents():

@@ -14,7 +14,7 @@ Ray is optional (``pip install 'hfuse[ray]'``); ``hfuse tune MANIFEST --ray`` (o
 - each actor takes ``concurrency`` requests at a time; the driver hands out the next
   request as one finishes, and writes plans and the journal as on one machine;
 - plans and binaries go to ``cache_dir``: a path every node can reach makes one cache for
-  the cluster. Plans are keyed by GPU name and driver (among the rest), binaries by
+  the cluster. Plans are keyed by GPU name and toolkit (among the rest; not the driver), binaries by
   source, options, NVRTC version and architecture, so a plan tuned on one H100 serves
   every H100 and never an A100.
 

@@ -57,6 +57,13 @@ NvrtcRunner = Callable[[NvrtcJob], CompiledBinary]
 raises ``CompileError`` with NVRTC's log."""
 
 
+def nvrtc_version() -> tuple[int, ...]:
+    """This NVRTC's version (it decides the code, so it keys what is cached)."""
+    from cupy.cuda import nvrtc
+
+    return tuple(nvrtc.getVersion())
+
+
 def run_nvrtc(job: NvrtcJob) -> CompiledBinary:
     """NVRTC in this process: source -> cubin, lowered names, PTX and the log."""
     from cupy.cuda import nvrtc  # CuPy loads libnvrtc lazily

@@ -1,7 +1,8 @@
 """A directory of tuned plans, keyed by everything that can change the answer.
 
-The key is a SHA-256 of a canonical JSON of: GPU name, driver version, each source's
-hash, the SHA-256 of every user header the sources read, the compile options
+The key is a SHA-256 of a canonical JSON of: GPU name, the toolkit that compiles (the GPU's
+architecture and NVRTC's version: not the driver, so a plan tuned on one H100 serves every
+H100 with the same toolkit, and never an A100), each source's hash, the SHA-256 of every user header the sources read, the compile options
 (``-I/-D/-U/-include/-std``, which decide what the sources mean), each launch's
 description (kernel instance, block, grid, dynamic shared memory, every argument's dtype
 and shape or scalar value), and the tuner's settings. Change any of them (edit a header,
@@ -74,7 +75,7 @@ def header_digests(headers: Sequence[str | Path]) -> list[list[str]]:
 def cache_key(
     *,
     gpu: str,
-    driver: str,
+    toolkit: str,
     sources: Sequence[str],
     launches: Sequence[dict[str, Any]],
     settings: dict[str, Any] | None = None,
@@ -85,7 +86,7 @@ def cache_key(
     options as ``CompileOptions.to_dict()``; headers as ``header_digests``."""
     payload = {
         "gpu": gpu,
-        "driver": driver,
+        "toolkit": toolkit,
         "sources": [source_digest(s) for s in sources],
         "headers": [list(h) for h in headers],
         "options": options or {},

@@ -39,7 +39,7 @@ from ..layouts import LAYOUTS
 from ..fusion import Fusion
 from ..runtime.binary_cache import BinaryCache
 from ..runtime.binary import CompiledBinary, CompileError, KernelResources
-from ..runtime.compile import Compiler, NvrtcRunner
+from ..runtime.compile import Compiler, NvrtcRunner, nvrtc_version
 from ..runtime.device import DeviceLimits, require_gpu
 from ..runtime.execute import read_source
 from ..runtime.jobs import LaunchJob, job_of
@@ -313,7 +313,8 @@ class _FrontEnd:
     def key(self, launches: Sequence[KernelLaunch], settings: TuneSettings) -> str:
         # editing a header a kernel includes must miss the cache
         return cache_key(
-            gpu=self.limits.name, driver=self.limits.driver_version, sources=list(self.sources.values()),
+            gpu=self.limits.name, toolkit=f"{self.limits.arch} nvrtc {'.'.join(map(str, nvrtc_version()))}",
+            sources=list(self.sources.values()),
             launches=[describe_launch(l) for l in launches], settings=settings.to_dict(),
             options=self.options.to_dict(), headers=header_digests(self.unit.headers),
         )
