@@ -125,3 +125,11 @@ def test_nvrtc_compiles_it():
     f = fused("persistent:1:2")
     binary = Compiler("sm_90").compile(f.source, [f.name])
     assert not binary.missing_reports([f.name])
+
+
+def test_its_variants_are_the_mixes_one_step_away_that_fit_an_sm():
+    assert [l.spec for l in layout_of("persistent:2:2").variants(2, 256)] == [
+        "persistent:3:2", "persistent:1:2", "persistent:2:3", "persistent:2:1"]
+    assert [l.spec for l in layout_of("persistent:1:1").variants(2, 1024)] == []  # 3 x 1024 threads: too many
+    # dispatch ratios in lowest terms, equal weights written as the default
+    assert [l.spec for l in layout_of("dynamic:2:1").variants(2, 256)] == ["dynamic:3:1", "dynamic"]

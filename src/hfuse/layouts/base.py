@@ -84,6 +84,11 @@ class Layout:
         for the tuner to refine it (none by default)."""
         return []
 
+    def variants(self, parts: int, fused_threads: int) -> list["Layout"]:
+        """Layouts of this kind next to this one (other ratios, other mixes), for the tuner
+        to try around a winner of this kind (none by default)."""
+        return []
+
     def grid_limit(self, parts: int, sm_count: int | None) -> int | None:
         """The most blocks the fused grid should have on a GPU of ``sm_count`` SMs (None: as
         many as ``blocks_add_up`` says; a persistent layout runs a few per SM)."""

@@ -24,8 +24,9 @@ they would share the counters.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..codegen.signature import PartSignature
 from ..errors import HFuseError
@@ -38,6 +39,17 @@ from .one_part import OnePartPerBlock, run_chosen_part
 SM_SLOTS = 256
 """Ticket counters: one per SM id modulo this (an H100 has 132 SMs)."""
 MAX_WEIGHT = 64
+
+
+def next_counts(counts: tuple[int, ...], allowed: Callable[[tuple[int, ...]], bool]) -> list[tuple[int, ...]]:
+    """Counts one step from ``counts``: one of them up or down by one (at least one each)."""
+    out = []
+    for i in range(len(counts)):
+        for step in (1, -1):
+            moved = tuple(c + step if j == i else c for j, c in enumerate(counts))
+            if min(moved) >= 1 and allowed(moved) and moved not in out:
+                out.append(moved)
+    return out
 
 
 def counters_name(kernel: str) -> str:
@@ -124,6 +136,12 @@ class Dynamic(OnePartPerBlock):
         except ValueError:
             raise HFuseError(f"dynamic dispatch weights must be whole numbers, as in dynamic:2:1 "
                              f"(got '{':'.join(parameters)}')") from None
+
+    def variants(self, parts: int, fused_threads: int) -> list["Dynamic"]:
+        """The ratios one step from this one (a weight up or down by one), in lowest terms."""
+        steps = next_counts(self.weights_for(parts), lambda w: max(w) <= MAX_WEIGHT)
+        # equal weights are the default ratio, written without any
+        return [Dynamic(() if len(set(w)) == 1 else w) for w in steps if math.gcd(*w) == 1]
 
     def weights_for(self, parts: int) -> tuple[int, ...]:
         return self.weights or (1,) * parts

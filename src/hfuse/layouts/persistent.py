@@ -34,7 +34,7 @@ from ..errors import HFuseError, Location
 from ..partition import Partition, Placement
 from ..spec import KernelSpec
 from .base import Layout, Proposal
-from .dynamic import MAX_WEIGHT, SM_SLOTS, counters_name
+from .dynamic import MAX_WEIGHT, SM_SLOTS, counters_name, next_counts
 from .kernel_text import declaration, part_call, smem_declaration
 
 MIXES: tuple[tuple[int, int], ...] = ((1, 1), (2, 2), (2, 1), (1, 2))
@@ -134,6 +134,12 @@ class Persistent(Layout):
         except ValueError:
             raise HFuseError(f"persistent blocks per SM must be whole numbers, as in persistent:2:1 "
                              f"(got '{':'.join(parameters)}')") from None
+
+    def variants(self, parts: int, fused_threads: int) -> list["Persistent"]:
+        """The mixes one step from this one (one part's blocks per SM up or down by one) whose
+        blocks fit an SM's threads."""
+        fits = lambda mix: sum(mix) * fused_threads <= 2048 and max(mix) <= MAX_WEIGHT  # noqa: E731
+        return [Persistent(mix) for mix in next_counts(self.mix_for(parts), fits)]
 
     def mix_for(self, parts: int) -> tuple[int, ...]:
         return self.mix or (1,) * parts

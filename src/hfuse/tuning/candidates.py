@@ -144,7 +144,7 @@ def enumerate_candidates(
     for layout in layouts:
         for proposal in layout.propose(specs, fused_threads=fused_threads, granularity=granularity):
             out.append(Candidate(Fusion(proposal.blocks, proposal.layout), proposal.label))
-            if known and (resident := _resident_cap(proposal, limits, kernel_registers)) is not None:
+            if known and (resident := resident_cap(proposal, limits, kernel_registers)) is not None:
                 out.append(Candidate(Fusion(proposal.blocks, proposal.layout, resident)))
             if not (proposal.registers and known):
                 continue
@@ -158,7 +158,7 @@ def enumerate_candidates(
     return dedupe(out)
 
 
-def _resident_cap(proposal: Any, limits: DeviceLimits, kernel_registers: Sequence[int]) -> RegisterCap | None:
+def resident_cap(proposal: Any, limits: DeviceLimits, kernel_registers: Sequence[int]) -> RegisterCap | None:
     """For a persistent layout whose blocks per SM the hungriest part's registers would not
     let stay resident together, the cap that makes them fit (``__launch_bounds__(D, B)``),
     when it leaves a thread at least 32 registers; None otherwise."""

@@ -6,7 +6,9 @@ what is known so far.
 2. ``around the best``: around the fastest verified candidate of the first set whose
    layout is searched around (``Layout.refined_around``): that layout's neighbours of its
    blocks and, where parts share a block and some kernel is grid-free, grids sized so the
-   parts finish together, alone and under each register policy verified at its blocks.
+   parts finish together, alone and under each register policy verified at its blocks;
+3. ``other mixes``: the dispatch ratios and persistent mixes next to the fastest of their
+   kind (``Layout.variants``), where that kind comes within 5% of the fastest of all.
 
 A stage is a value; the tuner runs ``SCHEDULE`` in order, measuring what each proposes
 that was not measured before. A new stage is one function and one entry here.
@@ -19,7 +21,10 @@ from typing import Any, Callable, Sequence
 from ..launch import KernelLaunch
 from ..runtime.device import DeviceLimits
 from ..spec import KernelSpec
-from .candidates import SEARCHED, Candidate, balance_grids, enumerate_candidates, refine_around, with_grids
+from ..fusion import Fusion
+from ..layouts import Proposal
+from .candidates import (SEARCHED, Candidate, balance_grids, enumerate_candidates, refine_around, resident_cap,
+                         with_grids)
 from .decision import fastest_verified
 from .plan import CandidateResult
 
@@ -85,4 +90,30 @@ def around_the_best(state: SearchState) -> list[Candidate]:
     return out
 
 
-SCHEDULE: tuple[Stage, ...] = (Stage("first", first_set), Stage("around the best", around_the_best))
+NEAR_THE_BEST = 1.05
+"""A layout kind is refined (its ratios, its mixes) when its best is within 5% of the best of all."""
+
+
+def other_mixes(state: SearchState) -> list[Candidate]:
+    """Dispatch ratios and persistent mixes one step from the fastest of their kind, where
+    that kind is near the fastest of all; a persistent mix the registers would not keep
+    resident is also tried under the cap that does."""
+    overall = fastest_verified(state.results)
+    if overall is None:
+        return []
+    out: list[Candidate] = []
+    for kind in dict.fromkeys(r.candidate.layout.name for r in state.results):
+        best = fastest_verified([r for r in state.results if r.candidate.layout.name == kind])
+        if best is None or best.time_ms > overall.time_ms * NEAR_THE_BEST:
+            continue
+        fusion = best.candidate.fusion
+        for layout in fusion.layout.variants(len(fusion.blocks), fusion.fused_threads):
+            proposal = Proposal(layout, fusion.blocks)
+            out.append(Candidate(Fusion(fusion.blocks, layout)))
+            if (cap := resident_cap(proposal, state.limits, state.kernel_registers)) is not None:
+                out.append(Candidate(Fusion(fusion.blocks, layout, cap)))
+    return out
+
+
+SCHEDULE: tuple[Stage, ...] = (Stage("first", first_set), Stage("around the best", around_the_best),
+                               Stage("other mixes", other_mixes))
