@@ -15,7 +15,7 @@ runs a manifest's requests:
   mid-search resumes from the tuner's own journal of its measurements;
 - at the end ``batch.json`` (GPU, driver, date, wall time, every outcome) and a table.
 
-With ``ray=True`` the same requests run on Ray (``ray_runner``).
+Given another ``source`` (``ray_runner.ray_outcomes``), the same requests run on Ray.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -55,8 +56,6 @@ def run_request(request: TuneRequest, *, backend: MeasureBackend, runner: NvrtcR
                     options=request.options, backend=backend, runner=runner, recipe=request.inputs)
     except HFuseError as err:
         return Outcome(request.name, identity, "failed", time.perf_counter() - start, error=str(err)), None
-    except (KeyboardInterrupt, SystemExit):
-        raise
     except Exception as err:  # the user's launches function, a CUDA error outside any candidate
         return Outcome(request.name, identity, "failed", time.perf_counter() - start,
                        error=f"{type(err).__name__}: {err}"), None
@@ -100,6 +99,10 @@ class BatchReport:
         return write_atomically(self.manifest.output / "batch.json", json.dumps(self.to_dict(), indent=1) + "\n")
 
 
+def _first_line(text: str | None) -> str:
+    return next(iter((text or "").splitlines()), "")
+
+
 def summary_table(report: BatchReport) -> Table:
     table = Table(title=f"{report.manifest.name}: {len(report.outcomes)} requests, {report.wall_s:.1f} s"
                   + (f" ({report.resumed} from an earlier run)" if report.resumed else ""))
@@ -108,7 +111,7 @@ def summary_table(report: BatchReport) -> Table:
     for o in report.outcomes:
         decision = {"fused": "[green]fuse[/]", "declined": "do not fuse", "failed": "[red]failed[/]"}[o.status]
         table.add_row(o.name, decision, f"{o.speedup:.3f}x" if o.speedup else "",
-                      (o.chosen or (o.error or "").splitlines()[0][:60] if o.status != "declined" else ""),
+                      escape(o.chosen or _first_line(o.error)[:60] if o.status != "declined" else ""),
                       o.fastest_unfused or "", str(o.candidates or ""),
                       f"{o.seconds:.1f} s")
     return table
@@ -192,8 +195,8 @@ def run_batch(manifest: Manifest, *, source: OutcomeSource | None = None, backen
                 journal.add(outcome)
                 finished[outcome.identity] = outcome
                 if outcome.status == "failed":
-                    bar.console.print(f"  [red]failed[/] {outcome.name}: {(outcome.error or '').splitlines()[0]}",
-                                      markup=True, highlight=False)
+                    bar.console.print(f"  [red]failed[/] {outcome.name}: {escape(_first_line(outcome.error))}",
+                                      highlight=False)
                 bar.update(task, advance=1, description=outcome.name)
     finally:
         for thing in reversed(owned):  # at once, even under requests still running (Ctrl-C)
