@@ -243,3 +243,23 @@ def test_many_processes_tuning_into_one_cache_at_once(project, tmp_path):
     assert entries and all(binaries.get(key) is not None for key in entries)
     leftovers = [p for p in cache.rglob("*") if p.name.endswith(".tmp")]
     assert not leftovers and not list((cache / "partial").glob("*.jsonl"))
+
+
+class _Slow(RecordedBackend):
+    """A recorded GPU that takes a while per request (so that the other lane gets work)."""
+
+    def open(self, inputs):
+        time.sleep(0.3)
+        return super().open(inputs)
+
+
+def test_requests_spread_over_one_lane_per_gpu(project):
+    from hfuse.batch.runner import Lane
+
+    manifest = batch(project, "tune: {refine: false}\nrequests:\n" + "".join(
+        f"  - {{name: r{n}, launches: launches.py:make_launches, args: {{n: 4096}}}}\n" for n in range(6)))
+    gpus = [_Slow(RECORDING), _Slow(RECORDING)]
+    report = run_batch(manifest, lanes=[Lane(g) for g in gpus], runner=run_nvrtc, concurrency=1, progress=False,
+                       use_cache=False)
+    assert [o.status for o in report.outcomes] == ["fused"] * 6
+    assert sorted(len(g.sessions) for g in gpus) != [0, 6] and sum(len(g.sessions) for g in gpus) == 6

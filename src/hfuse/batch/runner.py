@@ -6,10 +6,10 @@ reasons (bad inputs, kernels that hang alone) escapes: the batch goes on. ``run_
 runs a manifest's requests:
 
 - compiles on one ``ProcessCompilePool`` shared by every request (NVRTC on every CPU);
-- measurements on one isolated worker for the GPU (``GpuWorker``), kept for the whole
-  batch, each request's inputs uploaded once;
-- ``concurrency`` requests at a time (default 2), so one request compiles while another
-  measures; the GPU still runs one kernel at a time;
+- measurements on one isolated worker per GPU (``GpuWorker``, a ``Lane`` each), kept for
+  the whole batch, each request's inputs made there once;
+- ``concurrency`` requests at a time per GPU (default 2), so one request compiles while
+  another measures; each GPU still runs one kernel at a time;
 - each finished request is written out (``NAME-plan.json``, ``NAME.cu`` when it fuses)
   and journaled at once, so a killed batch started again skips it; a request cut off
   mid-search resumes from the tuner's own journal of its measurements;
@@ -121,31 +121,55 @@ OutcomeSource = Callable[[Sequence[TuneRequest]], Iterable[tuple[Outcome, Plan |
 """Tunes requests somewhere and yields each one's outcome (and plan) as it finishes."""
 
 
-def local_outcomes(backend: MeasureBackend, runner: NvrtcRunner | None, cache_dir: Path, use_cache: bool,
+@dataclass(frozen=True)
+class Lane:
+    """Where some of a batch's requests are measured: a backend, and the GPU (CuPy's device
+    index) the requests' inputs are made on (None: the current one)."""
+
+    backend: MeasureBackend
+    device: int | None = None
+
+
+def gpu_lanes() -> list[Lane]:
+    """One lane per visible GPU, each with an isolated worker of its own."""
+    import cupy
+
+    return [Lane(IsolatedBackend(GpuWorker()), index) for index in range(cupy.cuda.runtime.getDeviceCount())]
+
+
+def local_outcomes(lanes: Sequence[Lane], runner: NvrtcRunner | None, cache_dir: Path, use_cache: bool,
                    concurrency: int) -> OutcomeSource:
-    """Requests tuned here, ``concurrency`` at a time, on daemon threads: when the batch
-    stops (Ctrl-C), the caller shuts the worker and the compile pool down and leaves; a
-    request cut off then records nothing more (its measurements so far are journaled)."""
+    """Requests tuned here, ``concurrency`` at a time on each lane (GPU), on daemon threads
+    that take the next request as they finish one: when the batch stops (Ctrl-C), the
+    caller shuts the workers and the compile pool down and leaves; a request cut off then
+    records nothing more (its measurements so far are journaled)."""
     def outcomes(requests: Sequence[TuneRequest]) -> Iterable[tuple[Outcome, Plan | None]]:
         todo: queue.Queue = queue.Queue()
         done: queue.Queue = queue.Queue()
         for request in requests:
             todo.put(request)
 
-        def work() -> None:
+        def work(lane: Lane) -> None:
+            if lane.device is not None:
+                import cupy
+
+                cupy.cuda.Device(lane.device).use()  # this thread's inputs and limits: the lane's GPU
             while True:
                 try:
                     request = todo.get_nowait()
                 except queue.Empty:
                     return
                 try:
-                    done.put((True, run_request(request, backend=backend, runner=runner, cache_dir=cache_dir,
+                    done.put((True, run_request(request, backend=lane.backend, runner=runner, cache_dir=cache_dir,
                                                 use_cache=use_cache)))
                 except BaseException as exc:  # the batch stopping under it: said to the caller
                     done.put((False, exc))
 
-        for number in range(max(1, min(concurrency, len(requests)))):
-            threading.Thread(target=work, name=f"hfuse-request-{number}", daemon=True).start()
+        threads = max(1, min(concurrency, -(-len(requests) // max(1, len(lanes)))))
+        for lane_number, lane in enumerate(lanes):
+            for number in range(threads):
+                threading.Thread(target=work, args=(lane,), name=f"hfuse-request-{lane_number}-{number}",
+                                 daemon=True).start()
         for _ in requests:
             ok, value = done.get()
             if not ok:
@@ -155,14 +179,14 @@ def local_outcomes(backend: MeasureBackend, runner: NvrtcRunner | None, cache_di
 
 
 def run_batch(manifest: Manifest, *, source: OutcomeSource | None = None, backend: MeasureBackend | None = None,
-              runner: NvrtcRunner | None = None, cache_dir: Path | None = None, use_cache: bool = True,
-              concurrency: int = 2, fresh: bool = False, console: Console | None = None,
+              lanes: Sequence[Lane] | None = None, runner: NvrtcRunner | None = None, cache_dir: Path | None = None,
+              use_cache: bool = True, concurrency: int = 2, fresh: bool = False, console: Console | None = None,
               progress: bool = True, executor: str = "local") -> BatchReport:
     """Tunes every request of ``manifest`` not finished by an earlier run (all with ``fresh``).
 
     ``source`` runs the requests (``ray_runner.ray_outcomes``, say); by default they run
-    here, measured by ``backend`` (an isolated worker for this GPU) with compiles on
-    ``runner`` (a pool of processes)."""
+    here, on ``lanes`` (default: one isolated worker per visible GPU; ``backend``: one lane
+    measured by it) with compiles on ``runner`` (a pool of processes)."""
     console = console or Console(stderr=True, highlight=False)
     out_dir = writable_directory(manifest.output)
     cache_dir = cache_dir or out_dir / ".hfuse-cache"
@@ -176,13 +200,13 @@ def run_batch(manifest: Manifest, *, source: OutcomeSource | None = None, backen
     owned: list[Any] = []
     try:
         if source is None:
-            if backend is None:
-                backend = IsolatedBackend(GpuWorker())
-                owned.append(backend.worker)
+            if lanes is None:
+                lanes = [Lane(backend)] if backend is not None else gpu_lanes()
+                owned += [lane.backend.worker for lane in lanes if backend is None]  # type: ignore[attr-defined]
             if runner is None:
                 runner = ProcessCompilePool()
                 owned.append(runner)
-            source = local_outcomes(backend, runner, cache_dir, use_cache, concurrency)
+            source = local_outcomes(lanes, runner, cache_dir, use_cache, concurrency)
         if finished:
             console.print(f"[dim]{len(finished)} of {len(manifest.requests)} requests finished by an earlier run "
                           f"(journal {journal.path}); tuning the other {len(pending)}[/]")

@@ -18,8 +18,8 @@ or a Python function of the user's that returns ``[KernelLaunch, ...]``::
 ``-I/-D/-U/-include/-std`` on the command line add to (or override) ``compile:``.
 
 ``hfuse tune MANIFEST``: a file with ``requests:`` is a batch (``hfuse.batch.manifest``):
-every request is tuned, compiles on a pool of processes, measurements in one worker for
-the GPU, two requests at a time; a batch started again skips what it finished. With
+every request is tuned, compiles on a pool of processes, measurements in one worker per
+GPU, two requests at a time on each; a batch started again skips what it finished. With
 ``--ray`` it runs on Ray (``RAY_ADDRESS``, or a Ray of this machine).
 """
 from __future__ import annotations
