@@ -143,3 +143,74 @@ def test_the_kernels_fragment_arithmetic_computes_attention(chunk, context):
     v = half(rng.standard_normal((context, 1, 64)))
     got = model_prefill(q, k, v, chunk, context, heads)
     np.testing.assert_allclose(got, reference_prefill(q, k, v, heads), atol=1e-2, rtol=1e-2)
+
+
+def model_decode(q, k_cache, v_cache, lengths, heads: Heads, splits: int) -> np.ndarray:
+    """The decode kernel, CTA by CTA: warps of key slots (HEAD_DIM / 8 lanes a key), the
+    butterfly that merges a warp's slots, the warps merged through shared memory, and the
+    splits merged by the last one."""
+    d, group = heads.head_dim, heads.group
+    per_key = d // 8
+    slots, step = 32 // per_key, 4 * (32 // per_key)
+    factor = heads.scale * 1.4426950408889634
+    out = np.zeros(q.shape, np.float32)
+
+    def merge(a, b):
+        (m1, l1, o1), (m2, l2, o2) = a, b
+        top = np.maximum(m1, m2)
+        w1 = np.where(m1 == -np.inf, 0, np.exp2(m1 - np.where(top == -np.inf, 0, top)))
+        w2 = np.where(m2 == -np.inf, 0, np.exp2(m2 - np.where(top == -np.inf, 0, top)))
+        return top, l1 * w1 + l2 * w2, o1 * w1[:, None] + o2 * w2[:, None]
+
+    for sequence, length in enumerate(lengths):
+        for kv_head in range(heads.kv_heads):
+            query = q[sequence, kv_head * group:(kv_head + 1) * group] * factor  # [group, d]
+            states = []
+            per_split = -(-length // splits)
+            for split in range(splits):
+                begin, end = split * per_split, min(length, split * per_split + per_split)
+                warps = []
+                for warp in range(4):
+                    slot_states = []
+                    for slot in range(slots):
+                        m, l, o = np.full(group, -np.inf), np.zeros(group), np.zeros((group, d))
+                        for base in range(begin + warp * slots, end, step):
+                            key = base + slot
+                            if key >= end:
+                                continue
+                            score = query @ k_cache[sequence, key, kv_head]
+                            top = np.maximum(m, score)
+                            alpha = np.where(m == -np.inf, 0, np.exp2(m - top))
+                            p = np.exp2(score - top)
+                            m, l, o = top, l * alpha + p, o * alpha[:, None] + p[:, None] * v_cache[sequence, key, kv_head]
+                        slot_states.append((m, l, o))
+                    offset = 1  # the butterfly over slots: lanes per_key, 2 per_key, ... apart
+                    while offset < slots:
+                        slot_states = [merge(slot_states[s], slot_states[s ^ offset]) for s in range(slots)]
+                        offset *= 2
+                    warps.append(slot_states[0])
+                state = warps[0]
+                for other in warps[1:]:
+                    state = merge(state, other)
+                states.append(state)
+            total = states[0]
+            for other in states[1:]:
+                total = merge(total, other)
+            m, l, o = total
+            out[sequence, kv_head * group:(kv_head + 1) * group] = np.where(l[:, None] > 0, o / np.where(l > 0, l, 1)[:, None], 0)
+    return out
+
+
+@pytest.mark.parametrize("splits", [1, 3])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_the_decode_kernels_arithmetic_computes_attention(splits, head_dim):
+    from hfuse.bench.attention import reference_decode
+
+    heads = Heads(heads=4, kv_heads=2, head_dim=head_dim)
+    rng = np.random.default_rng(2)
+    lengths = np.array([1, 37, 200])
+    q = half(rng.standard_normal((3, 4, head_dim)))
+    k = half(rng.standard_normal((3, 200, 2, head_dim)))
+    v = half(rng.standard_normal((3, 200, 2, head_dim)))
+    got = model_decode(q, k, v, lengths, heads, splits)
+    np.testing.assert_allclose(got, reference_decode(q, k, v, lengths, heads), atol=1e-4, rtol=1e-4)
