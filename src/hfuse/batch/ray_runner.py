@@ -142,25 +142,22 @@ def _run(requests: Sequence[TuneRequest], cache_dir: Path, use_cache: bool, opti
         load = {i: 0 for i in range(count)}
         queue = list(requests)
         retried: set[str] = set()
-        dead = {i: False for i in range(count)}
-        running: dict[Any, tuple[int, TuneRequest]] = {}
+        running: dict[Any, tuple[int, Any, TuneRequest]] = {}
         while queue or running:
             while queue and min(load.values()) < options.concurrency:
                 actor = min(load, key=load.__getitem__)
                 request = queue.pop(0)
-                running[actors[actor].run.remote(request)] = (actor, request)
+                running[actors[actor].run.remote(request)] = (actor, actors[actor], request)
                 load[actor] += 1
             done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:
-                actor, request = running.pop(ref)
+                actor, handle, request = running.pop(ref)
                 load[actor] -= 1
                 try:
                     outcome, plan_json = ray.get(ref)
                 except ray.exceptions.RayActorError as err:
-                    if not dead[actor]:  # its other requests fail the same way: replace it once
-                        dead[actor] = True
+                    if actors[actor] is handle:  # the first of its requests to say so: replace it, once
                         actors[actor] = actor_class.remote(str(cache_dir), use_cache, make_backend)
-                        dead[actor] = False
                     if request.identity() not in retried:  # measured so far is in its journal: nothing is lost
                         retried.add(request.identity())
                         queue.insert(0, request)
