@@ -39,7 +39,7 @@ from .plan import CandidateResult
 
 _NUMBER_TYPES: dict[str, tuple[str, int]] = {
     # C type -> (NumPy dtype of one element, elements per value)
-    **{t: ("f4", 1) for t in ("float",)},
+    "float": ("f4", 1),
     "double": ("f8", 1),
     **{t: ("f2", 1) for t in ("half", "__half")},
     **{t: ("bf16", 1) for t in ("__nv_bfloat16", "nv_bfloat16")},
@@ -73,6 +73,8 @@ class ParamPlan:
     """How one kernel parameter is made: an array (``pointer``) or a scalar."""
 
     declaration: str
+    base: str
+    """The element's C type (``float``, ``half2``, ``bool``)."""
     dtype: str
     """A NumPy dtype string, or ``bf16`` (bfloat16: made as its 16 bits)."""
     lanes: int
@@ -99,7 +101,7 @@ def plan_parameter(declaration: str, name: str, where: Location) -> ParamPlan:
                          "know how to fill)", where,
                          hint="verify with your own inputs: a launches function returning [hfuse.KernelLaunch, ...]")
     dtype, lanes = _NUMBER_TYPES[base]
-    return ParamPlan(declaration.strip(), dtype, lanes, pointer=stars == 1, output=stars == 1 and not const)
+    return ParamPlan(declaration.strip(), base, dtype, lanes, pointer=stars == 1, output=stars == 1 and not const)
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def _scalar(plan: ParamPlan, size: int) -> Any:
         raise HFuseError(f"cannot generate a value for parameter '{plan.declaration}' (passed by value)",
                          hint="verify with your own inputs")
     dtype = np.dtype(plan.dtype)
-    if plan.declaration.split()[0] == "bool" or "bool " in plan.declaration:
+    if plan.base == "bool":
         return np.bool_(True)
     return dtype.type(0.5) if dtype.kind == "f" else dtype.type(size)
 
