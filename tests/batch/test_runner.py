@@ -263,3 +263,24 @@ def test_requests_spread_over_one_lane_per_gpu(project):
                        use_cache=False)
     assert [o.status for o in report.outcomes] == ["fused"] * 6
     assert sorted(len(g.sessions) for g in gpus) != [0, 6] and sum(len(g.sessions) for g in gpus) == 6
+
+
+def test_a_runs_plans_replay_to_the_same_decisions(project, tmp_path):
+    # a GPU run's plans (here: made from a recording) become a recording keyed by their cache keys
+    from hfuse.tuning.recorded import Recording
+
+    sys.path.insert(0, str(project))
+    try:
+        from launches import make_launches
+    finally:
+        sys.path.remove(str(project))
+    settings = TuneSettings(refine=False)
+    first = tune(make_launches(), settings, cache_dir=tmp_path / "a", progress=False,
+                 backend=RecordedBackend(RECORDING), runner=run_nvrtc)
+    replay = Recording.from_plans(RECORDING.limits, [first])
+    assert list(replay.requests) == [first.cache_key]
+    again = tune(make_launches(), settings, cache_dir=tmp_path / "b", progress=False,
+                 backend=RecordedBackend(Recording.load(replay.save(tmp_path / "replay.json"))), runner=run_nvrtc)
+    assert (again.decision, again.chosen, again.speedup) == (first.decision, first.chosen, first.speedup)
+    assert [(r.label, r.verified, r.time_ms) for r in again.candidates] == \
+        [(r.label, r.verified, r.time_ms) for r in first.candidates]
