@@ -121,7 +121,7 @@ def run_manifest(path: Path, data: dict[str, Any], output: Path | None, use_cach
     recorded = _recorded_backend(getattr(flags, "recorded", None))
     concurrency = getattr(flags, "concurrency", 2)
     source = None
-    use_ray = getattr(flags, "ray", False) or bool(os.environ.get("RAY_ADDRESS"))
+    use_ray = getattr(flags, "ray", False) or bool(getattr(flags, "ray_address", None)) or bool(os.environ.get("RAY_ADDRESS"))
     if use_ray:
         from ..batch.ray_runner import RayOptions, ray_outcomes
 
@@ -183,7 +183,7 @@ def add_tune_parser(sub: argparse._SubParsersAction) -> None:
     batch.add_argument("--fresh", action="store_true", help="forget what an earlier run of the batch finished")
     batch.add_argument("--ray", action="store_true",
                        help="run on Ray: compiles as tasks, one actor per GPU (also when RAY_ADDRESS is set)")
-    batch.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster (default: RAY_ADDRESS, else a local Ray)")
+    batch.add_argument("--ray-address", metavar="ADDR", help="run on the Ray cluster at ADDR (implies --ray)")
     parser.add_argument("--recorded", type=Path, metavar="FILE",
                         help="take measurements from a recording (tuning.recorded) instead of a GPU: dry runs, tests")
 
