@@ -121,7 +121,8 @@ def run_manifest(path: Path, data: dict[str, Any], output: Path | None, use_cach
     recorded = _recorded_backend(getattr(flags, "recorded", None))
     concurrency = getattr(flags, "concurrency", 2)
     source = None
-    use_ray = getattr(flags, "ray", False) or bool(getattr(flags, "ray_address", None)) or bool(os.environ.get("RAY_ADDRESS"))
+    use_ray = (getattr(flags, "ray", False) or bool(getattr(flags, "ray_address", None))
+               or bool(os.environ.get("RAY_ADDRESS")))
     if use_ray:
         from ..batch.ray_runner import RayOptions, ray_outcomes
 
