@@ -7,7 +7,8 @@ PyTorch's SDPA.
 1. ``kernels``: each kernel alone against SDPA (flash backend for prefill) and the H100's
    peaks: prefill TFLOP/s at 4K-16K tokens, decode GB/s at 8K-16K contexts.
 2. ``grid``: prefill chunks 512-16K (context = chunk, and chunk 512 at the end of 8K)
-   beside decode batches 16-256 at contexts 2K-16K (Llama-3-8B heads), each point a tuning
+   beside decode batches 16-256 at contexts 2K-16K (Llama-3-8B heads; at most 8.6 GB of KV
+   cache a point), each point a tuning
    request (``hfuse.batch``); from its plan: prefill alone, decode alone, serial, two
    streams, graph, co-resident streams, the tuned fusion, the ideal max(t1, t2); and SDPA
    serial and on two streams.
@@ -118,7 +119,8 @@ def kernels_part(cupy, torch, heads: Heads, quick: bool) -> dict:
 
 def grid_points(quick: bool) -> list[dict]:
     prefills = [(512, 512), (2048, 2048), (4096, 4096), (512, 8192), (16384, 16384)]
-    decodes = [(16, 2048), (64, 4096), (128, 8192), (256, 16384), (32, 16384)]
+    # at most 8.6 GB of KV cache a point: the tuner's process and its worker each hold one copy
+    decodes = [(16, 2048), (64, 4096), (128, 8192), (256, 8192), (32, 16384)]
     if quick:
         prefills, decodes = prefills[:2], decodes[:2]
     return [{"chunk": c, "context": x, "batch": b, "decode_context": d} for c, x in prefills for b, d in decodes]
@@ -143,7 +145,9 @@ def grid_part(out: Path, heads: Heads, quick: bool, ray: bool) -> dict:
         from hfuse.batch.ray_runner import RayOptions, ray_outcomes
 
         source = ray_outcomes(read.output / ".hfuse-cache", False, RayOptions())
-    report = run_batch(read, source=source, fresh=True, use_cache=False, executor="ray" if ray else "local")
+    # one request at a time: two points' inputs at once could outgrow the GPU's memory
+    report = run_batch(read, source=source, fresh=True, use_cache=False, concurrency=1,
+                       executor="ray" if ray else "local")
     rows = []
     for outcome in report.outcomes:
         plan = json.loads(Path(outcome.plan_file).read_text()) if outcome.plan_file else None
