@@ -92,6 +92,41 @@ def _sdpa(torch, heads: Heads, prefill: Prefill | None, decode: Decode | None):
     return calls
 
 
+def _torch_ms(torch, fn, reps: int = 20) -> float:
+    fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    return statistics.median(samples)
+
+
+def sdpa_pair(torch, heads: Heads, prefill: Prefill, decode: Decode) -> dict:
+    """PyTorch's SDPA for the point's two attentions: one after the other, and on two streams."""
+    calls = _sdpa(torch, heads, prefill, decode)
+    streams = [torch.cuda.Stream() for _ in calls]
+
+    def serial() -> None:
+        for call in calls:
+            call()
+
+    def two_streams() -> None:
+        main = torch.cuda.current_stream()
+        for call, stream in zip(calls, streams):
+            stream.wait_stream(main)
+            with torch.cuda.stream(stream):
+                call()
+        for stream in streams:
+            main.wait_stream(stream)
+
+    return {"sdpa_serial_ms": _torch_ms(torch, serial), "sdpa_two_streams_ms": _torch_ms(torch, two_streams)}
+
+
 def kernels_part(cupy, torch, heads: Heads, quick: bool) -> dict:
     rows = []
     for tokens in ([4096] if quick else [4096, 8192, 16384]):
@@ -126,7 +161,7 @@ def grid_points(quick: bool) -> list[dict]:
     return [{"chunk": c, "context": x, "batch": b, "decode_context": d} for c, x in prefills for b, d in decodes]
 
 
-def grid_part(out: Path, heads: Heads, quick: bool, ray: bool) -> dict:
+def grid_part(out: Path, heads: Heads, quick: bool, ray: bool, torch=None) -> dict:
     import yaml
 
     requests = [{"name": f"p{p['chunk']}x{p['context']}-d{p['batch']}x{p['decode_context']}",
@@ -149,9 +184,13 @@ def grid_part(out: Path, heads: Heads, quick: bool, ray: bool) -> dict:
     report = run_batch(read, source=source, fresh=True, use_cache=False, concurrency=1,
                        executor="ray" if ray else "local")
     rows = []
+    points = {r["name"]: r["args"] for r in requests}
     for outcome in report.outcomes:
         plan = json.loads(Path(outcome.plan_file).read_text()) if outcome.plan_file else None
         row = {"request": outcome.name, "status": outcome.status, "chosen": outcome.chosen}
+        if torch is not None:
+            p = points[outcome.name]
+            row.update(sdpa_pair(torch, heads, Prefill(p["chunk"], p["context"]), Decode(p["batch"], p["decode_context"])))
         if plan:
             b = plan["baselines"]
             alone = [t["median_ms"] for t in b["alone"].values()]
@@ -206,7 +245,7 @@ def main() -> int:
         data = {**stamp, **kernels_part(cupy, torch, heads, args.quick)}
         (args.out / "kernels.json").write_text(json.dumps(data, indent=1) + "\n")
     if "grid" in args.parts:
-        data = {**stamp, **grid_part(args.out, heads, args.quick, args.ray)}
+        data = {**stamp, **grid_part(args.out, heads, args.quick, args.ray, torch)}
         (args.out / "grid.json").write_text(json.dumps(data, indent=1) + "\n")
         plot(args.out, data)
         for r in data["rows"]:
