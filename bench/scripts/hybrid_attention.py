@@ -85,10 +85,14 @@ def _sdpa(torch, heads: Heads, prefill: Prefill | None, decode: Decode | None):
         calls.append(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
                                                                               is_causal=mask is None))
     if decode is not None:
+        # grouped-query SDPA where this PyTorch has it (the KV cache once, not once per query head)
+        gqa = "enable_gqa" in torch.nn.functional.scaled_dot_product_attention.__doc__
+        kv_heads = heads.kv_heads if gqa else heads.heads
         q = torch.randn(decode.batch, heads.heads, 1, heads.head_dim, device="cuda", dtype=dtype)
-        k = torch.randn(decode.batch, heads.heads, decode.context, heads.head_dim, device="cuda", dtype=dtype)
+        k = torch.randn(decode.batch, kv_heads, decode.context, heads.head_dim, device="cuda", dtype=dtype)
         v = torch.randn_like(k)
-        calls.append(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
+        extra = {"enable_gqa": True} if gqa else {}
+        calls.append(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, **extra))
     return calls
 
 
