@@ -16,9 +16,9 @@ from hfuse.spec import Dim3, KernelSpec
 from hfuse.partition import Placement
 
 
-def test_six_layouts_by_name():
-    assert list(LAYOUTS) == ["horizontal", "vertical", "interblock", "interleaved", "dynamic", "persistent"]
-    with pytest.raises(HFuseError, match="known: horizontal, vertical, interblock, interleaved, dynamic, persistent"):
+def test_seven_layouts_by_name():
+    assert list(LAYOUTS) == ["horizontal", "vertical", "interblock", "interleaved", "dynamic", "persistent", "spatial"]
+    with pytest.raises(HFuseError, match="known: horizontal, vertical, interblock, interleaved, dynamic, persistent, spatial"):
         layout_of("diagonal")
 
 
@@ -39,7 +39,8 @@ def test_each_layout_places_its_parts_threads():
     placements = {name: layout.placement for name, layout in LAYOUTS.items()}
     assert placements == {"horizontal": Placement.SIDE_BY_SIDE, "vertical": Placement.FROM_ZERO,
                           "interblock": Placement.FROM_ZERO, "interleaved": Placement.FROM_ZERO,
-                          "dynamic": Placement.FROM_ZERO, "persistent": Placement.FROM_ZERO}
+                          "dynamic": Placement.FROM_ZERO, "persistent": Placement.FROM_ZERO,
+                          "spatial": Placement.FROM_ZERO}
     for layout in LAYOUTS.values():
         fused = hfuse.fuse([KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)],
                            sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B}, layout=layout)
@@ -48,7 +49,7 @@ def test_each_layout_places_its_parts_threads():
 
 
 def test_interblock_grids_add_up_and_the_others_take_the_largest():
-    assert [l.blocks_add_up for l in LAYOUTS.values()] == [False, False, True, True, True, True]
+    assert [l.blocks_add_up for l in LAYOUTS.values()] == [False, False, True, True, True, True, True]
     grids = [Dim3(10, 2), Dim3(7)]
     assert pack_launch(256, [[], []], grids, [0, 0], blocks_add_up=True).grid == Dim3(27)
     assert pack_launch(256, [[], []], grids, [0, 0]).grid == Dim3(20)

@@ -1,6 +1,6 @@
-"""The persistent co-resident layout on a GPU: bit-equal to the original kernels whatever
-the grid (one block, SMs x blocks per SM, every part block) and the mix, launch after
-launch (the last block resets the counters)."""
+"""The persistent co-resident layout and the spatial split on a GPU: bit-equal to the
+original kernels whatever the grid (one block, SMs x blocks per SM, every part block), the
+mix or the split, launch after launch (the last block resets the counters)."""
 from __future__ import annotations
 
 
@@ -32,7 +32,7 @@ def _inputs(cp, seed: int, n_stream: int, n_arith: int):
     return [x, y, np.int32(n_stream - 7)], [z, np.int32(n_arith - 3), np.int32(64)]
 
 
-@pytest.mark.parametrize("layout", ["persistent:1:1", "persistent:2:2", "persistent:3:1"])
+@pytest.mark.parametrize("layout", ["persistent:1:1", "persistent:2:2", "persistent:3:1", "spatial:30", "spatial:70:4"])
 def test_bit_equal_to_the_originals_whatever_the_grid(cp, tmp_path, layout):
     stream, arith = tmp_path / "stream.cu", tmp_path / "arith.cu"
     stream.write_text(STREAM)

@@ -37,10 +37,10 @@ def test_granularity():
 def test_candidates_without_registers_have_no_caps():
     cands = enumerate_candidates([spec("a", 256), spec("b", 256)])
     # naive (= 256+256, deduplicated with it), 128+384, 384+128, then the other layouts
-    persistent = ["persistent:1:1", "persistent:2:2", "persistent:2:1", "persistent:1:2"]
+    persistent = ["persistent:1:1", "persistent:2:2", "persistent:2:1", "persistent:1:2", "spatial:50"]
     assert [c.label for c in cands] == ["naive", "hfuse 128+384", "hfuse 384+128", "vertical", "interblock",
                                         "interleaved", "dynamic", "dynamic:2:1", "dynamic:1:2", *persistent]
-    assert [c.layout.spec for c in cands[-10:]] == ["vertical", "interblock", "interleaved", "dynamic", "dynamic:2:1",
+    assert [c.layout.spec for c in cands[-11:]] == ["vertical", "interblock", "interleaved", "dynamic", "dynamic:2:1",
                                                     "dynamic:1:2", *persistent]
     assert cands[-1].blocks == (Dim3(256), Dim3(256)) and cands[-1].fused_threads == 256  # the largest part's block
 
@@ -53,6 +53,7 @@ def test_candidates_with_caps():
         "naive", "hfuse 128+384", "hfuse 128+384 cap=b2", "hfuse 256+256 cap=b4",
         "hfuse 384+128", "hfuse 384+128 cap=b4", "vertical", "interblock", "interleaved",
         "dynamic", "dynamic:2:1", "dynamic:1:2", "persistent:1:1", "persistent:2:2", "persistent:2:1", "persistent:1:2",
+        "spatial:50",
     ]
     assert len({c.key for c in cands}) == len(cands)
     with_neighbours = enumerate_candidates(
@@ -70,7 +71,7 @@ def test_fixed_kernels_keep_their_blocks():
                                                            ("interblock", (256, 128)), ("interleaved", (256, 128)),
                                                                ("dynamic", (256, 128)), ("dynamic:2:1", (256, 128)),
                                                                ("dynamic:1:2", (256, 128))] + [
-        (f"persistent:{a}:{b}", (256, 128)) for a, b in ((1, 1), (2, 2), (2, 1), (1, 2))]
+        (f"persistent:{a}:{b}", (256, 128)) for a, b in ((1, 1), (2, 2), (2, 1), (1, 2))] + [("spatial:50", (256, 128))]
     assert cands[0].fused_threads == 384 and cands[1].fused_threads == cands[2].fused_threads == 256
 
 
@@ -92,7 +93,7 @@ def test_three_kernels():
     assert [sizes(p) for p in partitions(mixed)] == [(128, 128, 384), (256, 128, 256), (384, 128, 128)]
     # every layout is a candidate for three kernels too; dispatch ratios other than 1:1:1 only for pairs
     others = [c.label for c in enumerate_candidates(specs) if c.layout.name != "horizontal"]
-    assert others == ["vertical", "interblock", "interleaved", "dynamic", "persistent"]
+    assert others == ["vertical", "interblock", "interleaved", "dynamic", "persistent"]  # a spatial split takes two
 
 
 def test_too_large_or_misaligned():

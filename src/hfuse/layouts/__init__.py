@@ -13,7 +13,8 @@ One module per layout, each owning its rules (``Layout``) and its dispatch code:
 - ``dynamic``: the same, with each block choosing its part at run time from its SM's
   tickets, so every SM runs the parts in a ratio (``dynamic:2:1``);
 - ``persistent``: a few persistent blocks per SM in a mix of the parts
-  (``persistent:2:2``), each looping over its part's blocks, then the others'.
+  (``persistent:2:2``), each looping over its part's blocks, then the others';
+- ``spatial``: the same with the SMs split between two kernels (``spatial:30``).
 
 Plans, configs and the command line write a layout as its ``spec`` (``dynamic:2:1``).
 """
@@ -26,10 +27,11 @@ from .horizontal import HORIZONTAL, Horizontal
 from .interblock import INTERBLOCK, Interblock
 from .interleaved import INTERLEAVED, Interleaved
 from .persistent import PERSISTENT, Persistent
+from .spatial import SPATIAL, Spatial
 from .vertical import VERTICAL, Vertical
 
 LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (HORIZONTAL, VERTICAL, INTERBLOCK, INTERLEAVED, DYNAMIC,
-                                                                 PERSISTENT)}
+                                                                 PERSISTENT, SPATIAL)}
 """Each kind of layout by name, with its default parameters: the registry. A new layout is
 one module and one entry here; the tuner searches every kind in this order."""
 
@@ -48,6 +50,6 @@ def layout_of(spec: "Layout | str") -> Layout:
 
 
 __all__ = [
-    "DYNAMIC", "HORIZONTAL", "INTERBLOCK", "INTERLEAVED", "LAYOUTS", "PERSISTENT", "VERTICAL",
-    "Dynamic", "Horizontal", "Interblock", "Interleaved", "Layout", "Persistent", "Proposal", "Vertical", "layout_of",
+    "DYNAMIC", "HORIZONTAL", "INTERBLOCK", "INTERLEAVED", "LAYOUTS", "PERSISTENT", "SPATIAL", "VERTICAL",
+    "Dynamic", "Horizontal", "Interblock", "Interleaved", "Layout", "Persistent", "Proposal", "Spatial", "Vertical", "layout_of",
 ]

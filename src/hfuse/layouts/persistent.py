@@ -41,8 +41,20 @@ MIXES: tuple[tuple[int, int], ...] = ((1, 1), (2, 2), (2, 1), (1, 2))
 """Blocks per SM of each of two parts that the tuner tries (those that fit 2048 threads)."""
 
 
+def by_ticket(counters: str, mix: tuple[int, ...]) -> list[str]:
+    """Thread 0's choice of the part a block prefers: its SM's ticket, ``mix[p]`` of each
+    run of ``sum(mix)`` tickets for part ``p``."""
+    return [
+        f"    const unsigned hf_mix[{len(mix)}] = {{{', '.join(f'{k}u' for k in mix)}}};",
+        f"    unsigned hf_slot = atomicAdd(&{counters}[hf_sm % {SM_SLOTS}u], 1u) % {sum(mix)}u;",
+        "    while (hf_slot >= hf_mix[hf_first]) hf_slot -= hf_mix[hf_first++];",
+    ]
+
+
 def persistent_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
-                      launch_bounds: str, mix: tuple[int, ...]) -> str:
+                      launch_bounds: str, prefer: list[str]) -> str:
+    """The persistent kernel; ``prefer``: thread 0's lines that set ``hf_first``, the part
+    the block takes blocks of first, from ``hf_sm`` (its SM) and the counters."""
     n = len(sigs)
     counts = ", ".join(f"{s.hidden_name('grid_x')} * {s.hidden_name('grid_y')} * {s.hidden_name('grid_z')}" for s in sigs)
     counters = counters_name(name)
@@ -54,13 +66,11 @@ def persistent_kernel(name: str, partition: Partition, sigs: list[PartSignature]
         declaration(name, partition, sigs, launch_bounds) + " {",
         smem_declaration(sigs),
         "  __shared__ unsigned hf_claim[2];  // the part this block runs next, and which of its blocks",
-        "  unsigned hf_first = 0;  // the part this block's SM ticket asks for (thread 0's)",
+        "  unsigned hf_first = 0;  // the part this block asks for first (thread 0's)",
         "  if (threadIdx.x == 0) {",
-        f"    const unsigned hf_mix[{n}] = {{{', '.join(f'{k}u' for k in mix)}}};",
         "    unsigned hf_sm;",
         '    asm volatile("mov.u32 %0, %%smid;" : "=r"(hf_sm));',
-        f"    unsigned hf_slot = atomicAdd(&{counters}[hf_sm % {SM_SLOTS}u], 1u) % {sum(mix)}u;",
-        "    while (hf_slot >= hf_mix[hf_first]) hf_slot -= hf_mix[hf_first++];",
+        *prefer,
         "  }",
         "  for (;;) {",
         "    if (threadIdx.x == 0) {",
@@ -174,7 +184,8 @@ class Persistent(Layout):
 
     def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
              launch_bounds: str, budgets: tuple[tuple[int, ...], int] | None = None) -> str:
-        return persistent_kernel(name, partition, sigs, bodies, launch_bounds, self.mix_for(len(sigs)))
+        return persistent_kernel(name, partition, sigs, bodies, launch_bounds,
+                                 by_ticket(counters_name(name), self.mix_for(len(sigs))))
 
 
 PERSISTENT = Persistent()
