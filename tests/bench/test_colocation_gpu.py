@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hfuse import Dim3, KernelLaunch, KernelSpec, Output
-from hfuse.bench.colocation import measure_blocks_curve
+from hfuse.bench.colocation import measure_blocks_curve, measure_sms_curve
 
 pytestmark = pytest.mark.gpu
 
@@ -34,3 +34,18 @@ def test_a_streaming_kernels_curve_is_monotone_and_needs_many_blocks(tmp_path):
     assert [a for a, _ in curve.points] == [1, 2, 4, 8, 16]
     assert curve.monotone(), curve.points
     assert curve.at(1) > 1.5 * curve.full  # one block of 4 warps per SM cannot keep DRAM busy
+
+
+def test_a_kernel_on_fewer_sms_is_never_faster(tmp_path):
+    import cupy
+
+    path = tmp_path / "stream.cu"
+    path.write_text(STREAM)
+    n = 1 << 22
+    x, y = cupy.ones(n * 4, cupy.float32), cupy.zeros(n * 4, cupy.float32)
+    launch = KernelLaunch(KernelSpec(path, "copy_scaled", Dim3(128)), [x, y, np.int64(n)], [Output(1)],
+                          grid=Dim3(4096))
+    curve = measure_sms_curve(launch, [10, 25, 50, 100], warmup_ms=10, rep_ms=40)
+    assert len(curve.points) == 4, curve.points  # every share ran every block (outputs checked)
+    assert curve.monotone(), curve.points
+    assert curve.at(curve.points[0][0]) > curve.full  # a tenth of the SMs is slower than all of them

@@ -60,3 +60,13 @@ def test_the_tuner_gets_an_even_split_of_two_kernels():
     assert [p.layout.spec for p in SPATIAL.propose(specs)] == ["spatial:50"]
     assert SPATIAL.propose(specs + specs[:1]) == []
     assert Dim3(256) in SPATIAL.propose(specs)[0].blocks
+
+
+def test_a_solo_split_measures_and_is_never_a_fusion():
+    # each kernel on its own share only: what measuring a kernel on part of the SMs needs,
+    # and what could leave blocks undone, so text never asks for it
+    with pytest.raises(HFuseError, match="for measuring a kernel on part of the SMs"):
+        layout_of("spatial:30:2:solo")
+    solo = fused(Spatial(percent=30, solo=True)).source
+    assert "its part only" in solo and "else the next with blocks left" not in solo
+    assert "else the next with blocks left" in fused("spatial:30").source

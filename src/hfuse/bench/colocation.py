@@ -30,6 +30,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Literal, Sequence
 
+import numpy as np
+
 from ..runtime.device import DeviceLimits
 from ..runtime.occupancy import blocks_by_registers, blocks_by_threads, regs_per_warp, smem_per_block
 from .bound import Bound
@@ -194,3 +196,51 @@ def measure_blocks_curve(launch, blocks: Sequence[int], *, limits: DeviceLimits 
                             rep_ms=rep_ms)
         points.append((min(k, natural), timing.median_ms))
     return Curve(launch.name, "blocks_per_sm", tuple(points))
+
+
+IDLE_KERNEL = 'extern "C" __global__ void hfuse_idle_partner(int) {}\n'
+"""The partner that holds the other SMs' share while a kernel is measured on its own."""
+
+
+def measure_sms_curve(launch, percents: Sequence[int], *, blocks_per_sm: int = 2, limits: DeviceLimits | None = None,
+                      warmup_ms: float = 25.0, rep_ms: float = 100.0) -> Curve:
+    """A kernel's SM-count curve on this GPU: ``launch`` run by persistent blocks on the first
+    ``p`` percent of the SMs only (a ``solo`` spatial split beside an idle kernel), for each
+    ``p``; each point's outputs are checked against the kernel run alone (a point whose
+    blocks did not all run is dropped, not timed)."""
+    import cupy
+
+    from ..api import device_source, fuse
+    from ..layouts import Spatial
+    from ..runtime.compile import Compiler
+    from ..runtime.timing import Timer
+    from ..spec import Dim3, KernelSpec
+
+    limits = limits or DeviceLimits.current()
+    compiler = Compiler(limits=limits)
+    timer = Timer(limits, flush_l2=True)
+    outputs = [launch.args[o.index] for o in launch.outputs]
+    initial = [o.copy() for o in outputs]
+    original = device_source(launch.kernel)
+    alone = compiler.get(original.source, original.name_expression)
+    alone.launch(launch.grid_for(), launch.kernel.block, launch.args, launch.smem_for())
+    expected = [cupy.asnumpy(o) for o in outputs]
+    idle = KernelSpec(launch.kernel.file.with_name("hfuse_idle_partner.cu"), "hfuse_idle_partner", Dim3(32))
+    points = []
+    for percent in percents:
+        layout = Spatial(percent=percent, blocks=blocks_per_sm, solo=True)
+        fused = fuse([launch.kernel, idle], layout=layout, sources={str(idle.file): IDLE_KERNEL})
+        kernel = compiler.get(fused.source, fused.name_expression)
+        packed = fused.pack([launch.args, [np.int32(0)]], [launch.grid_for(), Dim3(1)], [launch.smem_for(), 0],
+                            limits.sm_count)
+        kernel.allow_dynamic_smem(packed.shared_mem)
+        for o, start in zip(outputs, initial):
+            o[...] = start
+        kernel.launch(packed.grid, packed.block, packed.args, packed.shared_mem)
+        if any(not np.array_equal(cupy.asnumpy(o), e) for o, e in zip(outputs, expected)):
+            continue  # some blocks never ran on this share: no time for it
+        timing = timer.time(lambda: kernel.launch(packed.grid, packed.block, packed.args, packed.shared_mem),
+                            warmup_ms=warmup_ms, rep_ms=rep_ms)
+        sms = -(-percent * limits.sm_count // 100)
+        points.append((sms, timing.median_ms))
+    return Curve(launch.name, "sms", tuple(points))

@@ -52,9 +52,10 @@ def by_ticket(counters: str, mix: tuple[int, ...]) -> list[str]:
 
 
 def persistent_kernel(name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
-                      launch_bounds: str, prefer: list[str]) -> str:
+                      launch_bounds: str, prefer: list[str], steal: bool = True) -> str:
     """The persistent kernel; ``prefer``: thread 0's lines that set ``hf_first``, the part
-    the block takes blocks of first, from ``hf_sm`` (its SM) and the counters."""
+    the block takes blocks of first, from ``hf_sm`` (its SM) and the counters; ``steal``:
+    once that part has no blocks left, take the others' (else stop: a block runs its part only)."""
     n = len(sigs)
     counts = ", ".join(f"{s.hidden_name('grid_x')} * {s.hidden_name('grid_y')} * {s.hidden_name('grid_z')}" for s in sigs)
     counters = counters_name(name)
@@ -76,7 +77,8 @@ def persistent_kernel(name: str, partition: Partition, sigs: list[PartSignature]
         "    if (threadIdx.x == 0) {",
         f"      const unsigned hf_counts[{n}] = {{{counts}}};",
         f"      unsigned hf_part = {n}u, hf_index = 0;",
-        f"      for (unsigned hf_try = 0; hf_try < {n}u && hf_part == {n}u; ++hf_try) {{  // its part, else the next with blocks left",
+        (f"      for (unsigned hf_try = 0; hf_try < {n}u && hf_part == {n}u; ++hf_try) {{  // its part, else the next with blocks left"
+         if steal else "      for (unsigned hf_try = 0; hf_try < 1u; ++hf_try) {  // its part only"),
         f"        const unsigned hf_p = (hf_first + hf_try) % {n}u;",
         f"        const unsigned hf_b = atomicAdd(&{counters}[{SM_SLOTS}u + hf_p], 1u);",
         "        if (hf_b < hf_counts[hf_p]) { hf_part = hf_p; hf_index = hf_b; }",

@@ -41,6 +41,12 @@ class Spatial(Persistent):
     percent: int = 50
     blocks: int = 2
     """Persistent blocks per SM."""
+    solo: bool = False
+    """Each kernel on its own SMs only: a block never takes the other kernel's blocks, so a
+    kernel's time on its share of the SMs can be measured beside an idle partner
+    (``colocation.measure_sms_curve``, which checks the outputs). Never a fusion: a kernel's
+    blocks would be left undone if no block ran on its share, so it cannot be written as
+    text (``parse`` refuses it)."""
 
     name = "spatial"
     title = "spatial split of the SMs"
@@ -59,12 +65,17 @@ class Spatial(Persistent):
         object.__setattr__(self, "mix", ())
 
     def parameters(self) -> list[str]:
-        return [str(self.percent)] + ([str(self.blocks)] if self.blocks != 2 else [])
+        return ([str(self.percent)] + ([str(self.blocks)] if self.blocks != 2 or self.solo else [])
+                + (["solo"] if self.solo else []))
 
     @classmethod
     def parse(cls, parameters: list[str]) -> "Spatial":
+        if parameters and parameters[-1] == "solo":
+            # work is left undone when no block lands on a kernel's share of the SMs: never a fusion
+            raise HFuseError("'solo' spatial splits are for measuring a kernel on part of the SMs "
+                             "(hfuse.bench.colocation), not for fused kernels")
         if len(parameters) > 2:
-            raise HFuseError("a spatial split is written spatial:PERCENT or spatial:PERCENT:BLOCKS (spatial:30)")
+            raise HFuseError("a spatial split is written spatial:PERCENT[:BLOCKS] (spatial:30)")
         try:
             values = [int(p) for p in parameters]
             return cls(percent=values[0] if values else 50, blocks=values[1] if len(values) > 1 else 2)
@@ -80,7 +91,8 @@ class Spatial(Persistent):
         return [Proposal(Spatial(percent=50), tuple(s.block for s in specs))] if len(specs) == 2 else []
 
     def variants(self, parts: int, fused_threads: int) -> list["Spatial"]:
-        return [Spatial(percent=p, blocks=self.blocks) for p in (self.percent - STEP, self.percent + STEP) if 1 <= p <= 99]
+        return [Spatial(percent=p, blocks=self.blocks, solo=self.solo)
+                for p in (self.percent - STEP, self.percent + STEP) if 1 <= p <= 99]
 
     def validate(self, partition: Partition) -> None:
         if len(partition.parts) != 2:
@@ -90,7 +102,7 @@ class Spatial(Persistent):
 
     def emit(self, name: str, partition: Partition, sigs: list[PartSignature], bodies: list[str],
              launch_bounds: str, budgets: tuple[tuple[int, ...], int] | None = None) -> str:
-        return persistent_kernel(name, partition, sigs, bodies, launch_bounds, by_sm(self.percent))
+        return persistent_kernel(name, partition, sigs, bodies, launch_bounds, by_sm(self.percent), steal=not self.solo)
 
 
 SPATIAL = Spatial()
