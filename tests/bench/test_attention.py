@@ -111,3 +111,18 @@ def test_nvrtc_compiles_the_persistent_fusion_of_each_type_and_size(heads):
     fused = hfuse.fuse([prefill_spec(heads), decode_spec(heads)], layout="persistent:2:2")
     binary = Compiler("sm_90").compile(fused.source, [fused.name_expression])
     assert not binary.missing_reports([fused.name_expression])
+
+
+def test_the_two_kernels_are_workloads_a_manifest_can_name(tmp_path):
+    from hfuse.batch.manifest import read_manifest
+    from hfuse.bench.workloads import registry
+
+    work = registry()
+    assert not work["prefill"].tunable and not work["decode"].tunable  # both assume 128 threads
+    assert work["prefill"].default_block == work["decode"].default_block == hfuse.Dim3(128)
+    path = tmp_path / "hybrid.yaml"
+    path.write_text("requests:\n  - {name: hybrid, workloads: [{kernel: prefill, size: 2048}, decode], sizes: [64]}\n")
+    request = read_manifest(path).requests[0]
+    assert [(w.kernel, w.size) for w in request.inputs.workloads] == [("prefill", 2048), ("decode", 64)]
+    with pytest.raises(ValueError, match="128 threads"):
+        work["prefill"].make(512, block=256)

@@ -1,4 +1,5 @@
-"""Inputs and launch configurations of the nine benchmark kernels.
+"""Inputs and launch configurations of the nine benchmark kernels, and of the hybrid
+serving batch's two attention kernels (``prefill``, ``decode``).
 
 Each kernel has a ``Workload``: a function from a size parameter (and a block shape)
 to a ``KernelLaunch`` on fresh random device inputs, the default size (about 1-3 ms
@@ -12,7 +13,7 @@ __all__ = ["Workload", "registry"]
 
 
 def registry() -> dict[str, Workload]:
-    """All nine workloads by kernel name (lower case: maxpool, batchnorm, ..., blake2b)."""
-    from . import crypto, dl
+    """Every workload by kernel name (lower case: maxpool, batchnorm, ..., blake2b, prefill, decode)."""
+    from . import attention, crypto, dl
 
-    return {**dl.WORKLOADS, **crypto.WORKLOADS}
+    return {**dl.WORKLOADS, **crypto.WORKLOADS, **attention.WORKLOADS}
