@@ -86,3 +86,13 @@ def test_padding_caps_the_blocks_per_sm(blocks):
 def test_no_padding_where_the_kernel_fits_no_more_anyway():
     assert occupancy_padding(H100, 32, 128, 0, 0, 16) is None  # 16 blocks of 128 threads fill the SM's warps
     assert occupancy_padding(H100, 255, 256, 0, 0, 1) is None  # registers allow one already
+
+
+def test_a_rows_colocation_columns_say_the_bound_its_limit_and_what_was_captured():
+    from hfuse.bench.colocation import PairBound, Share, bound_fields
+
+    found = PairBound(1.2, LATENCY, Share("shared", (2, 2), 1.2))
+    fields = bound_fields(found, best_unfused_ms=2.0, tuned_ms=1.6)
+    assert fields == {"colocation_bound_ms": 1.2, "colocation_limit": "latency", "colocation_share": "shared 2:2",
+                      "captured_colocation": pytest.approx(0.5)}
+    assert bound_fields(PairBound(2.5, "dram", None), 2.0, 1.9)["captured_colocation"] is None  # nothing to gain

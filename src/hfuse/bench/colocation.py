@@ -34,7 +34,7 @@ import numpy as np
 
 from ..runtime.device import DeviceLimits
 from ..runtime.occupancy import blocks_by_registers, blocks_by_threads, regs_per_warp, smem_per_block
-from .bound import Bound
+from .bound import ALONE, Bound
 
 Resource = Literal["blocks_per_sm", "sms"]
 LATENCY = "latency"
@@ -244,3 +244,42 @@ def measure_sms_curve(launch, percents: Sequence[int], *, blocks_per_sm: int = 2
         sms = -(-percent * limits.sm_count // 100)
         points.append((sms, timing.median_ms))
     return Curve(launch.name, "sms", tuple(points))
+
+
+def colocation_bound(launches, *, limits: DeviceLimits | None = None, blocks: Sequence[int] = (1, 2, 4, 8),
+                     percents: Sequence[int] = (10, 25, 50, 75, 90), warmup_ms: float = 10.0,
+                     rep_ms: float = 40.0) -> PairBound:
+    """Two launches' co-location bound on this GPU: both kinds of curves measured, the best
+    shared mix and the best split of the SMs, never below the slower kernel alone."""
+    from ..api import device_source
+    from ..runtime.compile import Compiler
+
+    if len(launches) != 2:
+        raise ValueError("a co-location bound of two launches")
+    limits = limits or DeviceLimits.current()
+    compiler = Compiler(limits=limits)
+    resources = []
+    for launch in launches:
+        source = device_source(launch.kernel)
+        kernel = compiler.get(source.source, source.name_expression)
+        resources.append((kernel.resources.registers, launch.kernel.block.size,
+                          kernel.resources.static_smem + launch.smem_for()))
+    by_blocks = [measure_blocks_curve(l, blocks, limits=limits, warmup_ms=warmup_ms, rep_ms=rep_ms) for l in launches]
+    by_sms = [measure_sms_curve(l, percents, limits=limits, warmup_ms=warmup_ms, rep_ms=rep_ms) for l in launches]
+    alone = Bound(max(c.full for c in by_blocks), ALONE)
+    shared = best_shared(by_blocks, fits_together(limits, resources))
+    split = best_split(by_sms, limits.sm_count) if all(c.points for c in by_sms) else None
+    return pair_bound(alone, shared, split)
+
+
+def bound_fields(found: PairBound, best_unfused_ms: float | None, tuned_ms: float | None) -> dict:
+    """A results row's co-location columns."""
+    from .bound import captured
+
+    share = found.share
+    return {
+        "colocation_bound_ms": found.ms,
+        "colocation_limit": found.limit,
+        "colocation_share": f"{share.kind} {':'.join(map(str, share.amounts))}" if share else "",
+        "captured_colocation": captured(best_unfused_ms, tuned_ms, found.ms),
+    }

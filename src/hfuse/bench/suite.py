@@ -70,6 +70,7 @@ ROW_FIELDS: tuple[str, ...] = (
     "speedup_graph", "speedup_naive", "speedup_best_hfuse", *(f"speedup_{name}" for name in LAYOUT_COLUMNS),
     "speedup_serial", "speedup_co_resident", "speedup_best_unfused", "speedup_bound", "speedup_tuned",
     "torch_ms", "torch_t1_ms", "torch_t2_ms", "speedup_torch", "torch_compile_ms", "speedup_torch_compile",
+    "colocation_bound_ms", "colocation_limit", "colocation_share", "captured_colocation",
     "naive_verified", "vertical_verified", "chosen_verified", "candidates", "verified_candidates",
     "failed_candidates", "naive_error", "vertical_error", "torch_error", "torch_compile_error", "plan_file", "elapsed_s",
     "date",
@@ -81,7 +82,8 @@ NUMERIC_FIELDS = {
     "co_resident_ms", "co_resident_k", "best_unfused_ms", "naive_ms", "best_hfuse_ms", "tuned_ms", "bound_ms",
     "captured", "registers", "occupancy", "speedup_graph", "speedup_naive", "speedup_best_hfuse", "speedup_serial",
     "speedup_co_resident", "speedup_best_unfused", "speedup_bound", "speedup_tuned", "torch_ms", "torch_t1_ms",
-    "torch_t2_ms", "speedup_torch", "torch_compile_ms", "speedup_torch_compile", "candidates", "verified_candidates", "failed_candidates", "elapsed_s",
+    "torch_t2_ms", "speedup_torch", "torch_compile_ms", "speedup_torch_compile", "colocation_bound_ms",
+    "captured_colocation", "candidates", "verified_candidates", "failed_candidates", "elapsed_s",
     *(f"{name}_ms" for name in LAYOUT_COLUMNS), *(f"speedup_{name}" for name in LAYOUT_COLUMNS),
 }
 BOOL_FIELDS = {"naive_verified", "vertical_verified", "chosen_verified"}
@@ -215,6 +217,10 @@ def row_from_plan(
         "speedup_torch": None,
         "torch_compile_ms": None,
         "speedup_torch_compile": None,
+        "colocation_bound_ms": None,
+        "colocation_limit": "",
+        "colocation_share": "",
+        "captured_colocation": None,
         "naive_verified": bool(naive.verified) if naive else False,
         "vertical_verified": bool(vertical.verified) if vertical else False,
         "chosen_verified": bool(chosen.verified) if chosen else None,
@@ -422,6 +428,7 @@ def measure_point(
     torch_baseline: bool,
     progress: bool,
     console: Any = None,
+    colocation: bool = False,
 ) -> dict[str, Any]:
     """Tunes (and times PyTorch for) one pair at one size point; returns the row."""
     from ..tuning.tuner import tune
@@ -456,6 +463,15 @@ def measure_point(
                 row["torch_compile_error"] = f"{type(exc).__name__}: {_first_line(str(exc))}"
                 if console is not None:
                     console.print(f"  [yellow]torch.compile baseline failed:[/] {row['torch_compile_error']}")
+        if colocation:  # the fastest any co-location could be, from the kernels' curves (issue 22)
+            try:
+                from .colocation import bound_fields, colocation_bound
+
+                row.update(bound_fields(colocation_bound(launches), row.get("best_unfused_ms"), row.get("tuned_ms")))
+            except Exception as exc:
+                row["colocation_limit"] = f"unmeasured: {type(exc).__name__}: {_first_line(str(exc))}"
+                if console is not None:
+                    console.print(f"  [yellow]co-location bound failed:[/] {row['colocation_limit']}")
     finally:
         del launches
         free_gpu_memory()
@@ -488,6 +504,7 @@ def run_suite(
     sizes: dict[str, list[dict[str, int]]] | None = None,
     time_budget_s: float | None = None,
     scale: float = 1.0,
+    colocation: bool = False,
 ) -> list[dict[str, Any]]:
     """Runs the evaluation for ``pairs``; returns the rows measured in this call.
 
@@ -498,6 +515,8 @@ def run_suite(
     overrides the size points of some pairs (pair name -> list of {workload: size}).
     ``time_budget_s``: start no new point after this many seconds (the rest are recorded
     as skipped), so a run inside a time-limited job ends cleanly with its plots.
+    ``colocation``: also measure each point's co-location bound (``colocation``: the
+    kernels' curves by blocks per SM and by SMs) and the share of it the tuner captured.
     ``scale`` multiplies every size (``pairs.pair_sizes``).
     """
     from rich.console import Console
@@ -542,7 +561,8 @@ def run_suite(
                           f"[dim]{time.perf_counter() - t_start:.0f} s so far[/]")
             try:
                 row = measure_point(pair, point, mode=mode, settings=settings, out_dir=out,
-                                    torch_baseline=torch_baseline, progress=progress, console=console)
+                                    torch_baseline=torch_baseline, progress=progress, console=console,
+                                    colocation=colocation)
             except Exception as exc:
                 message = f"{type(exc).__name__}: {exc}"
                 console.print(f"  [red]skipped:[/] {_first_line(message)}")

@@ -44,6 +44,9 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="only measure each kernel's unit utilisation alone (Nsight Compute) at the sizes in the "
                         "results, and fill each point's resource bound")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch baseline")
+    p.add_argument("--colocation-bound", action="store_true",
+                   help="also measure each point's co-location bound (the kernels' time by blocks per SM and by SMs) "
+                        "and the share of it the tuner captured")
     p.add_argument("--plots-only", action="store_true", help="redraw plots and tables from existing results")
     p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                    help="start no new measurement after this many seconds (default: none; e.g. 500 inside a 10-minute job)")
@@ -96,7 +99,7 @@ def run_bench(args: argparse.Namespace, console: Any) -> int:
             settings = tune_settings(quick or args.coarse, isolate=bool(args.isolate))
             run_suite(pairs, quick=quick, out_dir=out, metrics=metrics, torch_baseline=not args.no_torch,
                       progress=not args.no_progress, points=args.points, settings=settings, console=console,
-                      time_budget_s=args.time_budget, scale=args.scale)
+                      time_budget_s=args.time_budget, scale=args.scale, colocation=args.colocation_bound)
             mode = "quick" if quick else "full"
 
     from ..bench.suite import fill_bounds
