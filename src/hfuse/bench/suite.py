@@ -48,6 +48,7 @@ from ..files import write_atomically
 from ..layouts import HORIZONTAL, LAYOUTS, VERTICAL
 from .environment import free_gpu_memory, now_utc, nvidia_smi_clocks
 from .pairs import DISPLAY, Pair, make_launches, pair_sizes
+from .columns import colocation_columns, compiled_columns, measured_or_said
 from .speedup import speedup_pct
 
 RESULTS_FORMAT = 1
@@ -452,26 +453,11 @@ def measure_point(
                 row["torch_error"] = f"{type(exc).__name__}: {_first_line(str(exc))}"
                 if console is not None:
                     console.print(f"  [yellow]PyTorch baseline failed:[/] {row['torch_error']}")
-            try:  # the PyTorch user's own horizontal fusion: torch.compile with combo kernels
-                from .torch_baseline import time_torch_compiled_pair
-
-                compiled = time_torch_compiled_pair(pair.kernels, launches, warmup_ms=settings.warmup_ms,
-                                                    rep_ms=settings.rep_ms, flush_l2=settings.flush_l2)
-                row["torch_compile_ms"] = compiled["compiled"].median_ms
-                row["speedup_torch_compile"] = speedup_pct(row.get("native_ms"), row["torch_compile_ms"])
-            except Exception as exc:
-                row["torch_compile_error"] = f"{type(exc).__name__}: {_first_line(str(exc))}"
-                if console is not None:
-                    console.print(f"  [yellow]torch.compile baseline failed:[/] {row['torch_compile_error']}")
+            measured_or_said(row, "torch_compile_error", console, "torch.compile baseline",
+                             compiled_columns, pair.kernels, launches, settings, row.get("native_ms"))
         if colocation:  # the fastest any co-location could be, from the kernels' curves (issue 22)
-            try:
-                from .colocation import bound_fields, colocation_bound
-
-                row.update(bound_fields(colocation_bound(launches), row.get("best_unfused_ms"), row.get("tuned_ms")))
-            except Exception as exc:
-                row["colocation_limit"] = f"unmeasured: {type(exc).__name__}: {_first_line(str(exc))}"
-                if console is not None:
-                    console.print(f"  [yellow]co-location bound failed:[/] {row['colocation_limit']}")
+            measured_or_said(row, "colocation_limit", console, "co-location bound",
+                             colocation_columns, launches, row.get("best_unfused_ms"), row.get("tuned_ms"))
     finally:
         del launches
         free_gpu_memory()
