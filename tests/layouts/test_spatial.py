@@ -29,6 +29,8 @@ def test_a_spatial_split_is_a_value_written_as_its_spec():
     for bad in ("spatial:0", "spatial:100", "spatial:30:0", "spatial:x", "spatial:1:2:3"):
         with pytest.raises(HFuseError):
             layout_of(bad)
+    with pytest.raises(HFuseError, match="by name"):  # positionally it would be the inherited mix
+        Spatial(30)
 
 
 def test_each_sm_prefers_the_kernel_its_place_among_the_sms_says():

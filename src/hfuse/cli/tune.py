@@ -125,12 +125,14 @@ def run_manifest(path: Path, data: dict[str, Any], output: Path | None, use_cach
                or bool(os.environ.get("RAY_ADDRESS")))
     if use_ray:
         from ..batch.ray_runner import RayOptions, ray_outcomes
+        from ..tuning.recorded import RecordedBackend
 
         options = RayOptions(address=getattr(flags, "ray_address", None), concurrency=concurrency)
         if recorded is not None:  # no GPU needed: one actor measures from the recording
             options.actors, options.gpus_per_actor = 1, 0.0
+            # the actor makes its own backend from the recording (a picklable factory)
             source = ray_outcomes(manifest.output / ".hfuse-cache", use_cache, options,
-                                  make_backend=functools.partial(type(recorded), recorded.recording))
+                                  make_backend=functools.partial(RecordedBackend, recorded.recording))
         else:
             source = ray_outcomes(manifest.output / ".hfuse-cache", use_cache, options)
     elif recorded is None:

@@ -57,12 +57,13 @@ class Spatial(Persistent):
                  "kernel's blocks, the others the second's, then any left,")
 
     def __post_init__(self) -> None:
+        if self.mix:  # Spatial(30) would set the inherited mix, not the percent
+            raise HFuseError("a spatial split takes percent= and blocks= by name (Spatial(percent=30))")
         if not 1 <= int(self.percent) <= 99 or not 1 <= int(self.blocks) <= 32:
             raise HFuseError(f"a spatial split takes a percent of the SMs from 1 to 99 and 1 to 32 blocks per SM, "
                              f"got {self.percent}% and {self.blocks}")
         object.__setattr__(self, "percent", int(self.percent))
         object.__setattr__(self, "blocks", int(self.blocks))
-        object.__setattr__(self, "mix", ())
 
     def parameters(self) -> list[str]:
         return ([str(self.percent)] + ([str(self.blocks)] if self.blocks != 2 or self.solo else [])

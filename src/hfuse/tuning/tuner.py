@@ -116,10 +116,7 @@ class TuneSettings:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        if self.layouts is None:
-            del data["layouts"]  # keys of plans tuned before the setting existed stay the same
-        else:
-            data["layouts"] = list(self.layouts)
+        data["layouts"] = list(self.layouts) if self.layouts is not None else None
         return data
 
 
