@@ -59,3 +59,11 @@ def test_fuse_does_not_import_the_tuner_or_the_benchmark_suite(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("command", [[], ["fuse"], ["tune"], ["check"], ["bench"]])
+def test_every_help_page_prints(command, capsys):
+    """argparse formats help text with '%': one unescaped '%' in a description broke ``hfuse fuse --help``."""
+    with pytest.raises(SystemExit) as done:
+        main([*command, "--help"])
+    assert done.value.code == 0 and "usage: hfuse" in capsys.readouterr().out

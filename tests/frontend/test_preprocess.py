@@ -240,6 +240,20 @@ def test_has_include_uses_the_same_search(tmp_path):
     assert "int bf16;" in run(src).text
 
 
+@pytest.mark.parametrize("condition, taken", [
+    ("defined(A) and not defined(B)", True),
+    ("defined(B) or not defined(A)", False),
+    ("(6 bitand 3) == 2 and (4 bitor 1) == 5 and (3 xor 1) == 2", True),
+    ("compl 0 == -1 and 1 not_eq 2", True),
+    ("A not_eq 1", False),
+])
+def test_operator_words_in_conditions(tmp_path, condition, taken):
+    """C++'s ``and``/``or``/``not``... are operators in ``#if``, as nvcc reads them, never 0."""
+    src = write(tmp_path, {"k.cu": f"#define A 1\n#if {condition}\nint taken;\n#else\nint other;\n#endif\n"})
+    text = run(src).text
+    assert ("int taken;" in text) == taken and ("int other;" in text) == (not taken)
+
+
 def test_pre_include_is_read_first_from_the_working_folder(tmp_path, monkeypatch):
     src = write(tmp_path, {"src/k.cu": "__global__ void k(float* a) { a[0] = TILE; }\n",
                            "config/pre.h": "#define TILE 32\n__device__ int helper() { return TILE; }\n"})

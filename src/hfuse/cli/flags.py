@@ -53,7 +53,8 @@ def add_layout_flag(parser: argparse.ArgumentParser) -> None:
     """``--layout LAYOUT``, and ``--strategy``, its old name, still read (``layout_from``)."""
     parser.add_argument("--layout", type=_layout_argument, metavar="LAYOUT",
                         help="how the kernels share the fused block or grid (default horizontal): "
-                        + "; ".join(f"{name}: {layout.description}" for name, layout in LAYOUTS.items()))
+                        + "; ".join(f"{name}: {layout.description}" for name, layout in LAYOUTS.items())
+                        .replace("%", "%%"))  # argparse formats help with %: spatial's says "30%"
     parser.add_argument("--strategy", type=_layout_argument, help=argparse.SUPPRESS)
 
 

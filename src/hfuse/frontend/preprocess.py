@@ -205,6 +205,11 @@ def _quiet_comments(line: list, pp: pcpp.Preprocessor) -> list:
 
 # -- the preprocessor -------------------------------------------------------------------
 
+ALTERNATIVE_TOKENS = {"and": "&&", "or": "||", "not": "!", "bitand": "&", "bitor": "|", "xor": "^",
+                      "compl": "~", "not_eq": "!="}
+"""C++'s alternative spellings of the operators an ``#if`` can use ([lex.digraph])."""
+
+
 class _DevicePass(pcpp.Preprocessor):
     """pcpp configured as nvcc's device pass: our include search, errors as HFuseError."""
 
@@ -270,7 +275,26 @@ class _DevicePass(pcpp.Preprocessor):
         return None  # #pragma and the like pass through
 
     def evalexpr(self, tokens):
-        return super().evalexpr(self._has_include(tokens))
+        return super().evalexpr(self._has_include(self._alternative_tokens(tokens)))
+
+    def _alternative_tokens(self, tokens: list) -> list:
+        """C++'s operator words (``#if defined(A) and not defined(B)``) -> their symbols.
+
+        They are operators in C++, never macro names, and pcpp reads them as identifiers
+        (evaluated as 0, or refused).
+        """
+        out = []
+        for tok in tokens:
+            spelling = ALTERNATIVE_TOKENS.get(tok.value) if tok.type == self.t_ID else None
+            if spelling is None:
+                out.append(tok)
+                continue
+            lexer = self.lexer.clone()
+            lexer.input(spelling)
+            symbol = copy.copy(tok)
+            symbol.type, symbol.value = lexer.token().type, spelling
+            out.append(symbol)
+        return out
 
     def _has_include(self, tokens: list) -> list:
         """``__has_include("x.h")``/``(<x.h>)`` -> 1 or 0, by our search (pcpp lacks it)."""
