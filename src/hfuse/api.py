@@ -317,6 +317,8 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
                                        types, symbols, whole_block))
+    notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
+                       "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     uses = frozenset().union(*(i.references for i in closure.items),

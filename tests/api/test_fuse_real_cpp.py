@@ -248,3 +248,22 @@ def test_compound_literals_compile_under_nvrtc_in_the_part_and_in_shared_helpers
 @pytest.mark.nvcc
 def test_and_still_under_nvcc(tmp_path):
     compile_nvcc(fuse([AXPY, KernelSpec(COMPOUND, "literal_kernel", Dim3(128))]).source, workdir=tmp_path)
+
+
+ATTRIBUTES = C.CORPUS / "real_cpp" / "attributes.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kernel", ["capped", "three_bounds"])
+def test_attributes_of_cuda_12_are_read(kernel, tmp_path):
+    # once: "'capped' is a host function" and "'three_bounds' does not parse near '2,'"
+    fused = fuse([AXPY, KernelSpec(ATTRIBUTES, kernel, Dim3(256))])
+    assert [p.spec.name for p in fused.parts] == ["axpy", kernel]
+    assert any("__maxnreg__(64)" in note for note in fused.notes) == (kernel == "capped")
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_a_kernel_of_thread_block_clusters_is_refused_at_its_attribute():
+    with pytest.raises(HFuseError, match=r"thread block clusters \(__cluster_dims__\(2, 1, 1\)\)") as err:
+        fuse([AXPY, KernelSpec(ATTRIBUTES, "cluster_pairs", Dim3(128))])
+    assert err.value.where.line == 18 and err.value.where.kernel == "cluster_pairs"

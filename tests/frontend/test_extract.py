@@ -35,6 +35,22 @@ def test_model_finds_kernels_helpers_and_declarations():
     assert {"cg", "table", "Pair", "dynamic_area"} <= declared
 
 
+def test_kernel_attributes_the_grammar_lacks():
+    """``__maxnreg__`` and ``__cluster_dims__`` (blanked for the parser, read from the text)
+    and ``__launch_bounds__``'s third argument: each kernel is still a kernel, with its name."""
+    source = model_source(Path("k.cu"), (
+        "__global__ void __maxnreg__(64) capped(float* x) { x[0] = 1.f; }\n"
+        "__global__ void __launch_bounds__((BM * BN) / (TM * (TN)), 2, 4) three(float* x) { x[0] = 2.f; }\n"
+        "template <int C> __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(128) clustered(float* x) {}\n"
+    ))
+    kernels = source.kernels
+    assert set(kernels) == {"capped", "three", "clustered"}
+    assert kernels["capped"].max_registers == "64" and kernels["capped"].cluster_dims is None
+    assert kernels["three"].launch_bounds == ("(BM * BN) / (TM * (TN))", "2")
+    assert kernels["clustered"].cluster_dims == "C, 1, 1" and kernels["clustered"].max_threads() == 128
+    assert [p.name for p in kernels["three"].params] == ["x"]
+
+
 def test_param_rename_keeps_qualifiers():
     scale = model_source(Path("k.cu"), SOURCE).kernels["scale"]
     assert scale.params[0].renamed("hf1_a") == "T* __restrict__ hf1_a"

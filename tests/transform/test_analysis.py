@@ -52,3 +52,26 @@ def test_grid_sync_is_refused_at_its_line():
     with pytest.raises(HFuseError) as err:
         check_kernel(source.kernels["k"], facts)
     assert err.value.where.line == 3 and "grid-wide" in str(err.value)
+
+
+@pytest.mark.parametrize("text, line, what", [
+    ("__global__ void __cluster_dims__(2, 1, 1) k(float* x) {\n  x[threadIdx.x] = 0.f;\n}\n", 1,
+     "__cluster_dims__(2, 1, 1)"),
+    ("template <int C>\n__global__ void __cluster_dims__(C, 1, 1) k(float* x) {\n  x[0] = 0.f;\n}\n", 1,
+     "__cluster_dims__(C, 1, 1)"),
+    ("__global__ void k(float* x) {\n  auto c = cg::this_cluster();\n  c.sync();\n}\n", 2, "'this_cluster'"),
+    ("__global__ void k(unsigned* x) {\n  unsigned r;\n  asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r));"
+     "\n  x[0] = r;\n}\n", 3, "inline PTX"),
+    ("__global__ void k(float* x) {\n  asm volatile(\"barrier.cluster.arrive;\" ::: \"memory\");\n}\n", 2, "inline PTX"),
+])
+def test_thread_block_clusters_are_refused_at_their_line(text, line, what):
+    """No layout keeps a kernel's clusters: its blocks share a fused block or grid with another kernel's."""
+    source, facts = _facts(text)
+    with pytest.raises(HFuseError, match="thread block clusters") as err:
+        check_kernel(source.kernels["k"], facts)
+    assert err.value.where.line == line and what in str(err.value)
+
+
+def test_a_ptx_fence_is_no_cluster():
+    source, facts = _facts("__global__ void k(float* x) {\n  asm volatile(\"membar.gl;\" ::: \"memory\");\n}\n")
+    check_kernel(source.kernels["k"], facts)

@@ -32,7 +32,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
-from .model import PTX_BLOCK
+from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER
 from .options import CompileOptions
 
 BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim",
@@ -266,6 +266,8 @@ class _Walker:
                 text = " ".join(t.spelling for t in node.get_tokens())
                 found.update(f"reads %{m.group(3)}" if m.group(3) else "synchronises the block"
                              for m in PTX_BLOCK.finditer(text))
+                if PTX_CLUSTER.search(text):
+                    found.add(CLUSTER_READ)
                 continue
             target = node.referenced
             if target is None or target == node:

@@ -11,7 +11,7 @@ import tree_sitter as ts
 from ..errors import HFuseError, Location
 from ..files import read_text_file
 from .model import Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem
-from .parse import compact, inner_declarator, line_of, parse, walk
+from .parse import compact, inner_declarator, kernel_attribute, line_of, parse, walk
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
 
@@ -330,6 +330,8 @@ def _function(
     for child in definition.named_children:
         if child.type == "launch_bounds":  # the arguments as written (constant expressions)
             bounds = tuple(_text(n, data) for n in child.named_children if n.type != "comment")
+    body = definition.child_by_field_name("body")
+    head = data[outer.start_byte : body.start_byte if body is not None else outer.end_byte].decode()
     return Function(
         name=name,
         kind=_function_kind(definition),
@@ -342,6 +344,8 @@ def _function(
         template_defaults=template_defaults,
         template_pack=template_pack,
         launch_bounds=bounds,
+        cluster_dims=kernel_attribute("__cluster_dims__", head),
+        max_registers=kernel_attribute("__maxnreg__", head),
         extern_c=extern_c,
         scope=scope,
         owner=owner,

@@ -17,6 +17,11 @@ PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b|%(tid|ntid|ctaid|n
 """Inline PTX that synchronises the block or reads its special registers (``bar.sync``,
 ``%tid.x``); not ``membar`` fences nor ``mbarrier`` objects. Group 3 is the register."""
 
+PTX_CLUSTER = re.compile(r"%n?cluster|\bbarrier\.cluster\b|::cluster\b|\bmapa\b")
+"""Inline PTX that reads a thread block cluster's registers (``%cluster_ctarank``), waits at
+its barrier or reaches its shared memory (``mapa``, ``.shared::cluster``)."""
+CLUSTER_READ = "works on the thread block cluster"
+
 FunctionKind = Literal["global", "device", "host"]
 Scope = tuple[str, ...]
 """Enclosing namespaces, outermost first; ``""`` stands for an anonymous namespace."""
@@ -82,6 +87,10 @@ class Function:
     """The last template parameter when it is a pack (``Ins`` of ``typename... Ins``)."""
     launch_bounds: tuple[str, ...] | None = None
     """``__launch_bounds__``'s arguments as written (``"(BM * BN) / (TM * TN)"``, ``"1"``)."""
+    cluster_dims: str | None = None
+    """``__cluster_dims__``'s arguments as written (``"2, 1, 1"``): its blocks run as clusters."""
+    max_registers: str | None = None
+    """``__maxnreg__``'s argument as written: a register cap for the kernel alone."""
     extern_c: bool = False
     scope: Scope = ()
     owner: str | None = None

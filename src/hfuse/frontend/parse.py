@@ -10,14 +10,19 @@ import tree_sitter_cuda
 # Constructs tree-sitter-cuda does not know are masked (same length, so every byte
 # offset stays valid) in the text the parser sees. A node's ``.text`` is that masked
 # text: whatever is written out must be sliced from the real bytes (``source_text``).
-# ``__align__(N)`` (also ``__align__(sizeof(T))``) is blanked.
+# ``__align__(N)`` (also ``__align__(sizeof(T))``), ``__cluster_dims__(X, Y, Z)`` and
+# ``__maxnreg__(N)`` are blanked (the kernel model reads the last two from the text:
+# ``kernel_attribute``), and so is ``__launch_bounds__``'s third argument (blocks per cluster).
 # ``#pragma`` lines: the grammar takes a directive for a statement, so ``for (...)``
 # followed by ``#pragma unroll`` loses its body. They become same-length comments, so
 # they stay in the tree as nodes between statements (rewrites that move statements keep
 # them with the statement that follows) while the code around them parses as written.
 # A pointer parameter pack (``const Ins* __restrict__... ins``): the grammar reads ``&...``
 # and ``&&...`` but not ``*...``, so the parser sees ``&`` there (qualifiers blanked).
-_ALIGN = re.compile(rb"__align__\s*\((?:[^()]|\([^()]*\))*\)")
+_BALANCED = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+"""Parentheses holding up to two more levels of them."""
+_ALIGN = re.compile(rb"\b(?:__align__|__cluster_dims__|__maxnreg__)\s*" + _BALANCED)
+_LAUNCH_BOUNDS = re.compile(rb"\b__launch_bounds__\s*" + _BALANCED)
 _POINTER_PACK = re.compile(rb"(?<=[\w>])(\s*)\*((?:\s*(?:__restrict__|__restrict|const|volatile)\b)*\s*)\.\.\.")
 """After a type (``Ins*...``, ``T<U>* const...``): never the ``*`` of a comment's ``/* ...``."""
 _PRAGMA = re.compile(rb"^([ \t]*)(#[ \t]*pragma\b[^\n]*)", re.M)
@@ -37,9 +42,41 @@ def _language() -> ts.Language:
     return ts.Language(tree_sitter_cuda.language())
 
 
+def kernel_attribute(name: str, head: str) -> str | None:
+    """The arguments of attribute ``name`` (``__cluster_dims__``, ``__maxnreg__``) in a
+    function's text before its body, as written (``"2, 1, 1"``), or None."""
+    found = re.search(rf"\b{name}\s*" + _BALANCED.decode(), head)
+    return found.group(0)[found.group(0).index("(") + 1 : -1].strip() if found else None
+
+
+def _top_level_commas(text: bytes) -> list[int]:
+    """Offsets of the commas of ``text`` outside any parentheses, brackets or braces."""
+    depth, commas = 0, []
+    for i, c in enumerate(text):
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+        elif c == ord(",") and depth == 0:
+            commas.append(i)
+    return commas
+
+
+def _two_launch_bounds(match: re.Match) -> bytes:
+    """``__launch_bounds__(256, 2, 4)``: the grammar takes two arguments, so the third is blanked."""
+    text = match.group(0)
+    open_at = text.index(b"(")
+    commas = _top_level_commas(text[open_at + 1 : -1])
+    if len(commas) < 2:
+        return text
+    start, end = open_at + 1 + commas[1], len(text) - 1
+    return text[:start] + b" " * (end - start) + text[end:]
+
+
 def mask(source: bytes) -> bytes:
     """The text the parser sees: same length as ``source``, unknown constructs masked."""
     masked = _ALIGN.sub(lambda m: b" " * len(m.group(0)), source)
+    masked = _LAUNCH_BOUNDS.sub(_two_launch_bounds, masked)
     masked = _LAMBDA_SPACE.sub(lambda m: m.group(1) + b" " * len(m.group(2)), masked)
     masked = _POINTER_PACK.sub(lambda m: m.group(1) + b"&" + b" " * len(m.group(2)) + b"...", masked)
     return _PRAGMA.sub(_as_comment, masked)

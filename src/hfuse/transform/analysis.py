@@ -15,7 +15,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.extract import declarator_name
-from ..frontend.model import PTX_BLOCK, Function, TopLevelItem
+from ..frontend.model import PTX_BLOCK, PTX_CLUSTER, Function, TopLevelItem
 from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
 from .opaque import REFUSAL_HINT, OpaqueNames
@@ -24,7 +24,8 @@ BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 SYNC_BUILTINS = ("__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
 CG_NAMESPACES = frozenset({"cg", "cooperative_groups", "::cooperative_groups"})
 """Spellings of cooperative groups when nothing better is known (see ``cg_spellings``)."""
-GRID_GROUP_NAMES = ("this_grid", "grid_group", "this_multi_grid", "multi_grid_group", "this_cluster", "cluster_group")
+GRID_GROUP_NAMES = ("this_grid", "grid_group", "this_multi_grid", "multi_grid_group")
+CLUSTER_NAMES = ("this_cluster", "cluster_group")
 
 
 def called_name(call: ts.Node) -> str | None:
@@ -115,6 +116,8 @@ class FunctionFacts:
     barriers: list[tuple[str, int]] = field(default_factory=list)
     cg_block: list[int] = field(default_factory=list)
     grid_sync: list[tuple[str, int]] = field(default_factory=list)
+    cluster: list[tuple[str, int]] = field(default_factory=list)
+    """What makes its blocks a thread block cluster, or works on one (what, line)."""
     dyn_smem: list[int] = field(default_factory=list)
     extern_shared_uses: list[tuple[str, int]] = field(default_factory=list)
     calls: set[str] = field(default_factory=set)
@@ -197,6 +200,8 @@ def analyze(
             facts.cg_block.append(line)
         elif is_extern_shared_declaration(node):
             facts.dyn_smem.append(line)
+        elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_CLUSTER.search(node.text.decode()):
+            facts.cluster.append(("inline PTX on the thread block cluster", line))
         elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_BLOCK.search(node.text.decode()):
             facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line,
                                  "use __syncthreads()/threadIdx instead of the PTX, or keep this kernel unfused"))
@@ -210,6 +215,10 @@ def analyze(
                 facts.opaque.append((found.why, line, REFUSAL_HINT))
         if node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in GRID_GROUP_NAMES:
             facts.grid_sync.append((node.text.decode(), line))
+        if node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in CLUSTER_NAMES:
+            facts.cluster.append((f"'{node.text.decode()}'", line))
+    if function.cluster_dims is not None:
+        facts.cluster.insert(0, (f"__cluster_dims__({function.cluster_dims})", function.line))
     facts.opaque.sort(key=lambda found: found[2] == _MACRO_HINT)  # what a name is known to mean comes first
     block_vars = cg_block_variables(tree.root_node, cg)
     for node in walk(tree.root_node):
@@ -410,6 +419,14 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                     "resident and cannot be split between fused kernels",
                     Location(f.function.file, line, kernel.name),
                     hint="fuse only kernels that synchronise at most within a block",
+                )
+            if f.cluster:
+                what, line = f.cluster[0]
+                raise HFuseError(
+                    f"uses thread block clusters ({what}): a fused kernel's blocks hold other kernels' work, "
+                    "so no layout keeps a kernel's clusters",
+                    Location(f.function.file, line, kernel.name),
+                    hint="keep this kernel unfused, or fuse a version without clusters",
                 )
 
 
