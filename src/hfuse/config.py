@@ -31,6 +31,7 @@ from .errors import HFuseError, Location
 from .files import read_text_file
 from .layouts import Layout, layout_of
 from .frontend.options import NO_OPTIONS, CompileOptions
+from .frontend.parse import split_template_args
 from .spec import Dim3, KernelSpec
 from .registers import RegisterCap
 
@@ -178,24 +179,6 @@ def _kernel(entry: Any, index: int, path: Path) -> KernelSpec:
     if isinstance(targs, (str, int)):
         targs = [targs]
     return KernelSpec(path.parent / entry["file"], str(entry["name"]), block, tuple(str(a) for a in targs), bool(entry.get("tunable", False)))
-
-
-def split_template_args(text: str) -> tuple[str, ...]:
-    """``float, Vec<int, 2>`` -> ("float", "Vec<int, 2>"): commas at nesting depth 0 only."""
-    args, depth, current = [], 0, ""
-    for ch in text:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            args.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        args.append(current.strip())
-    return tuple(args)
 
 
 _CLI_KERNEL = re.compile(

@@ -267,3 +267,13 @@ def test_a_kernel_of_thread_block_clusters_is_refused_at_its_attribute():
     with pytest.raises(HFuseError, match=r"thread block clusters \(__cluster_dims__\(2, 1, 1\)\)") as err:
         fuse([AXPY, KernelSpec(ATTRIBUTES, "cluster_pairs", Dim3(128))])
     assert err.value.where.line == 18 and err.value.where.kernel == "cluster_pairs"
+
+
+def test_an_instance_with_an_explicit_specialisation_runs_the_specialisation():
+    # once: the primary's body, under the instance's name: it compiled and wrote other values
+    traits = STYLES / "traits.cu"
+    fused = fuse([AXPY, KernelSpec(traits, "fill_pattern", Dim3(128), ("float", "4"))])
+    part = fused.source.split("// ---- part 2")[1].split("// ---- fused kernel")[0]
+    assert "make_float4(i, -i, 0.5f * i, 2.0f)" in part and "i % 7" not in part
+    primary = fuse([AXPY, KernelSpec(traits, "fill_pattern", Dim3(128), ("double",))])
+    assert "i % 7" in primary.source.split("// ---- part 2")[1]

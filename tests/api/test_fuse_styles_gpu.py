@@ -108,6 +108,10 @@ MAKERS: dict[str, Maker] = {
                                                     _flat(b, N // 8), 0, (1,)),
     "chunk_sums<int>": lambda rng, cp, b: Launch([_i32(rng, cp), _zeros(cp, N // 8, np.int64), np.int32(N), np.int32(8)],
                                                  _flat(b, N // 8), 0, (1,)),
+    # explicit specialisations: <float, 4> and <int, 1> run theirs, <double> the primary
+    "fill_pattern<float, 4>": lambda rng, cp, b: Launch([_f32(rng, cp), np.int32(N)], _flat(b, N, 4), 0, (0,)),
+    "fill_pattern<int, 1>": lambda rng, cp, b: Launch([_i32(rng, cp), np.int32(N)], _flat(b), 0, (0,)),
+    "fill_pattern<double>": lambda rng, cp, b: Launch([_f64(rng, cp), np.int32(N)], _flat(b), 0, (0,)),
     # rope.cu: 64 tokens, 8 query heads, 2 KV heads, head size 64, full rotary dimension
     "rotary_embedding_kernel<float, true>": lambda rng, cp, b: _rope(rng, cp, np.float32),
     "rotary_embedding_kernel<__half, false>": lambda rng, cp, b: _rope(rng, cp, np.float16),

@@ -27,7 +27,7 @@ import pytest
 
 from corpus.cases import Launch
 from corpus.realworld import manifest as M
-from hfuse.config import split_template_args
+from hfuse.frontend.parse import split_template_args
 from hfuse.spec import Dim3
 
 ROOT = M.ROOT

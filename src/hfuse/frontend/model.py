@@ -100,6 +100,11 @@ class Function:
     def is_template(self) -> bool:
         return bool(self.template_header)
 
+    @property
+    def is_explicit_specialisation(self) -> bool:
+        """``template <> ... k<float>(...)``: the definition of one instance of template ``k``."""
+        return "".join(self.template_header.split()) == "template<>"
+
     def complete_template_args(self, given: Sequence[str]) -> tuple[str, ...]:
         """``given`` followed by the defaults of the parameters left out, each default's
         mention of an earlier parameter replaced by that parameter's argument
@@ -183,5 +188,6 @@ class SourceFile:
 
     @property
     def kernels(self) -> dict[str, Function]:
-        """Kernels by qualified name (``mylib::scale``; plain name at file scope)."""
-        return {f.key: f for f in self.functions if f.kind == "global"}
+        """Kernels by qualified name (``mylib::scale``; plain name at file scope); explicit
+        specialisations are instances of theirs (``specialisation.py``)."""
+        return {f.key: f for f in self.functions if f.kind == "global" and not f.is_explicit_specialisation}

@@ -102,6 +102,24 @@ def compact(text: str) -> str:
     return "".join(text.split())
 
 
+def split_template_args(text: str) -> tuple[str, ...]:
+    """``float, Vec<int, 2>`` -> ("float", "Vec<int, 2>"): commas at nesting depth 0 only."""
+    args, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        args.append(current.strip())
+    return tuple(args)
+
+
 def first_error(node: ts.Node) -> ts.Node | None:
     """The first ERROR or MISSING node below ``node`` (document order), if any."""
     if not node.has_error:

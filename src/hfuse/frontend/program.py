@@ -10,6 +10,7 @@ from typing import Sequence
 from ..errors import HFuseError, Location
 from .model import Function, SourceFile, TopLevelItem
 from .resolve import Resolver
+from .specialisation import specialised
 from .parse import compact
 
 _EXTERN_SHARED = re.compile(r"^\s*extern\s+(?:__shared__\s+)(?P<type>[^;\[]*?)\s*(?P<name>\w+)\s*\[\s*\]\s*;\s*$", re.S)
@@ -104,12 +105,19 @@ class Program:
         """The ``__global__`` function ``name`` (plain or qualified) of ``file``, or a clear error.
 
         Kernels that share a name (overloads) are told apart by the number of template
-        arguments given; when that does not single one out, hfuse refuses rather than pick."""
+        arguments given; when that does not single one out, hfuse refuses rather than pick.
+        An explicit specialisation for ``template_args`` is what that instance runs
+        (``specialisation.py``)."""
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
+        return specialised(self._kernel_of(source, name, template_args), source.functions, template_args)
+
+    def _kernel_of(self, source: SourceFile, name: str, template_args: Sequence[str]) -> Function:
+        file = source.path
         kernels = source.kernels
         wanted = compact(name.lstrip(":"))
-        overloads = [f for f in source.functions if f.kind == "global" and wanted in (f.key, f.key.split("::")[-1])]
+        overloads = [f for f in source.functions if f.kind == "global" and wanted in (f.key, f.key.split("::")[-1])
+                     and not f.is_explicit_specialisation]
         if len({f.key for f in overloads}) == 1 and len(overloads) > 1:
             fitting = [f for f in overloads if len(f.template_params) == len(template_args)]
             if len(fitting) != 1:

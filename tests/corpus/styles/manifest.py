@@ -83,6 +83,9 @@ CASES = (
     Case("traits.cu", "chunk_sums<__half>", 128),
     Case("traits.cu", "chunk_sums<int>", 64),
     Case("traits.cu", "scaled_copy", 256),
+    Case("traits.cu", "fill_pattern<float, 4>", 128),
+    Case("traits.cu", "fill_pattern<int, 1>", 128),
+    Case("traits.cu", "fill_pattern<double>", 64),
     # rotary embeddings
     Case("rope.cu", "rotary_embedding_kernel<float, true>", 128),
     Case("rope.cu", "rotary_embedding_kernel<__half, false>", 256),

@@ -68,3 +68,23 @@ __global__ void scaled_copy(const float* __restrict__ in, float* __restrict__ ou
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < p.n) out[i] = p.alpha * in[i];
 }
+
+// a kernel template with explicit specialisations, as libraries write fast paths: the
+// instance runs the specialisation's body, never the primary's
+template <typename T, int kVec = 1>
+__global__ void fill_pattern(T* __restrict__ out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<T>(i % 7) * static_cast<T>(kVec);
+}
+
+template <>
+__global__ void fill_pattern<float, 4>(float* __restrict__ out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (4 * i + 3 < n) reinterpret_cast<float4*>(out)[i] = make_float4(i, -i, 0.5f * i, 2.0f);
+}
+
+template <>
+__global__ void fill_pattern<int>(int* __restrict__ out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = -i;
+}

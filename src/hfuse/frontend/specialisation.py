@@ -1,0 +1,98 @@
+"""Which definition an instance of a kernel template runs: the primary, or an explicit
+specialisation (``template <> __global__ void k<float>(float* x) {...}``).
+
+C++ runs the specialisation for ``k<float>``; a fused part built from the primary's body
+would compute something else, compile, and be wrong. The specialisation is returned as a
+template of the primary's parameters (renamed, so none can hide a name of the file) whose
+body is the specialisation's: instantiated with the same arguments, that is the code C++
+runs, and everything downstream (parts, instantiation, launch) stays as for any template.
+A specialisation whose arguments are deduced from its parameters
+(``template <> __global__ void k(float* x)``) is refused: telling which instance it is takes
+C++'s template argument deduction.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Sequence
+
+from ..errors import HFuseError, Location
+from .model import Function
+from .parse import compact, split_template_args
+
+_HIDDEN_PREFIX = "hf_spec_"
+"""The specialisation's template parameters are named so that its body cannot mention them."""
+
+
+def specialised(primary: Function, functions: Sequence[Function], template_args: Sequence[str]) -> Function:
+    """The definition ``primary<template_args>`` runs (``primary`` when no explicit
+    specialisation of the kernel is for these arguments)."""
+    if not primary.is_template:
+        return primary
+    wanted = _normalised(primary, template_args)
+    for candidate in functions:
+        if (candidate.kind != "global" or not candidate.is_explicit_specialisation
+                or candidate.scope != primary.scope or candidate.owner != primary.owner
+                or candidate.name.split("<", 1)[0].strip() != primary.name):
+            continue
+        if "<" not in candidate.name:
+            raise HFuseError(
+                f"kernel '{primary.name}' has an explicit specialisation whose template arguments are deduced from "
+                "its parameters; hfuse cannot tell whether it is the instance asked for",
+                Location(candidate.file, candidate.line, primary.name),
+                hint=f"write its arguments after the name (template <> __global__ void {primary.name}<...>(...)), "
+                     "or keep this kernel unfused",
+            )
+        inside = candidate.name[candidate.name.index("<") + 1 : candidate.name.rindex(">")]
+        if _normalised(primary, split_template_args(inside)) == wanted:
+            return _as_template_of(candidate, primary)
+    return primary
+
+
+def _normalised(primary: Function, args: Sequence[str]) -> tuple[str, ...]:
+    return tuple(compact(a) for a in primary.complete_template_args(tuple(args)))
+
+
+def _as_template_of(specialisation: Function, primary: Function) -> Function:
+    """``specialisation`` written as a template of ``primary``'s parameters, renamed."""
+    renamed = {p: f"{_HIDDEN_PREFIX}{p}" for p in primary.template_params if p}
+
+    def rename(text: str) -> str:
+        return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: renamed.get(m.group(), m.group()), text)
+
+    header = rename(primary.template_header)
+    if "//" not in header:  # on one line, so the lines of the body keep their numbers
+        header = " ".join(header.split())
+    text = specialisation.text
+    head = re.match(r"\s*template\s*<\s*>", text)
+    assert head is not None, specialisation.text[:80]
+    text = header + text[head.end():]
+    # the declarator's name loses its argument list: ``k<float>(`` -> ``k(``
+    name_at = re.search(rf"\b{re.escape(primary.name)}\s*<", text[len(header):])
+    assert name_at is not None, specialisation.text[:80]
+    start = len(header) + name_at.end() - 1
+    end = _closing_angle(text, start)
+    text = text[:start] + text[end + 1 :]
+    return replace(
+        specialisation,
+        name=primary.name,
+        text=text,
+        template_header=header,
+        template_params=tuple(renamed.get(p, p) for p in primary.template_params),
+        template_defaults=tuple(rename(d) if d is not None else None for d in primary.template_defaults),
+        template_pack=renamed.get(primary.template_pack, primary.template_pack) if primary.template_pack else None,
+        launch_bounds=specialisation.launch_bounds,
+    )
+
+
+def _closing_angle(text: str, start: int) -> int:
+    """The offset of the ``>`` that closes the ``<`` at ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] in "<([":
+            depth += 1
+        elif text[i] in ">)]":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise AssertionError(text[start:start + 80])

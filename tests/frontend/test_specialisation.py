@@ -1,0 +1,67 @@
+"""Which definition an instance of a kernel template runs: ``Program.kernel`` returns the
+explicit specialisation for the arguments asked (once: the primary's body, compiled and wrong)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hfuse.errors import HFuseError
+from hfuse.frontend.extract import model_source
+from hfuse.frontend.program import Program
+
+SOURCE = """struct T { int unused; };
+template <typename T, int kVec = 1>
+__global__ void fill(T* out, int n) { out[0] = T(kVec); }
+
+template <>
+__global__ void fill<float, 4>(float* out, int n) { out[0] = 4.5f; }
+
+template <> __global__ void fill< int >(int* out, int n) { out[0] = -1; }
+
+namespace lib {
+template <typename T> __global__ void zero(T* out) { out[0] = T(); }
+template <> __global__ void zero<char>(char* out) { out[0] = 'z'; }
+}
+"""
+
+
+def _kernel(name: str, *args: str, text: str = SOURCE):
+    path = Path("k.cu")
+    return Program([model_source(path, text)]).kernel(name, path, args)
+
+
+@pytest.mark.parametrize("args, body", [
+    (("float", "4"), "out[0] = 4.5f;"),
+    (("int",), "out[0] = -1;"),
+    (("int", "1"), "out[0] = -1;"),  # the default filled in on either side
+    (("float",), "out[0] = T(kVec);"),  # no specialisation for <float, 1>: the primary
+    (("double", "4"), "out[0] = T(kVec);"),
+])
+def test_the_instance_runs_its_specialisation(args, body):
+    kernel = _kernel("fill", *args)
+    assert body in kernel.text and kernel.name == "fill"
+    assert len(kernel.template_params) == 2  # instantiated like the primary, with the same arguments
+
+
+def test_a_specialisation_becomes_a_template_whose_parameters_hide_no_name():
+    kernel = _kernel("fill", "float", "4")
+    # the file's struct T stays reachable in the body: the parameters are renamed
+    assert kernel.text.startswith("template <typename hf_spec_T, int hf_spec_kVec = 1>\n__global__ void fill(float* out")
+    assert kernel.template_params == ("hf_spec_T", "hf_spec_kVec") and kernel.line == 5
+
+
+def test_in_a_namespace():
+    assert "'z'" in _kernel("lib::zero", "char").text and "T()" in _kernel("lib::zero", "float").text
+
+
+def test_specialisations_are_no_kernels_of_their_own():
+    assert set(model_source(Path("k.cu"), SOURCE).kernels) == {"fill", "lib::zero"}
+
+
+def test_a_specialisation_with_deduced_arguments_is_refused():
+    text = "template <typename T> __global__ void k(T* x) { x[0] = T(1); }\n" \
+           "template <> __global__ void k(float* x) { x[0] = 2.f; }\n"
+    with pytest.raises(HFuseError, match="arguments are deduced") as err:
+        _kernel("k", "float", text=text)
+    assert err.value.where.line == 2
