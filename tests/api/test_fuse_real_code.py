@@ -180,6 +180,8 @@ def test_ambiguous_plain_name_asks_for_the_qualified_one(tmp_path):
 
 @pytest.mark.parametrize("body, why", [
     ('asm volatile("bar.sync 0;");', "inline PTX"),
+    ('unsigned w; asm("mov.u32 %0, %%warpid;" : "=r"(w));', "inline PTX"),  # the warp's place in the fused block
+    ('unsigned b; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(b));', "inline PTX"),  # the fused kernel's size
     ("SYNC_ALL();", "looks like a macro"),
     ("typedef cub::BlockReduce<int, 128> R;", "CUB's block-wide"),
 ])

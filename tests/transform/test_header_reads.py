@@ -8,13 +8,14 @@ from hfuse.transform.header_reads import add_header_reads, classify
 
 
 def test_reading_threadIdx_or_a_barrier_needs_a_whole_block():
-    for reads in (("reads threadIdx",), ("reads %tid", "synchronises the block")):
+    for reads in (("reads threadIdx",), ("reads %tid", "synchronises the block"), ("reads %warpid",)):
         found = classify(HeaderUse("cub::BlockReduce::Sum", 3, reads))
         assert found.whole_block and "cub::BlockReduce::Sum" in found.why
 
 
 def test_reading_the_grid_or_the_block_size_is_refused_by_every_layout():
-    for reads in (("reads blockDim",), ("reads threadIdx", "reads blockIdx"), ("reads %nctaid",)):
+    for reads in (("reads blockDim",), ("reads threadIdx", "reads blockIdx"), ("reads %nctaid",),
+                  ("reads %dynamic_smem_size",), ("works on the thread block cluster",)):
         assert classify(HeaderUse("lib::f", 3, reads)).whole_block is False
 
 

@@ -13,9 +13,11 @@ from typing import Literal, Sequence
 
 from .constant import evaluate
 
-PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b|%(tid|ntid|ctaid|nctaid)\b")
+PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b"
+                       r"|%(tid|ntid|ctaid|nctaid|warpid|dynamic_smem_size|total_smem_size)\b")
 """Inline PTX that synchronises the block or reads its special registers (``bar.sync``,
-``%tid.x``); not ``membar`` fences nor ``mbarrier`` objects. Group 3 is the register."""
+``%tid.x``, the warp's place in the block, the block's shared memory size); not ``membar``
+fences nor ``mbarrier`` objects. Group 3 is the register."""
 
 PTX_CLUSTER = re.compile(r"%n?cluster|\bbarrier\.cluster\b|::cluster\b|\bmapa\b")
 """Inline PTX that reads a thread block cluster's registers (``%cluster_ctarank``), waits at

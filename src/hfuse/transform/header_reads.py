@@ -24,7 +24,8 @@ from .analysis import ProgramFacts
 from .opaque import REFUSAL_HINT, Unseen
 
 COOPERATIVE_GROUPS = "cooperative_groups::"
-_WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "synchronises the block"})
+_WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "reads %warpid", "synchronises the block"})
+"""What stays as the kernel saw it where a fused block runs one whole block of it on its first threads."""
 
 
 def classify(use: HeaderUse) -> Unseen | None:
