@@ -32,8 +32,9 @@ from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaqu
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
-from .part_facts import (check_shared_types, check_static_shared, renamed_types, slice_alignment_of,
-                         template_constants)
+from .part_facts import check_shared_types, check_static_shared, renamed_types, slice_alignment_of
+from .transform.instance_constants import constant_questions, template_constants
+from .frontend.clang_constants import ask_clang
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -152,6 +153,9 @@ class PreparedKernel:
     whole_block: HFuseError | None = None
     """Why it must run as one whole block of its own (CUB's block collectives, ...): only
     layouts that keep a block whole take it. None: it may share a block."""
+    constants: tuple[tuple[str, int], ...] = ()
+    """The instance's integer constants: template parameters, and what Clang evaluated for
+    the expressions hfuse could not (``transform/instance_constants.py``)."""
 
 
 @dataclass(frozen=True)
@@ -287,6 +291,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     files = _sources(specs, sources, options)
     program = _merge(files, specs)
     found = [program.kernel(s.name, s.file, s.template_args) for s in specs]
+    constants = _instance_constants(specs, found, files, sources, options)
     closure = device_closure(program, found, [s.template_args for s in specs])
     opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
@@ -316,7 +321,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
             check_context_type(item, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
-                                       types, symbols, whole_block))
+                                       types, symbols, whole_block, constants[len(prepared)]))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
@@ -325,6 +330,21 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                              *(i.references for i in program.items if i.function in found))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses),
                         context_helpers, context_types, frozenset(clashes), notes)
+
+
+def _instance_constants(specs: Sequence[KernelSpec], found: Sequence[Function], files: Sequence[SourceFile],
+                        sources: Mapping[str | Path, str] | None, options: CompileOptions,
+                        ) -> list[tuple[tuple[str, int], ...]]:
+    """Each instance's integer constants, Clang asked for what hfuse's evaluator cannot tell."""
+    given = {str(k): v for k, v in (sources or {}).items()}
+    kept = {f.path: f.kept_includes for f in files}
+    out = []
+    for spec, kernel in zip(specs, found):
+        asked = constant_questions(kernel, spec.template_args)
+        answers = ask_clang([q for _, q in asked], spec.options or options, kept[spec.file], given)
+        out.append(template_constants(kernel, spec.template_args)
+                   + tuple(("".join(text.split()), value) for (text, _), value in zip(asked, answers) if value is not None))
+    return out
 
 
 def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:
@@ -443,7 +463,8 @@ def _generate(
                                  need.where, hint=need.hint)
     program = prepared.program
     found = [k.function for k in prepared.kernels]
-    partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement)
+    partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement,
+                               [dict(k.constants) for k in prepared.kernels])
     layout.validate(partition)
     check_static_shared([(k.spec, k.function, k.facts) for k in prepared.kernels])
     fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + layout.suffix
@@ -467,7 +488,7 @@ def _generate(
             return_exits=layout.return_exits,
             offset=part.offset,
             block_threads=part.threads,
-            kernel_constants=template_constants(part.kernel, part.spec.template_args),
+            kernel_constants=unit_kernel.constants,
             kernel_at=(str(part.kernel.file), part.kernel.line),
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .errors import HFuseError, Location
-from .frontend.constant import evaluate
 from .frontend.model import Function, TopLevelItem
 from .frontend.program import Program, is_device_variable
 from .spec import KernelSpec
 from .transform.analysis import ProgramFacts
+from .transform.instance_constants import template_constants
 from .transform.shared_memory import slice_alignment
 from .transform.static_shared import static_shared_bytes
 
@@ -90,9 +90,3 @@ def renamed_types(symbols: Sequence[TopLevelItem], index: int) -> dict[str, str]
     differently is ``Params__hf2 hf2_p``)."""
     return {key.split("::")[-1]: f"{key.split('::')[-1]}__hf{index}"
             for item in symbols if not is_device_variable(item) for key in item.keys}
-
-
-def template_constants(kernel: Function, given: Sequence[str]) -> tuple[tuple[str, int], ...]:
-    """The kernel's template parameters whose arguments in this instance are integers."""
-    values = ((p, evaluate(a)) for p, a in zip(kernel.template_params, kernel.complete_template_args(given)) if p)
-    return tuple((p, v) for p, v in values if v is not None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Mapping, Sequence
 
 from .errors import HFuseError, Location
 from .frontend.model import Function
@@ -98,15 +99,17 @@ def fused_block_threads(sizes: list[int], placement: Placement) -> int:
 
 
 def make_partition(
-    specs: list[KernelSpec], kernels: list[Function], needs_barrier: list[bool], placement: Placement
+    specs: list[KernelSpec], kernels: list[Function], needs_barrier: list[bool], placement: Placement,
+    constants: Sequence[Mapping[str, int]] = (),
 ) -> Partition:
     """Lay kernels out in the fused block (in the given order) and check the limits every
-    layout has; a layout checks its own rules (``Layout.validate``)."""
+    layout has; a layout checks its own rules (``Layout.validate``). ``constants``: each
+    instance's known constants (``PreparedKernel.constants``), for its launch bound."""
     parts: list[Part] = []
     offset, next_id = 0, 1
     for index, (spec, kernel, barrier) in enumerate(zip(specs, kernels, needs_barrier), start=1):
         where = Location(spec.file, kernel.line, spec.name)
-        bound = kernel.max_threads(spec.template_args)
+        bound = kernel.max_threads(spec.template_args, constants[index - 1] if constants else None)
         if bound is not None and spec.block.size > bound:
             raise HFuseError(
                 f"block {spec.block} has {spec.block.size} threads but the kernel declares "

@@ -277,3 +277,26 @@ def test_an_instance_with_an_explicit_specialisation_runs_the_specialisation():
     assert "make_float4(i, -i, 0.5f * i, 2.0f)" in part and "i % 7" not in part
     primary = fuse([AXPY, KernelSpec(traits, "fill_pattern", Dim3(128), ("double",))])
     assert "i % 7" in primary.source.split("// ---- part 2")[1]
+
+
+NORMS = STYLES / "norms.cu"
+
+
+def test_constants_only_a_compiler_evaluates_are_asked_of_clang():
+    # once: "tiles of Config::kRowTile threads: only warp-sized or smaller tiles (a constant <= 32)"
+    spec = KernelSpec(NORMS, "norms::row_sums_configured", Dim3(64), ("norms::RowConfig",))
+    fused = fuse([AXPY, spec])
+    assert "(tile.meta_group_rank() - 6u)" in fused.source and "4u * 1000.f" in fused.source
+    # its __launch_bounds__(Config::kRowTile * Config::kRowsPerBlock) = 64 is checked too
+    with pytest.raises(HFuseError, match=r"__launch_bounds__\(Config::kRowTile \* Config::kRowsPerBlock, \.\.\.\) = 64"):
+        fuse([AXPY, KernelSpec(NORMS, "norms::row_sums_configured", Dim3(128), ("norms::RowConfig",))])
+
+
+def test_without_clang_such_a_tile_is_refused_as_before(monkeypatch):
+    from hfuse.frontend import clang as clang_module
+    from hfuse.frontend import clang_constants
+
+    monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
+    clang_constants._ask_once.cache_clear()  # answers of an earlier test in this process
+    with pytest.raises(HFuseError, match="tiles of kTile threads"):
+        fuse([AXPY, KernelSpec(NORMS, "norms::row_max_pow2", Dim3(128))])

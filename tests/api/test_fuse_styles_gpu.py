@@ -103,6 +103,11 @@ MAKERS: dict[str, Maker] = {
     "norms::layer_norm_tiles<16>": lambda rng, cp, b: Launch(
         [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS), np.int32(ROWS), np.int32(COLS)],
         Dim3(cdiv(ROWS, b.size // 16)), 0, (1,)),
+    "norms::row_sums_configured<norms::RowConfig>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)], Dim3(cdiv(ROWS, 4)), 0, (1,)),
+    "norms::row_max_pow2": lambda rng, cp, b: Launch(
+        [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)], Dim3(cdiv(ROWS, b.size // 16)),
+        0, (1,)),
     # traits.cu
     "chunk_sums<__half>": lambda rng, cp, b: Launch([_f16(rng, cp), _zeros(cp, N // 8), np.int32(N), np.int32(8)],
                                                     _flat(b, N // 8), 0, (1,)),

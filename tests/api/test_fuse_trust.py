@@ -170,7 +170,7 @@ def test_without_clang_the_note_says_what_was_not_checked(monkeypatch):
     from hfuse.frontend import clang as clang_module
 
     clang_module._read_once.cache_clear()
-    monkeypatch.setattr(clang_module, "_cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
+    monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
     fused = fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "lane_ptx", 128)])
     clang_module._read_once.cache_clear()
     assert len(fused.notes) == 1 and "libclang is not usable" in fused.notes[0]

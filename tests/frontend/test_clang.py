@@ -105,7 +105,7 @@ def test_a_file_clang_cannot_read_says_where(tmp_path):
 
 
 def test_no_libclang_is_an_answer_too(monkeypatch, tmp_path):
-    monkeypatch.setattr(clang_module, "_cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
+    monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
     meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), cache=tmp_path, kept_includes=PTX)
     assert meaning.functions == () and "libclang is not usable" in meaning.unavailable
 
@@ -114,7 +114,7 @@ def test_clang_is_not_asked_where_every_kept_header_is_checked(monkeypatch, tmp_
     def no_clang():
         raise AssertionError("Clang was run")
 
-    monkeypatch.setattr(clang_module, "_cindex", no_clang)
+    monkeypatch.setattr(clang_module, "cindex", no_clang)
     kept = ["#include <cuda_fp16.h>", "#include <cooperative_groups.h>", "#include <cooperative_groups/reduce.h>",
             "#include <cstdint>", "#include <unistd.h>"]
     assert unchecked_headers(kept) == ()

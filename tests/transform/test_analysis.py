@@ -72,6 +72,9 @@ def test_thread_block_clusters_are_refused_at_their_line(text, line, what):
     assert err.value.where.line == line and what in str(err.value)
 
 
-def test_a_ptx_fence_is_no_cluster():
-    source, facts = _facts("__global__ void k(float* x) {\n  asm volatile(\"membar.gl;\" ::: \"memory\");\n}\n")
+@pytest.mark.parametrize("ptx", ["membar.gl;",
+                                 "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                                 "[%0], [%1, {%2, %3}], [%4];"])
+def test_a_fence_or_a_tma_copy_into_the_blocks_own_shared_memory_is_no_cluster(ptx):
+    source, facts = _facts(f"__global__ void k(float* x) {{\n  asm volatile(\"{ptx}\" ::: \"memory\");\n}}\n")
     check_kernel(source.kernels["k"], facts)

@@ -96,7 +96,7 @@ def _key(path: Path) -> str:
     return os.path.realpath(path)
 
 
-def _cindex():
+def cindex():
     """libclang's Python module with its library loaded, or the reason it cannot be used."""
     try:
         import clang.cindex as ci
@@ -123,7 +123,7 @@ def _host_cxx_dirs() -> list[str]:
 def clang_arguments(options: CompileOptions) -> list[str] | str:
     """The arguments that make libclang read a file as nvcc's device pass does, or why it
     cannot. Installed libraries' folders (``-isystem``, PyTorch's) are searched after ``-I``."""
-    ci, why = _cindex()
+    ci, why = cindex()
     if ci is None:
         return why
     import clang
@@ -155,7 +155,7 @@ def clang_arguments(options: CompileOptions) -> list[str] | str:
             *options.compiler_flags(std=False, pre_includes=False), *(f"-isystem{d}" for d in libraries)]
 
 
-def _preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) -> list[str]:
+def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) -> list[str]:
     """``-include-pch`` of the kept headers, built once per set of headers and arguments;
     no arguments where it cannot be built (the parse is then only slower)."""
     text = "".join(f"{line}\n" for line in includes if line.lstrip("# \t").startswith("include") and "<" in line)
@@ -387,7 +387,7 @@ def _read_once(files: tuple[Path, ...], options: CompileOptions, user_files: tup
 
 def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[Path], kept_includes: Sequence[str],
           sources: Mapping[str, str], cache: Path) -> Meaning:
-    ci, why = _cindex()
+    ci, why = cindex()
     if ci is None:
         return Meaning(unavailable=why)
     arguments = clang_arguments(options)
@@ -396,7 +396,7 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
     is_inline.argtypes, is_inline.restype = [ci.Cursor], ctypes.c_uint
     mine = frozenset(_key(Path(f)) for f in [*files, *user_files])
-    preamble = _preamble(ci, arguments, kept_includes, cache)
+    preamble = precompiled_preamble(ci, arguments, kept_includes, cache)
     unsaved = [(str(path), text) for path, text in (sources or {}).items()]
     walker = _Walker(ci, mine)
     functions: list[FunctionMeaning] = []

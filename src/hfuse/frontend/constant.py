@@ -18,7 +18,11 @@ _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lamb
 
 
 def evaluate(text: str, names: Mapping[str, int] | None = None) -> int | None:
-    """The value of the integer expression ``text``, or None when it cannot be known."""
+    """The value of the integer expression ``text``, or None when it cannot be known.
+    ``names`` gives values of names, and of whole expressions (by their text without
+    whitespace: what Clang answered for ``Cfg::kTile``, see ``clang_constants.py``)."""
+    if names and (known := names.get("".join(text.split()))) is not None:
+        return known
     python = _INTEGER.sub(lambda m: str(int(m.group(1), 0)), text.replace("&&", " and ").replace("||", " or "))
     try:
         tree = ast.parse(python.strip(), mode="eval")

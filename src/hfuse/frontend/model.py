@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal, Mapping, Sequence
 
 from .constant import evaluate
 
@@ -19,9 +19,11 @@ PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b"
 ``%tid.x``, the warp's place in the block, the block's shared memory size); not ``membar``
 fences nor ``mbarrier`` objects. Group 3 is the register."""
 
-PTX_CLUSTER = re.compile(r"%n?cluster|\bbarrier\.cluster\b|::cluster\b|\bmapa\b")
+PTX_CLUSTER = re.compile(r"%n?cluster|\bbarrier\.cluster\b|\bmapa\b|multicast::cluster\b")
 """Inline PTX that reads a thread block cluster's registers (``%cluster_ctarank``), waits at
-its barrier or reaches its shared memory (``mapa``, ``.shared::cluster``)."""
+its barrier, maps another block's shared memory (``mapa``) or multicasts to the cluster.
+Not the ``.shared::cluster`` state space alone: TMA copies (``cp.async.bulk.tensor...
+.shared::cluster``) name it for the block's own shared memory in every launch."""
 CLUSTER_READ = "works on the thread block cluster"
 
 FunctionKind = Literal["global", "device", "host"]
@@ -122,12 +124,13 @@ class Function:
             args.append(re.sub(r"\b[A-Za-z_]\w*\b", lambda m: mapping.get(m.group(), m.group()), default))
         return tuple(args)
 
-    def max_threads(self, template_args: Sequence[str] = ()) -> int | None:
+    def max_threads(self, template_args: Sequence[str] = (), known: Mapping[str, int] | None = None) -> int | None:
         """The block size ``__launch_bounds__`` allows for this instance (None: no bound, or
-        one hfuse cannot evaluate)."""
+        one hfuse cannot evaluate); ``known``: values of names and expressions already found
+        (``PreparedKernel.constants``)."""
         if not self.launch_bounds:
             return None
-        names = {}
+        names = dict(known or {})
         for param, arg in zip(self.template_params, template_args):
             value = evaluate(arg)
             if value is not None:

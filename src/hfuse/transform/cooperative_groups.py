@@ -11,6 +11,8 @@ of them (a tile passed in from elsewhere) is refused.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
@@ -32,8 +34,9 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
     block_vars = cg_block_variables(root, cg)
     tiles: dict[str, int | None] = {}
     constants = local_constants(root)
-    if (file, definition.line) == ctx.kernel_at:  # the kernel's own body: its instance's template arguments
-        constants = {**dict(ctx.kernel_constants), **constants}
+    if (file, definition.line) == ctx.kernel_at:  # the kernel's own body: its instance's constants
+        known = dict(ctx.kernel_constants)
+        constants = {**known, **local_constants(root, known)}
     for node in walk(root):
         if node.type == "call_expression" and called_name(node) == "tiled_partition":
             declared = _declared_tile(node)
@@ -100,10 +103,10 @@ def _tile_size(call: ts.Node, constants: dict[str, int]) -> int | None:
     return evaluate(text, constants) if text is not None else None
 
 
-def local_constants(root: ts.Node) -> dict[str, int]:
-    """Integer constants the definition declares (``constexpr int kWarp = 32;``, ``const int
-    kTile = kWarp / 2;``), in order, each evaluated from the ones before it."""
-    constants: dict[str, int] = {}
+def local_constant_initializers(root: ts.Node) -> dict[str, str]:
+    """The integer constants a definition declares and their initializers as written
+    (``constexpr int kWarp = 32;``, ``const int kTile = kWarp / 2;``), in order."""
+    found: dict[str, str] = {}
     for node in walk(root):
         if node.type != "declaration":
             continue
@@ -113,10 +116,25 @@ def local_constants(root: ts.Node) -> dict[str, int]:
         for declarator in node.children_by_field_name("declarator"):
             target, value = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("value")
             if declarator.type == "init_declarator" and target is not None and target.type == "identifier" and value is not None:
-                number = evaluate(value.text.decode(), constants)
-                if number is not None:
-                    constants[target.text.decode()] = number
+                found[target.text.decode()] = value.text.decode()
+    return found
+
+
+def local_constants(root: ts.Node, known: Mapping[str, int] | None = None) -> dict[str, int]:
+    """The values of ``local_constant_initializers``, each evaluated from ``known`` (the
+    instance's template arguments) and the ones before it."""
+    constants: dict[str, int] = {}
+    for name, text in local_constant_initializers(root).items():
+        number = evaluate(text, {**(known or {}), **constants})
+        if number is not None:
+            constants[name] = number
     return constants
+
+
+def tile_size_texts(root: ts.Node) -> list[str]:
+    """The tile sizes a definition's ``tiled_partition`` calls write (``32``, ``kTile``, ``C::kWarp``)."""
+    return [text for node in walk(root) if node.type == "call_expression" and called_name(node) == "tiled_partition"
+            and (text := _tile_size_text(node)) is not None]
 
 
 def _declared_tile(call: ts.Node) -> str | None:

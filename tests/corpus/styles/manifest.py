@@ -77,6 +77,8 @@ CASES = (
     Case("norms.cu", "norms::rms_norm<float, 512>", 512),
     Case("norms.cu", "norms::layer_norm_tiles<32>", 128),
     Case("norms.cu", "norms::layer_norm_tiles<16>", 64),
+    Case("norms.cu", "norms::row_sums_configured<norms::RowConfig>", 64),
+    Case("norms.cu", "norms::row_max_pow2", 128),
     # traits: SFINAE, if constexpr, specialisation families, overloads, enums
     Case("traits.cu", "power_kernel<float, kSquare>", 256),
     Case("traits.cu", "power_kernel<int, kCube>", 128),

@@ -70,4 +70,37 @@ __global__ void layer_norm_tiles(const float* __restrict__ x, float* __restrict_
   for (int c = tile.thread_rank(); c < cols; c += kTile) y[static_cast<size_t>(row) * cols + c] = (r[c] - mean) * rstd;
 }
 
+// tile sizes from a traits struct, a file-scope constexpr and a metafunction, as a library
+// keeps its configuration: only a C++ compiler evaluates them (hfuse asks Clang)
+struct RowConfig {
+  static constexpr int kRowTile = 16;
+  static constexpr int kRowsPerBlock = 4;
+};
+template <int N> struct Log2 { static constexpr int value = 1 + Log2<N / 2>::value; };
+template <> struct Log2<1> { static constexpr int value = 0; };
+
+template <class Config>
+__global__ void __launch_bounds__(Config::kRowTile * Config::kRowsPerBlock)
+row_sums_configured(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+  auto tile = cg::tiled_partition<Config::kRowTile>(cg::this_thread_block());
+  const int row = blockIdx.x * Config::kRowsPerBlock + tile.meta_group_rank();
+  if (row >= rows) return;
+  float s = 0.f;
+  for (int c = tile.thread_rank(); c < cols; c += tile.size()) s += x[static_cast<size_t>(row) * cols + c];
+  s = cg::reduce(tile, s, cg::plus<float>());
+  if (tile.thread_rank() == 0) y[row] = s + tile.meta_group_size() * 1000.f;
+}
+
+__global__ void row_max_pow2(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+  constexpr int kShift = Log2<kWarp>::value - 1;  // 4
+  constexpr int kTile = 1 << kShift;
+  auto tile = cg::tiled_partition<kTile>(cg::this_thread_block());
+  const int row = blockIdx.x * (blockDim.x / kTile) + tile.meta_group_rank();
+  if (row >= rows) return;
+  float m = -INFINITY;
+  for (int c = tile.thread_rank(); c < cols; c += kTile) m = fmaxf(m, x[static_cast<size_t>(row) * cols + c]);
+  m = cg::reduce(tile, m, cg::greater<float>());
+  if (tile.thread_rank() == 0) y[row] = m;
+}
+
 }  // namespace norms
