@@ -466,7 +466,7 @@ def _generate(
     partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement,
                                [dict(k.constants) for k in prepared.kernels])
     layout.validate(partition)
-    check_static_shared([(k.spec, k.function, k.facts) for k in prepared.kernels])
+    check_static_shared([(k.spec, k.function, k.facts, k.symbols) for k in prepared.kernels])
     fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + layout.suffix
 
     known = frozenset(program.functions) | {k.key for k in found}

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from .errors import HFuseError, Location
 from .frontend.model import Function, TopLevelItem
-from .frontend.program import Program, is_device_variable
+from .frontend.program import Program, is_device_variable, is_shared_variable
 from .spec import KernelSpec
 from .transform.analysis import ProgramFacts
 from .transform.instance_constants import template_constants
@@ -44,14 +44,20 @@ STATIC_SHARED_LIMIT = 48 * 1024
 """Bytes of ``__shared__`` variables one kernel may declare (more only dynamically)."""
 
 
-def check_static_shared(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:
+def check_static_shared(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts, Sequence[TopLevelItem]]]) -> None:
     """Refuse, with the parts' sizes, a fused kernel whose static shared memory ptxas would
     refuse ("uses too much shared data"). Every part's variables live in the one fused
-    kernel, whatever the layout; a helper several parts share is counted once. Where a
+    kernel, whatever the layout; a helper several parts share is counted once, one each
+    part has its own copy of (and file-scope ``__shared__`` variables) once per part. Where a
     size is not known here (a struct, an extent hfuse cannot evaluate) ptxas has the word."""
     sizes, counted = [], set()
-    for spec, kernel, facts in kernels:
+    for spec, kernel, facts, symbols in kernels:
         own = 0
+        for item in symbols:  # its own copies of file-scope __shared__ variables
+            found = static_shared_bytes(item.text) if is_shared_variable(item) else 0
+            if found is None:
+                return
+            own += found
         constants = dict(template_constants(kernel, spec.template_args))
         for name in facts.reachable(kernel.key):
             shared = name not in facts.needs_context and name != kernel.key
@@ -89,4 +95,4 @@ def renamed_types(symbols: Sequence[TopLevelItem], index: int) -> dict[str, str]
     its kernel's parameters (``Params p`` of a file whose ``Params`` another file defines
     differently is ``Params__hf2 hf2_p``)."""
     return {key.split("::")[-1]: f"{key.split('::')[-1]}__hf{index}"
-            for item in symbols if not is_device_variable(item) for key in item.keys}
+            for item in symbols if not is_device_variable(item) and not is_shared_variable(item) for key in item.keys}

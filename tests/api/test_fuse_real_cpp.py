@@ -300,3 +300,30 @@ def test_without_clang_such_a_tile_is_refused_as_before(monkeypatch):
     clang_constants._ask_once.cache_clear()  # answers of an earlier test in this process
     with pytest.raises(HFuseError, match="tiles of kTile threads"):
         fuse([AXPY, KernelSpec(NORMS, "norms::row_max_pow2", Dim3(128))])
+
+
+SCRATCH = C.CORPUS / "real_cpp" / "shared_scratch.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("first, second", [("neighbour_diff", "neighbour_sum"), ("neighbour_diff", "neighbour_diff"),
+                                           ("reverse_block", "reverse_block"), ("reverse_block", "neighbour_sum")])
+def test_static_shared_memory_outside_the_kernel_is_one_per_part(first, second, tmp_path):
+    # once: both parts called one swap_neighbours (one scratch array) and wrote one stage[]
+    fused = fuse([KernelSpec(SCRATCH, first, Dim3(128)), KernelSpec(SCRATCH, second, Dim3(128))])
+    source = fused.source
+    if "neighbour" in first:
+        assert "__shared__ __align__(16) float scratch[1024]" in source.split("// ---- part 2")[0]
+        assert "swap_neighbours__hf1(hf_ctx, " in source and "__device__ float swap_neighbours(" not in source
+    if first == second == "reverse_block":
+        assert "float stage__hf1[1024]" in source and "float stage__hf2[1024]" in source
+        assert "stage[" not in source.replace("hf_smem", "")
+    compile_nvcc(source, workdir=tmp_path)
+
+
+def test_each_parts_copy_of_a_file_scope_shared_variable_is_counted(tmp_path):
+    path = tmp_path / "big.cu"
+    path.write_text("__shared__ float big[8192];\n"
+                    "__global__ void k(float* y) { big[threadIdx.x] = 1.f; __syncthreads(); y[threadIdx.x] = big[0]; }\n")
+    with pytest.raises(HFuseError, match=r"static shared memory adds up to 65536 bytes \(k: 32768 B, k: 32768 B\)"):
+        fuse([KernelSpec(path, "k", Dim3(128)), KernelSpec(path, "k", Dim3(128))])

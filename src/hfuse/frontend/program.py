@@ -33,7 +33,7 @@ class Program:
     resolver: Resolver = field(default_factory=Resolver)
     symbols: dict[str, dict[Path, TopLevelItem]] = field(default_factory=dict)
     """What every part gets its own renamed copy of, by key, then by the source file that
-    defines it: ``__constant__``/``__device__`` variables (two sources that define one have
+    defines it: ``__constant__``/``__device__``/``__shared__`` variables (two sources that define one have
     two when compiled apart, each filled by its own host code), and types, typedefs and
     constants that two sources define differently under one name (each file's code meant
     its own)."""
@@ -44,7 +44,10 @@ class Program:
     its own file's (``api.prepare``), never one for both."""
 
     def clashing_symbols(self) -> dict[str, dict[Path, TopLevelItem]]:
-        return {key: owners for key, owners in self.symbols.items() if len(owners) > 1}
+        """What every part gets its own copy of: what two sources define, and file-scope
+        ``__shared__`` variables (one source's, used by two parts, would be shared by them)."""
+        return {key: owners for key, owners in self.symbols.items()
+                if len(owners) > 1 or any(is_shared_variable(item) for item in owners.values())}
 
     @classmethod
     def merge(cls, files: list[SourceFile]) -> "Program":
@@ -54,7 +57,7 @@ class Program:
         for source in files:
             for item in source.items:
                 fn = item.function
-                symbol = is_device_variable(item)
+                symbol = is_device_variable(item) or is_shared_variable(item)
                 key = (item.scope, _normalised(item.text), source.path if symbol else None)
                 if key in seen_text:
                     continue  # the same definition in two files (or a header read twice) appears once
@@ -163,12 +166,25 @@ class Program:
 _DEVICE_STORAGE = re.compile(r"(?<!\w)(__constant__|__device__|__managed__)(?!\w)")
 
 
-def is_device_variable(item: TopLevelItem) -> bool:
-    """A ``__constant__``/``__device__``/``__managed__`` variable definition (not ``extern``)."""
+def _variable_head(item: TopLevelItem) -> str | None:
+    """The text before a file-scope variable's initializer, without ``__align__`` (None: no variable)."""
     head = re.sub(r"__align__\s*\([^()]*\)", "", item.text.split("=")[0])
     if item.kind != "declaration" or item.function is not None or "(" in head:
-        return False
-    return bool(_DEVICE_STORAGE.search(head)) and not re.search(r"(?<!\w)extern(?!\w)", head)
+        return None
+    return None if re.search(r"(?<!\w)extern(?!\w)", head) else head
+
+
+def is_device_variable(item: TopLevelItem) -> bool:
+    """A ``__constant__``/``__device__``/``__managed__`` variable definition (not ``extern``)."""
+    head = _variable_head(item)
+    return head is not None and bool(_DEVICE_STORAGE.search(head))
+
+
+def is_shared_variable(item: TopLevelItem) -> bool:
+    """A file-scope ``__shared__`` variable (not ``extern``): one per block, so parts that
+    ran in blocks of their own must each get one in a block they share."""
+    head = _variable_head(item)
+    return head is not None and re.search(r"(?<!\w)__shared__(?!\w)", head) is not None
 
 
 def _renamable(item: TopLevelItem) -> bool:

@@ -102,11 +102,24 @@ def is_cg_sync_call(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
     return tail == "sync" and head in cg
 
 
+def _storage_words(node: ts.Node) -> set[str]:
+    return {c.text.decode() for c in node.named_children if c.type in ("storage_class_specifier", "type_qualifier")}
+
+
 def is_extern_shared_declaration(node: ts.Node) -> bool:
     if node.type != "declaration":
         return False
-    words = {c.text.decode() for c in node.named_children if c.type in ("storage_class_specifier", "type_qualifier")}
+    words = _storage_words(node)
     return "extern" in words and "__shared__" in words
+
+
+def is_static_shared_declaration(node: ts.Node) -> bool:
+    """``__shared__ float scratch[256];`` in a function: one variable per block, whichever
+    part's threads run the function."""
+    if node.type != "declaration":
+        return False
+    words = _storage_words(node)
+    return "__shared__" in words and "extern" not in words
 
 
 @dataclass
@@ -119,6 +132,8 @@ class FunctionFacts:
     cluster: list[tuple[str, int]] = field(default_factory=list)
     """What makes its blocks a thread block cluster, or works on one (what, line)."""
     dyn_smem: list[int] = field(default_factory=list)
+    static_shared: list[int] = field(default_factory=list)
+    """Lines of its static ``__shared__`` variables: two parts calling one copy would share them."""
     extern_shared_uses: list[tuple[str, int]] = field(default_factory=list)
     calls: set[str] = field(default_factory=set)
     """Qualified keys of the program's functions it calls."""
@@ -134,7 +149,8 @@ class FunctionFacts:
     @property
     def direct_context(self) -> bool:
         """Reads something that differs between the fused and the original kernel."""
-        return bool(self.builtins or self.barriers or self.cg_block or self.dyn_smem or self.extern_shared_uses)
+        return bool(self.builtins or self.barriers or self.cg_block or self.dyn_smem or self.extern_shared_uses
+                    or self.static_shared)
 
 
 # Inline PTX that reads the hardware's view of the block or synchronises it.
@@ -200,6 +216,8 @@ def analyze(
             facts.cg_block.append(line)
         elif is_extern_shared_declaration(node):
             facts.dyn_smem.append(line)
+        elif is_static_shared_declaration(node):
+            facts.static_shared.append(line)
         elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_CLUSTER.search(node.text.decode()):
             facts.cluster.append(("inline PTX on the thread block cluster", line))
         elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_BLOCK.search(node.text.decode()):
