@@ -30,6 +30,7 @@ from .transform.early_exit import functions_of
 from .transform.context_types import check_context_type
 from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaque_names
 from .transform.header_reads import add_header_reads
+from .transform.device_state import check_device_state, device_state_uses
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
 from .part_facts import check_shared_types, check_static_shared, renamed_types, slice_alignment_of
@@ -324,12 +325,25 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                                        types, symbols, whole_block, constants[len(prepared)]))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
+    _check_device_state(prepared, program, frozenset(clashes))
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     uses = frozenset().union(*(i.references for i in closure.items),
                              *(i.references for i in program.items if i.function in found))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses),
                         context_helpers, context_types, frozenset(clashes), notes)
+
+
+def _check_device_state(kernels: Sequence[PreparedKernel], program: Program, per_part: frozenset[str]) -> None:
+    """Refuse parts that would use one written device variable at once (``device_state.py``)."""
+    definitions = {key: next(iter(owners.values())) for key, owners in program.symbols.items()
+                   if key not in per_part and any(is_device_variable(i) for i in owners.values())}
+    if len(kernels) < 2 or not definitions:
+        return
+    addresses = {key: "[" in item.text.split("=")[0] or "*" in item.text.split("=")[0] for key, item in definitions.items()}
+    uses = [(k.spec, device_state_uses([f.function for key in k.facts.reachable(k.function.key) for f in k.facts.facts[key]],
+                                       addresses, program.resolver)) for k in kernels]
+    check_device_state(uses, definitions)
 
 
 def _instance_constants(specs: Sequence[KernelSpec], found: Sequence[Function], files: Sequence[SourceFile],
