@@ -101,10 +101,22 @@ class FusedKernel:
 def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> list[SourceFile]:
     given = {Path(k): v for k, v in (sources or {}).items()}
     files: list[SourceFile] = []
+    read_with: dict[Path, tuple[KernelSpec, CompileOptions]] = {}
     for spec in specs:
-        if any(f.path == spec.file for f in files):
+        own = spec.options or options
+        if spec.file in read_with:
+            first, first_options = read_with[spec.file]
+            if own != first_options:  # one reading of a file per request: the second's macros would be the first's
+                raise HFuseError(
+                    f"{spec.file} is read for '{first.name}' with {' '.join(first_options.compiler_flags()) or 'no flags'} "
+                    f"and for '{spec.name}' with {' '.join(own.compiler_flags()) or 'no flags'}: hfuse reads a file "
+                    "once per fusion",
+                    Location(spec.file, None, spec.name),
+                    hint="give both kernels the same flags, or fuse a copy of the file for the second",
+                )
             continue
-        files.append(load_source(spec.file, given.get(spec.file), spec.options or options))
+        read_with[spec.file] = (spec, own)
+        files.append(load_source(spec.file, given.get(spec.file), own))
     return files
 
 

@@ -327,3 +327,17 @@ def test_each_parts_copy_of_a_file_scope_shared_variable_is_counted(tmp_path):
                     "__global__ void k(float* y) { big[threadIdx.x] = 1.f; __syncthreads(); y[threadIdx.x] = big[0]; }\n")
     with pytest.raises(HFuseError, match=r"static shared memory adds up to 65536 bytes \(k: 32768 B, k: 32768 B\)"):
         fuse([KernelSpec(path, "k", Dim3(128)), KernelSpec(path, "k", Dim3(128))])
+
+
+def test_one_file_read_with_two_sets_of_flags_is_refused(tmp_path):
+    # once: both parts got the first kernel's macros (SCALE = 2 for both), with no word said
+    from hfuse.frontend.options import CompileOptions
+
+    path = tmp_path / "scaled.cu"
+    path.write_text("#ifndef SCALE\n#define SCALE 1.0f\n#endif\n__device__ float scaled(float v) { return v * SCALE; }\n"
+                    "__global__ void k(float* x) { x[threadIdx.x] = scaled(x[threadIdx.x]); }\n")
+    two, three = (CompileOptions.from_flags(defines=[f"SCALE={v}.0f"]) for v in (2, 3))
+    with pytest.raises(HFuseError, match=r"read for 'k' with .*-DSCALE=2\.0f and for 'k' with .*-DSCALE=3\.0f"):
+        fuse([KernelSpec(path, "k", Dim3(128), options=two), KernelSpec(path, "k", Dim3(128), options=three)])
+    fused = fuse([KernelSpec(path, "k", Dim3(128), options=two), KernelSpec(path, "k", Dim3(128), options=two)])
+    assert "v * 2.0f" in fused.source
