@@ -47,6 +47,27 @@ def test_recursion_is_refused_with_the_cycle():
         check_kernel(source.kernels["k"], facts)
 
 
+def test_a_template_calling_another_instance_of_itself_is_no_recursion():
+    # compile-time recursion ends in a specialisation: distinct functions, no call cycle at run time
+    source, facts = _facts(
+        "template <int N> struct Fact { __device__ static int get() { return N * Fact<N - 1>::get(); } };\n"
+        "template <> struct Fact<0> { __device__ static int get() { return 1; } };\n"
+        "template <int N> __device__ float sum(const float* p) { return p[N - 1] + sum<N - 1>(p); }\n"
+        "template <> __device__ float sum<0>(const float* p) { return 0.f; }\n"
+        "__global__ void k(float* p) { p[0] = sum<4>(p) + Fact<3>::get(); }\n"
+    )
+    check_kernel(source.kernels["k"], facts)
+
+
+def test_a_template_calling_its_own_instance_is_recursion():
+    source, facts = _facts(
+        "template <typename T> __device__ T f(T n) { return n > 0 ? f<T>(n - 1) : n; }\n"
+        "__global__ void k(float* p) { p[0] = f<float>(p[1]); }\n"
+    )
+    with pytest.raises(HFuseError, match=r"recursion is not supported \(f -> f\)"):
+        check_kernel(source.kernels["k"], facts)
+
+
 def test_grid_sync_is_refused_at_its_line():
     source, facts = _facts("__global__ void k(int* p) {\n  p[0] = 1;\n  cg::this_grid().sync();\n}\n")
     with pytest.raises(HFuseError) as err:

@@ -137,6 +137,10 @@ class FunctionFacts:
     extern_shared_uses: list[tuple[str, int]] = field(default_factory=list)
     calls: set[str] = field(default_factory=set)
     """Qualified keys of the program's functions it calls."""
+    instance_calls: set[str] = field(default_factory=set)
+    """Of ``calls``, those called as another instance of a template (``f<N - 1>``)."""
+    plain_calls: set[str] = field(default_factory=set)
+    """Of ``calls``, those called as written without such arguments."""
     opaque: list[tuple[str, int, str]] = field(default_factory=list)
     """What may touch the block in a way hfuse cannot see (why, line, what the user can do)."""
     whole_block: list[tuple[str, int]] = field(default_factory=list)
@@ -264,15 +268,37 @@ def _record_call(
         if target is not None and _is_indirect(target):
             facts.indirect_calls.append(line)
         return
-    if resolver is None:
-        facts.calls.add(reference.split("::")[-1])
-        return
-    key = resolver.resolve(function.scope, reference, local, known)
+    key = reference.split("::")[-1] if resolver is None else resolver.resolve(function.scope, reference, local, known)
     if key is not None:
         facts.calls.add(key)
+        if _another_instance(target):
+            facts.instance_calls.add(key)
+        else:
+            facts.plain_calls.add(key)
     elif _MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types:
         facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
                              _MACRO_HINT))
+
+
+def _another_instance(target: ts.Node | None) -> bool:
+    """A call through template arguments that are not bare names (``unroll<N - 1>(p)``,
+    ``Fact<N - 1>::get()``): another instance of a template, chosen when compiling, so a
+    call of its own key from inside it is no recursion at run time."""
+    arguments = []
+    while target is not None:
+        if target.type == "template_function":
+            arguments.append(target.child_by_field_name("arguments"))
+            target = target.child_by_field_name("name")
+        elif target.type == "qualified_identifier":
+            scope = target.child_by_field_name("scope")
+            if scope is not None and scope.type == "template_type":
+                arguments.append(scope.child_by_field_name("arguments"))
+            target = target.child_by_field_name("name")
+        else:
+            break
+    written = [a for node in arguments if node is not None for a in node.named_children if a.type != "comment"]
+    return any(a.type not in ("type_descriptor", "identifier") or
+               (a.type == "type_descriptor" and a.child_by_field_name("declarator") is not None) for a in written)
 
 
 def cg_block_variables(root: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> set[str]:
@@ -450,7 +476,7 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
 
 def _check_recursion(name: str, program: ProgramFacts, path: list[str], kernel: Function) -> None:
     for f in program.facts.get(name, []):
-        for callee in sorted(f.calls & program.facts.keys()):
+        for callee in sorted((f.calls - (f.instance_calls - f.plain_calls)) & program.facts.keys()):
             if callee in path:
                 cycle = " -> ".join(path[path.index(callee) :] + [callee])
                 raise HFuseError(
