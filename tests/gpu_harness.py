@@ -38,11 +38,12 @@ def cdiv(a: int, b: int) -> int:
 _FUNCTIONS: dict[tuple[str, str], Any] = {}
 
 
-def compiled(cp, source: str, expression: str):
-    """The kernel ``expression`` of ``source`` (NVRTC through CuPy, cached per session)."""
-    key = (hashlib.sha256(source.encode()).hexdigest(), expression)
+def compiled(cp, source: str, expression: str, flags: Sequence[str] = ()):
+    """The kernel ``expression`` of ``source`` (NVRTC through CuPy, cached per session);
+    ``flags``: more NVRTC options (an installed library's ``-I``)."""
+    key = (hashlib.sha256(source.encode()).hexdigest(), expression, tuple(flags))
     if key not in _FUNCTIONS:
-        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()))
+        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()), *flags)
         _FUNCTIONS[key] = cp.RawModule(code=source, options=options, name_expressions=(expression,)).get_function(
             expression)
     return _FUNCTIONS[key]
@@ -54,18 +55,19 @@ def run(cp, fn, grid: Dim3, block: Dim3, args: Sequence[Any], smem: int) -> None
 
 
 def differences(cp, specs: Sequence[KernelSpec], makers: Sequence[Make], fused: FusedKernel,
-                seed: Sequence[int]) -> list[str]:
+                seed: Sequence[int], flags: Sequence[str] = ()) -> list[str]:
     """What the fused kernel writes differently from the originals (empty: bit-equal)."""
     seeds = lambda: [np.random.default_rng([*seed, j]) for j in range(len(specs))]  # noqa: E731
     expected = []
     for spec, make, rng in zip(specs, makers, seeds()):
         made = make(rng, cp)
         original = device_source(spec)
-        run(cp, compiled(cp, original.source, original.name_expression), made.grid, spec.block, made.args, made.smem)
+        run(cp, compiled(cp, original.source, original.name_expression, flags), made.grid, spec.block, made.args,
+            made.smem)
         expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])
     made = [make(rng, cp) for make, rng in zip(makers, seeds())]
     launch = fused.pack([m.args for m in made], [m.grid for m in made], [m.smem for m in made])
-    run(cp, compiled(cp, fused.source, fused.name_expression), launch.grid, launch.block, launch.args,
+    run(cp, compiled(cp, fused.source, fused.name_expression, flags), launch.grid, launch.block, launch.args,
         launch.shared_mem)
     problems = []
     for spec, m, want in zip(specs, made, expected):

@@ -294,10 +294,8 @@ def test_constants_only_a_compiler_evaluates_are_asked_of_clang():
 
 def test_without_clang_such_a_tile_is_refused_as_before(monkeypatch):
     from hfuse.frontend import clang as clang_module
-    from hfuse.frontend import clang_constants
 
     monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
-    clang_constants._ask_once.cache_clear()  # answers of an earlier test in this process
     with pytest.raises(HFuseError, match="tiles of kTile threads"):
         fuse([AXPY, KernelSpec(NORMS, "norms::row_max_pow2", Dim3(128))])
 
@@ -341,3 +339,46 @@ def test_one_file_read_with_two_sets_of_flags_is_refused(tmp_path):
         fuse([KernelSpec(path, "k", Dim3(128), options=two), KernelSpec(path, "k", Dim3(128), options=three)])
     fused = fuse([KernelSpec(path, "k", Dim3(128), options=two), KernelSpec(path, "k", Dim3(128), options=two)])
     assert "v * 2.0f" in fused.source
+
+
+LIBRARY_MACROS = C.CORPUS / "real_cpp" / "library_macros.cu"
+SYSINCLUDE = C.CORPUS / "real_cpp" / "sysinclude"
+
+
+def _library_options():
+    from hfuse.frontend.options import CompileOptions
+
+    return CompileOptions.from_flags(system_include_dirs=[str(SYSINCLUDE)])
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kernel, block", [("scale_loop", 256), ("offset_by_index", 128), ("reverse_tiles", 128)])
+def test_an_installed_librarys_macros_that_are_syntax_are_expanded(kernel, block, tmp_path):
+    fused = fuse([AXPY, KernelSpec(LIBRARY_MACROS, kernel, Dim3(block))], options=_library_options())
+    part = fused.source.split("// ---- part 2")[1].split("// ---- fused kernel")[0]
+    assert "threadIdx" not in part.replace("hf_ctx.threadIdx", "")  # every read of the block is the part's
+    assert "FAKELIB_GLOBAL_TID" not in part and "FAKELIB_KERNEL_LOOP" not in part
+    assert "#include <fakelib/macros.h>" in fused.source  # the header stays the library's
+    if kernel == "offset_by_index":
+        assert "FAKELIB_WARP_SIZE" in part  # a value keeps its spelling
+    compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)
+
+
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("kernel", ["offset_by_index", "reverse_tiles"])
+def test_and_under_nvrtc_fused_and_alone(kernel):
+    # the value macros they use are defined for NVRTC, which does not read the library's header
+    # (scale_loop calls fakelib::squared, a function of that header: NVRTC cannot have it)
+    from hfuse.api import device_source
+    from toolchain import compile_nvrtc
+
+    spec = KernelSpec(LIBRARY_MACROS, kernel, Dim3(128), options=_library_options())
+    fused = fuse([AXPY, spec], options=_library_options())
+    compile_nvrtc(fused.source, [fused.name_expression], flags=[f"-I{SYSINCLUDE}"])
+    original = device_source(spec)
+    compile_nvrtc(original.source, [original.name_expression], flags=[f"-I{SYSINCLUDE}"])
+
+
+def test_a_launch_bound_written_with_a_librarys_macro_is_checked():
+    with pytest.raises(HFuseError, match=r"block 512 has 512 threads but the kernel declares __launch_bounds__\("):
+        fuse([AXPY, KernelSpec(LIBRARY_MACROS, "scale_loop", Dim3(512))], options=_library_options())

@@ -242,3 +242,12 @@ def test_fixed_width_integers_a_left_out_header_brought_are_given_to_nvrtc():
     assert "cuda/std/cstdint" not in "\n".join(plan_includes(["#include <cstdint>"], uses=frozenset({"int64_t"})).lines
                                                ).split("#else")[1]  # a kept <cstdint> is enough: no second one
     assert "cstdint" not in "\n".join(plan_includes(["#include <cuda_fp16.h>"], uses=frozenset({"x"})).lines)
+
+
+def test_value_macros_of_an_unknown_header_are_defined_for_nvrtc():
+    plan = plan_includes(["#include <fakelib/macros.h>"], value_macros=(("LIB_WIDTH", "32"), ("LIB_DIV(a,b)", "((a)/(b))")))
+    text = "\n".join(plan.lines)
+    assert "#ifndef LIB_WIDTH\n#define LIB_WIDTH 32\n#endif" in text and "#define LIB_DIV(a,b) ((a)/(b))" in text
+    assert text.index("#ifdef __CUDACC_RTC__  // values") > text.index("#include <fakelib/macros.h>")
+    # a header every compiler reads needs none
+    assert plan_includes(["#include <cuda_fp16.h>"], value_macros=(("LIB_WIDTH", "32"),)).lines == ("#include <cuda_fp16.h>",)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from hfuse.frontend import clang as clang_module
-from hfuse.frontend.clang_constants import ConstantQuestion, _ask_once, ask_clang
+from hfuse.frontend.clang_constants import ConstantQuestion, ask_clang
 from hfuse.frontend.options import CompileOptions
 
 pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
@@ -65,5 +65,4 @@ def test_the_users_unsaved_text_is_read(source, tmp_path):
 
 def test_without_clang_nothing_is_known(source, tmp_path, monkeypatch):
     monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
-    _ask_once.cache_clear()
     assert ask_clang([ConstantQuestion(source, (), "kFileTile + 0")], CompileOptions(), cache=tmp_path / "c") == (None,)

@@ -254,6 +254,27 @@ def test_operator_words_in_conditions(tmp_path, condition, taken):
     assert ("int taken;" in text) == taken and ("int other;" in text) == (not taken)
 
 
+def test_a_system_macro_that_is_syntax_is_expanded_and_a_value_keeps_its_spelling(tmp_path):
+    write(tmp_path, {"sys/lib/m.h": "#pragma once\n#define LIB_LOOP(i, n) for (int i = threadIdx.x; i < (n); i += blockDim.x)\n"
+                                    "#define LIB_WIDTH 32\n#define LIB_TID (threadIdx.x + LIB_WIDTH)\n"
+                                    "#ifdef __CUDACC__\n#define LIB_HD __host__ __device__\n#else\n#define LIB_HD\n#endif\n"})
+    src = write(tmp_path, {"k.cu": "#include <lib/m.h>\nLIB_HD inline int w() { return LIB_WIDTH; }\n"
+                                   "__global__ void k(int* p, int n) { LIB_LOOP(j, n) p[j] = LIB_TID; }\n"})
+    pre = run(src, CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "sys")]))
+    assert "for (int j = threadIdx.x; j < (n); j += blockDim.x) p[j] = (threadIdx.x + LIB_WIDTH);" in pre.text
+    assert "__host__ __device__ inline int w() { return LIB_WIDTH; }" in pre.text  # as nvcc's device pass reads it
+    assert pre.kept_includes == ("#include <lib/m.h>",)
+    assert pre.value_macros == (("LIB_WIDTH", "32"),)  # known, a value: never taken for an opaque macro
+
+
+def test_a_system_macro_that_calls_a_function_is_no_plain_value(tmp_path):
+    write(tmp_path, {"sys/lib/m.h": "#pragma once\n__device__ int lib_lane();\n#define LIB_LANE() lib_lane()\n"
+                                    "#define LIB_DIV(a, b) (((a) + (b) - 1) / (b))\n"})
+    src = write(tmp_path, {"k.cu": "#include <lib/m.h>\n__global__ void k(int* p) { p[LIB_LANE()] = LIB_DIV(7, 2); }\n"})
+    pre = run(src, CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "sys")]))
+    assert "p[LIB_LANE()] = LIB_DIV(7, 2);" in pre.text and pre.value_macros == (("LIB_DIV(a,b)", "(((a) + (b) - 1) / (b))"),)
+
+
 def test_pre_include_is_read_first_from_the_working_folder(tmp_path, monkeypatch):
     src = write(tmp_path, {"src/k.cu": "__global__ void k(float* a) { a[0] = TILE; }\n",
                            "config/pre.h": "#define TILE 32\n__device__ int helper() { return TILE; }\n"})

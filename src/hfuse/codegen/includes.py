@@ -356,9 +356,13 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
                           *dict.fromkeys(rtc), "#endif"]
 
 
-def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset()) -> IncludePlan:
+def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset(),
+                  value_macros: Sequence[tuple[str, str]] = ()) -> IncludePlan:
     """The fused file's include lines for the inputs' ``#include`` lines (see the module
-    docstring); ``uses``: the names the fused code mentions (for what nvcc gives implicitly)."""
+    docstring); ``uses``: the names the fused code mentions (for what nvcc gives implicitly).
+    ``value_macros``: macros of kept headers the code uses as values (``(name or
+    name(params), value)``, the host compiler's): defined under NVRTC, which does not read
+    the unknown headers that define them (each only where nothing defined it)."""
     seen: set[str] = set()
     entries: list[tuple[str, str, str]] = []  # (kind, line, name)
     dropped: list[str] = []
@@ -386,4 +390,9 @@ def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset
         planner.block(entries[i][0], [(line, name) for _, line, name in entries[i:j]])
         i = j
     _implicit(planner, uses)
+    if unknown and value_macros:
+        planner.lines += ["#ifdef __CUDACC_RTC__  // values of macros of the headers NVRTC does not read"]
+        for key, value in value_macros:
+            planner.lines += [f"#ifndef {key.split('(')[0]}", f"#define {key} {value}".rstrip(), "#endif"]
+        planner.lines.append("#endif")
     return IncludePlan(tuple(planner.lines), tuple(dropped), tuple(unknown))

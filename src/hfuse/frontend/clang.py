@@ -362,6 +362,9 @@ def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: 
     The same request (same texts, options and headers) is answered once per process."""
     if not unchecked_headers(kept_includes):
         return Meaning()
+    ci, why = cindex()
+    if ci is None:  # asked each time, so that no answer cached below outlives libclang
+        return Meaning(unavailable=why)
     given = dict(sources or {})
     users = tuple(Path(f) for f in user_files)
     texts = []

@@ -44,6 +44,8 @@ def ask_clang(questions: Sequence[ConstantQuestion], options: CompileOptions, ke
     """Each question's value (None where Clang cannot tell), in order."""
     if not questions:
         return ()
+    if clang.cindex()[0] is None:  # asked each time, so that no answer cached here outlives libclang
+        return tuple(None for _ in questions)
     texts = []
     files = tuple(dict.fromkeys(q.file for q in questions))
     for path in files:

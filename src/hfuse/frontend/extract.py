@@ -31,6 +31,7 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
     source = model_source(path, pre.text, pre.origin)
     source.headers = tuple(pre.headers)
     source.kept_includes = tuple(pre.kept_includes)
+    source.value_macros = tuple(pre.value_macros)
     return source
 
 

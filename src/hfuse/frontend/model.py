@@ -186,6 +186,9 @@ class SourceFile:
     """User headers read while preprocessing (their text is part of ``text``)."""
     kept_includes: tuple[str, ...] = ()
     """``#include`` lines of toolkit and system headers, left for the compiler."""
+    value_macros: tuple[tuple[str, str], ...] = ()
+    """Macros of those headers the code uses as plain values, known and left as written
+    (``PreprocessedSource.value_macros``)."""
 
     @property
     def functions(self) -> list[Function]:

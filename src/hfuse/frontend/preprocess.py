@@ -41,7 +41,7 @@ from ..errors import HFuseError, Location
 from ..files import read_text_file
 from ..toolkit import cuda_include_dirs, installed_package_dir, pytorch_include_dirs
 from .options import NO_OPTIONS, CompileOptions
-from .system_macros import header_macros
+from .system_macros import header_macros, standard_macro_names
 
 CUDACC_VERSION = (13, 0)
 """The nvcc whose device pass we model (``__CUDACC_VER_MAJOR__``/``__CUDACC_VER_MINOR__``)."""
@@ -53,6 +53,16 @@ MAX_INCLUDE_DEPTH = 200
 
 _CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|elif|ifdef|ifndef)\b(.*)$", re.M)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_MACRO_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
+"""A name that may be a library's macro (``CUDA_KERNEL_LOOP``, ``C10_HOST_DEVICE``): only
+such names make hfuse ask for the kept system headers' macros, and only such are defined
+for code. Never ``__device__`` and its kind: the toolkit's, which the device pass keeps."""
+_STRUCTURAL = re.compile(
+    r"\b(threadIdx|blockIdx|blockDim|gridDim|__syncthreads\w*|__launch_bounds__|__global__|__device__|__host__|"
+    r"__shared__|__constant__|__managed__|__restrict__|__forceinline__|__noinline__|__align__|__cluster_dims__|"
+    r"__maxnreg__|__grid_constant__|extern|static|inline|constexpr|for|while|do|if|else|switch|case|return|break|"
+    r"continue|goto|asm|__asm__|template|typename|struct|class|union|enum|namespace|using|typedef)\b")
+"""What a system macro's expansion must show for hfuse to expand it in the user's code."""
 _DEFINED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 
 _ENTER = "HFUSE_ENTER"
@@ -75,6 +85,11 @@ class PreprocessedSource:
     """User headers read (resolved paths, in first-read order): part of the source's identity."""
     kept_includes: tuple[str, ...] = ()
     """The ``#include`` lines left in ``text`` (toolkit/system headers), in order, deduplicated."""
+    value_macros: tuple[tuple[str, str], ...] = ()
+    """Macros of kept system headers the code uses as plain values (no syntax, no calls:
+    ``C10_WARP_SIZE``, ``CEIL_DIV(a, b)``), left as written: known, so never opaque.
+    ``(name or name(params), value)`` as the host compiler gave them, with the ones their
+    values name (for NVRTC, which does not read such headers: ``codegen/includes.py``)."""
 
     def origin(self, line: int) -> tuple[Path, int]:
         """1-based line of ``text`` -> (file, line) it came from.
@@ -234,7 +249,10 @@ class _DevicePass(pcpp.Preprocessor):
         """Names the files read so far ``#define`` (include guards...): never asked about."""
         self.system_headers: list[str] = []
         """Kept system headers whose macros were not asked for yet."""
-        for name, value in predefined_macros(options):
+        self.code_names: set[str] = set()
+        """Names the files read so far use anywhere (code and macro bodies)."""
+        self.predefined = tuple(predefined_macros(options))
+        for name, value in self.predefined:
             self.define(f"{name} {value}")
         for d in options.defines:
             self.define(f"{d.name} {d.value}")
@@ -366,31 +384,86 @@ class _DevicePass(pcpp.Preprocessor):
         self.define_tested_macros()
 
     def note_conditionals(self, text: str) -> None:
-        """The names a file's ``#if``/``#ifdef`` lines test and ``#define``s (read before its lines are)."""
+        """The names a file's ``#if``/``#ifdef`` lines test, ``#define``s and uses (read
+        before its lines are)."""
         for line in _CONDITIONAL.findall(text):
             self.tested.update(_IDENTIFIER.findall(line))
         self.file_defined.update(_DEFINED.findall(text))
+        self.code_names.update(_IDENTIFIER.findall(text))
         self.define_tested_macros()
 
     def define_tested_macros(self) -> None:
-        """System macros that some conditional tests, and what their values name, become
-        macros of the device pass. Only those: a system macro used in code stays as written,
-        for the kept ``#include`` to define (the user's text keeps its spelling)."""
+        """System macros that some conditional tests, or that code uses and that expand to
+        syntax hfuse must see (``structural``), and what their values name, become macros of
+        the device pass. Only those: a system macro used in code as a value (``M_PI``,
+        ``C10_WARP_SIZE``) stays as written, for the kept ``#include`` to define (the user's
+        text keeps its spelling)."""
         unknown = {n for n in self.tested if n not in self.macros and n not in self.file_defined}
-        if not unknown:
+        maybe = {n for n in self.code_names if _MACRO_LIKE.match(n) and n not in self.macros
+                 and n not in self.file_defined}
+        if not unknown and not maybe:
             return
-        while self.system_headers:
+        if self.system_headers:
             libraries = tuple(str(d) for d in self.search.library_dirs)
-            for key, value in header_macros(self.system_headers.pop(), self.std, libraries):
+            pending = tuple(sorted(set(self.system_headers)))
+            self.system_headers.clear()
+            for key, value in header_macros(pending, self.std, libraries, self.predefined,
+                                            tuple(cuda_include_dirs())):
                 self.system_macros.setdefault(key.split("(")[0], (key, value))
-        todo = [n for n in unknown if n in self.system_macros]
+        used = {n for n in self.code_names if _MACRO_LIKE.match(n) and n in self.system_macros and n not in self.macros
+                and n not in self.file_defined and self._structural(n)}
+        # a tested macro with every macro its value names (the condition is evaluated here);
+        # a structural one with the structural macros its value names (values keep their spelling)
+        todo = [(n, True) for n in unknown if n in self.system_macros] + [(n, False) for n in used]
         while todo:
-            name = todo.pop()
+            name, tested = todo.pop()
             if name in self.macros or name not in self.system_macros:
                 continue
             key, value = self.system_macros[name]
             self.define(f"{key} {value}")
-            todo.extend(_IDENTIFIER.findall(value))
+            todo.extend((n, tested) for n in _IDENTIFIER.findall(value)
+                        if tested or (n in self.system_macros and self._structural(n)))
+
+    def value_macros(self) -> tuple[tuple[str, str], ...]:
+        """The system macros the code uses that stay as written and are pure values, and
+        the system macros their values name (definitions, by name); not the C and C++
+        library's (``FLT_MAX``: NVRTC has those from the include plan's stand-ins)."""
+        # the code's names, and those the system macros expanded in it name
+        named = self.code_names | {n for m in self.macros if m in self.system_macros
+                                   for n in _IDENTIFIER.findall(self.system_macros[m][1])}
+        standard = standard_macro_names(self.std, self.predefined)
+        todo = [n for n in named if _MACRO_LIKE.match(n) and n in self.system_macros and n not in self.macros
+                and n not in standard and self._pure_value(n)]
+        found: dict[str, tuple[str, str]] = {}
+        while todo:
+            name = todo.pop()
+            if name not in found and name in self.system_macros and name not in self.macros and name not in standard:
+                found[name] = self.system_macros[name]
+                todo.extend(_IDENTIFIER.findall(found[name][1]))
+        return tuple(found[n] for n in sorted(found))
+
+    def _pure_value(self, name: str, depth: int = 0) -> bool:
+        """Whether system macro ``name`` expands (through other system macros) to an
+        expression of constants and its arguments only: no syntax, no call of a function."""
+        value = self.system_macros[name][1]
+        if self._structural(name):
+            return False
+        for called in re.finditer(r"([A-Za-z_]\w*)\s*\(", value):
+            if called.group(1) not in self.system_macros and called.group(1) not in ("sizeof", "alignof", "decltype"):
+                return False
+        return depth < 8 and all(self._pure_value(n, depth + 1) for n in set(_IDENTIFIER.findall(value))
+                                 if n in self.system_macros and n != name)
+
+    def _structural(self, name: str, depth: int = 0) -> bool:
+        """Whether system macro ``name`` expands (through other system macros) to syntax
+        that hfuse must see to parse and rewrite the code: a keyword, an attribute, a
+        block built-in or barrier, a brace or a semicolon (``CUDA_KERNEL_LOOP(i, n)``,
+        ``C10_LAUNCH_BOUNDS_1(256)``, ``C10_HOST_DEVICE``)."""
+        value = self.system_macros[name][1]
+        if _STRUCTURAL.search(value) or any(c in value for c in "{};"):
+            return True
+        return depth < 8 and any(self._structural(n, depth + 1) for n in set(_IDENTIFIER.findall(value))
+                                 if n in self.system_macros and n != name)
 
     def _marker(self, original_line: list):
         tok = copy.copy(next(t for t in original_line if t.type not in self.t_WS))
@@ -519,6 +592,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
         origins=tuple(origins),
         headers=tuple(pp.headers),
         kept_includes=tuple(dict.fromkeys(pp.kept)),
+        value_macros=pp.value_macros(),
     )
 
 

@@ -79,6 +79,7 @@ class Program:
                     program.extern_shared[match.group("name")] = match.group("type").strip()
         kernels = [f.key for s in files for f in s.functions if f.kind == "global"]
         program.resolver = Resolver.of(program.items, [*program.functions, *kernels])
+        program.resolver.value_macros = frozenset(key.split("(")[0] for f in files for key, _ in f.value_macros)
         return program
 
     def _claim(self, owner: dict[str, tuple[TopLevelItem, Path]], name: str, item: TopLevelItem, source: Path) -> None:

@@ -82,6 +82,8 @@ class Resolver:
     """Namespace key ("" for file scope) -> namespaces its using-directives nominate, as written."""
     aliases: dict[tuple[str, str], str] = field(default_factory=dict)
     """(namespace key, alias) -> the aliased namespace, as written."""
+    value_macros: frozenset[str] = frozenset()
+    """Macros of kept system headers the code uses as plain values (``SourceFile.value_macros``)."""
 
     @classmethod
     def of(cls, items: Iterable[TopLevelItem], function_keys: Iterable[str] = ()) -> "Resolver":

@@ -25,12 +25,14 @@ def _host_compiler() -> str | None:
     return shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 
 
-def _defines(text: str, std: str, dirs: tuple[str, ...] = ()) -> dict[str, str] | None:
+def _defines(text: str, std: str, dirs: tuple[str, ...] = (),
+             defines: tuple[tuple[str, str], ...] = ()) -> dict[str, str] | None:
     compiler = _host_compiler()
     if compiler is None:
         return None
     try:
-        done = subprocess.run([compiler, f"-std={std}", *(f"-isystem{d}" for d in dirs), "-dM", "-E", "-x", "c++", "-"],
+        done = subprocess.run([compiler, f"-std={std}", *(f"-D{k}={v}" for k, v in defines if k != "__cplusplus"),
+                               *(f"-isystem{d}" for d in dirs), "-dM", "-E", "-x", "c++", "-"],
                               input=text,
                               capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
@@ -46,12 +48,20 @@ def _defines(text: str, std: str, dirs: tuple[str, ...] = ()) -> dict[str, str] 
 
 
 @functools.cache
-def header_macros(header: str, std: str = "c++17", dirs: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
-    """``(name or name(params), value)`` of every macro ``#include <header>`` defines beyond
+def header_macros(header: str | tuple[str, ...], std: str = "c++17", dirs: tuple[str, ...] = (),
+                  defines: tuple[tuple[str, str], ...] = (), toolkit: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
+    """``(name or name(params), value)`` of every macro ``#include <header>`` (of each, for a
+    tuple of headers: one compiler run) defines beyond
     the compiler's own predefined ones; empty when there is no host compiler or the header
-    does not preprocess alone. ``dirs``: installed libraries' folders to search too."""
-    base = _defines("", std)
-    found = _defines(f"#include <{header}>\n", std, dirs)
+    does not preprocess alone. ``dirs``: installed libraries' folders to search too.
+    ``defines``: the device pass's predefined macros (``__CUDACC__``, ``__CUDA_ARCH__``): a
+    library defines its macros for nvcc's device pass (``C10_HOST_DEVICE`` is ``__host__
+    __device__`` there, empty for the host compiler alone). ``toolkit``: the CUDA toolkit's
+    folders, for the headers that include its own (its macros come along: the caller
+    keeps ``__device__`` and the like out of the device pass)."""
+    base = _defines("", std, (), defines)
+    headers = (header,) if isinstance(header, str) else header
+    found = _defines("".join(f"#include <{h}>\n" for h in headers), std, (*dirs, *toolkit), defines)
     if base is None or found is None:
         return ()
     plain = {key.split("(")[0] for key in base}
@@ -60,3 +70,16 @@ def header_macros(header: str, std: str = "c++17", dirs: tuple[str, ...] = ()) -
     # those come along, or the expanded text names macros NVRTC does not have
     numeric = [(key, value) for key, value in base.items() if _NUMERIC.match(key)]
     return tuple(own + numeric) if own else ()
+
+
+STANDARD_HEADERS = ("cassert", "cfloat", "climits", "cmath", "cstddef", "cstdint", "cstdio", "cstdlib", "cstring",
+                    "ctime", "type_traits", "limits", "unistd.h")
+"""The C and C++ library headers whose macros NVRTC gets another way (``codegen/includes.py``)."""
+
+
+@functools.cache
+def standard_macro_names(std: str = "c++17", defines: tuple[tuple[str, str], ...] = ()) -> frozenset[str]:
+    """The names the C and C++ library's headers (and the compiler) define: ``FLT_MAX``,
+    ``M_PI``, ``__FLT_MAX__``. Not a library's own macros, whatever header brought them."""
+    found = _defines("".join(f"#include <{h}>\n" for h in STANDARD_HEADERS), std, (), defines)
+    return frozenset(key.split("(")[0] for key in (found or {}))

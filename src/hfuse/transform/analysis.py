@@ -275,7 +275,8 @@ def _record_call(
             facts.instance_calls.add(key)
         else:
             facts.plain_calls.add(key)
-    elif _MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types:
+    elif (_MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types
+          and reference not in resolver.value_macros):
         facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
                              _MACRO_HINT))
 
