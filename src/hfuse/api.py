@@ -338,6 +338,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
     _check_device_state(prepared, program, frozenset(clashes))
+    _check_disagreements(specs, found, program)
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     uses = frozenset().union(*(i.references for i in closure.items),
@@ -345,6 +346,25 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses, values),
                         context_helpers, context_types, frozenset(clashes), notes)
+
+
+def _check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], program: Program) -> None:
+    """Refuse a kernel that uses a name of which another input has definitions its file lacks."""
+    for name, (missing, lacking) in program.disagreements.items():
+        for spec, kernel in zip(specs, found):
+            if spec.file != lacking:
+                continue
+            closure = device_closure(program, [kernel], [spec.template_args])
+            if any(name in item.keys for item in closure.items) or name in kernel.text:
+                head = " ".join(missing.text.split("{")[0].split())[:90]
+                raise HFuseError(
+                    f"{missing.file}:{missing.line} defines '{name}' once more ({head}), and {lacking.name}, whose "
+                    f"kernel '{spec.name}' uses '{name}', does not: compiled apart its code chose among its own "
+                    "definitions; in one fused file an explicit specialisation or overload of the other would change "
+                    "what it calls",
+                    Location(spec.file, kernel.line, spec.name),
+                    hint="give both files the same definitions (one shared header), or rename it in one file",
+                )
 
 
 def _check_device_state(kernels: Sequence[PreparedKernel], program: Program, per_part: frozenset[str]) -> None:

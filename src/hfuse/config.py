@@ -204,7 +204,7 @@ def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str]) 
             files.append(file)
         return KernelSpec(file, name, block, targs)
     plain = name.split("::")[-1]  # a qualified name (mylib::scale) is written 'scale(' in its namespace
-    holders = [f for f in files if re.search(rf"\b{re.escape(plain)}\s*\(", sources[f])]
+    holders = list(dict.fromkeys(f for f in files if re.search(rf"\b{re.escape(plain)}\s*\(", sources[f])))
     if not holders:
         if len(files) == 1:
             return KernelSpec(files[0], name, block, targs)  # fuse() names the file's kernels

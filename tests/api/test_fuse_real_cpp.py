@@ -382,3 +382,37 @@ def test_and_under_nvrtc_fused_and_alone(kernel):
 def test_a_launch_bound_written_with_a_librarys_macro_is_checked():
     with pytest.raises(HFuseError, match=r"block 512 has 512 threads but the kernel declares __launch_bounds__\("):
         fuse([AXPY, KernelSpec(LIBRARY_MACROS, "scale_loop", Dim3(512))], options=_library_options())
+
+
+TRAITS = "template <typename T> struct Traits { static constexpr int v = 0; };\n"
+SPECIALISED = TRAITS + "template <> struct Traits<float> { static constexpr int v = 1; };\n"
+USE_TRAITS = "__global__ void k{n}(float* x) {{ x[threadIdx.x] = Traits<float>::v + {n}; }}\n"
+CAST = "template <typename T> __device__ float cast(T v) { return static_cast<float>(v); }\n"
+OVERLOADS = "__device__ float twice(float v) { return 2.f * v; }\n"
+
+
+@pytest.mark.parametrize("first, second, name", [
+    (SPECIALISED, TRAITS, "Traits"),  # a class template's explicit specialisation one file has
+    (SPECIALISED, SPECIALISED.replace("v = 1", "v = 2"), "Traits"),
+    (CAST + "template <> __device__ float cast<int>(int v) { return 7.f; }\n", CAST, "cast"),
+    (OVERLOADS + "__device__ double twice(double v) { return 3.0 * v; }\n", OVERLOADS, "twice"),
+])
+def test_inputs_that_disagree_on_a_names_definitions_are_refused(tmp_path, first, second, name):
+    # once: the second file's kernel saw the first file's specialisation (or overload) and
+    # read Traits<float>::v = 1 where, compiled alone, it read 0
+    uses = {"Traits": USE_TRAITS, "cast": "__global__ void k{n}(float* x) {{ x[threadIdx.x] = cast({n}); }}\n",
+            "twice": "__global__ void k{n}(float* x) {{ x[threadIdx.x] = twice({n}.0); }}\n"}[name]
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    a.write_text(first + uses.format(n=1))
+    b.write_text(second + uses.format(n=2))
+    with pytest.raises(HFuseError, match=rf"defines '{name}' once more .* and [ab]\.cu, whose kernel 'k[12]' uses '{name}'"):
+        fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
+
+
+def test_inputs_that_agree_or_do_not_use_the_name_fuse(tmp_path):
+    a, b, c = tmp_path / "a.cu", tmp_path / "b.cu", tmp_path / "c.cu"
+    a.write_text(SPECIALISED + USE_TRAITS.format(n=1))
+    b.write_text(SPECIALISED + USE_TRAITS.format(n=2))  # the same definitions
+    c.write_text(TRAITS + "__global__ void k3(float* x) { x[threadIdx.x] = 3.f; }\n")  # defines, never uses
+    fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
+    fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(c, "k3", Dim3(128))])

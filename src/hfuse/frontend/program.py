@@ -5,7 +5,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..errors import HFuseError, Location
 from .model import Function, SourceFile, TopLevelItem
@@ -43,6 +43,12 @@ class Program:
     that defines them: compiled apart each file had its own, so every part gets a copy of
     its own file's (``api.prepare``), never one for both."""
 
+    disagreements: dict[str, tuple[TopLevelItem, Path]] = field(default_factory=dict)
+    """Names several definitions of which (explicit specialisations, overloads) one input
+    has and another lacks: a definition, and an input file that lacks it. Compiled apart,
+    that file's code chose among its own; in one fused file it would see the other's too
+    (``api`` refuses where that file's kernels use the name)."""
+
     def clashing_symbols(self) -> dict[str, dict[Path, TopLevelItem]]:
         """What every part gets its own copy of: what two sources define, and file-scope
         ``__shared__`` variables (one source's, used by two parts, would be shared by them)."""
@@ -54,10 +60,14 @@ class Program:
         program = cls(files=files)
         seen_text: set[tuple] = set()
         owner: dict[str, tuple[TopLevelItem, Path]] = {}
+        definitions: dict[str, dict[Path, dict[str, TopLevelItem]]] = {}
         for source in files:
             for item in source.items:
                 fn = item.function
                 symbol = is_device_variable(item) or is_shared_variable(item)
+                if item.device and not symbol and not _is_prototype(item) and (fn is None or fn.kind != "global"):
+                    for name in item.keys:
+                        definitions.setdefault(name, {}).setdefault(source.path, {})[_normalised(item.text)] = item
                 key = (item.scope, _normalised(item.text), source.path if symbol else None)
                 if key in seen_text:
                     continue  # the same definition in two files (or a header read twice) appears once
@@ -77,6 +87,7 @@ class Program:
                 match = _EXTERN_SHARED.match(item.text) if item.kind == "declaration" else None
                 if match:
                     program.extern_shared[match.group("name")] = match.group("type").strip()
+        program.disagreements = _disagreements(definitions)
         kernels = [f.key for s in files for f in s.functions if f.kind == "global"]
         program.resolver = Resolver.of(program.items, [*program.functions, *kernels])
         program.resolver.value_macros = frozenset(key.split("(")[0] for f in files for key, _ in f.value_macros)
@@ -195,6 +206,23 @@ def _renamable(item: TopLevelItem) -> bool:
 
 
 _FORWARD = re.compile(r"^\s*(template\s*<[^{;]*>\s*)?(struct|class|union|enum(\s+(class|struct))?)\s+[\w:]+\s*(:[^{;]*)?;?\s*$")
+
+
+def _disagreements(definitions: Mapping[str, Mapping[Path, Mapping[str, TopLevelItem]]],
+                   ) -> dict[str, tuple[TopLevelItem, Path]]:
+    """Of each name that some input defines several times, a definition another input that
+    defines the name lacks (one defining it once, differently, is a clash: one per part)."""
+    found = {}
+    for name, by_file in definitions.items():
+        if len(by_file) < 2 or all(len(texts) < 2 for texts in by_file.values()):
+            continue
+        every = {text: item for texts in by_file.values() for text, item in texts.items()}
+        for path, texts in by_file.items():
+            missing = next((item for text, item in every.items() if text not in texts), None)
+            if missing is not None:
+                found[name] = (missing, path)
+                break
+    return found
 
 
 def _is_prototype(item: TopLevelItem) -> bool:
