@@ -30,12 +30,10 @@ from .transform.early_exit import functions_of
 from .transform.context_types import check_context_type
 from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaque_names
 from .transform.header_reads import add_header_reads
-from .transform.device_state import check_device_state, device_state_uses
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
-from .part_facts import check_shared_types, check_static_shared, renamed_types, slice_alignment_of
-from .transform.instance_constants import constant_questions, template_constants
-from .frontend.clang_constants import ask_clang
+from .part_facts import (check_device_state, check_disagreements, check_shared_types, check_static_shared,
+                         instance_constants, renamed_types, slice_alignment_of)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -304,7 +302,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     files = _sources(specs, sources, options)
     program = _merge(files, specs)
     found = [program.kernel(s.name, s.file, s.template_args) for s in specs]
-    constants = _instance_constants(specs, found, files, sources, options)
+    constants = instance_constants(specs, found, files, sources, options)
     closure = device_closure(program, found, [s.template_args for s in specs])
     opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
@@ -337,8 +335,8 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                                        types, symbols, whole_block, constants[len(prepared)]))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
-    _check_device_state(prepared, program, frozenset(clashes))
-    _check_disagreements(specs, found, program)
+    check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes))
+    check_disagreements(specs, found, program)
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     uses = frozenset().union(*(i.references for i in closure.items),
@@ -346,52 +344,6 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses, values),
                         context_helpers, context_types, frozenset(clashes), notes)
-
-
-def _check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], program: Program) -> None:
-    """Refuse a kernel that uses a name of which another input has definitions its file lacks."""
-    for name, (missing, lacking) in program.disagreements.items():
-        for spec, kernel in zip(specs, found):
-            if spec.file != lacking:
-                continue
-            closure = device_closure(program, [kernel], [spec.template_args])
-            if any(name in item.keys for item in closure.items) or name in kernel.text:
-                head = " ".join(missing.text.split("{")[0].split())[:90]
-                raise HFuseError(
-                    f"{missing.file}:{missing.line} defines '{name}' once more ({head}), and {lacking.name}, whose "
-                    f"kernel '{spec.name}' uses '{name}', does not: compiled apart its code chose among its own "
-                    "definitions; in one fused file an explicit specialisation or overload of the other would change "
-                    "what it calls",
-                    Location(spec.file, kernel.line, spec.name),
-                    hint="give both files the same definitions (one shared header), or rename it in one file",
-                )
-
-
-def _check_device_state(kernels: Sequence[PreparedKernel], program: Program, per_part: frozenset[str]) -> None:
-    """Refuse parts that would use one written device variable at once (``device_state.py``)."""
-    definitions = {key: next(iter(owners.values())) for key, owners in program.symbols.items()
-                   if key not in per_part and any(is_device_variable(i) for i in owners.values())}
-    if len(kernels) < 2 or not definitions:
-        return
-    addresses = {key: "[" in item.text.split("=")[0] or "*" in item.text.split("=")[0] for key, item in definitions.items()}
-    uses = [(k.spec, device_state_uses([f.function for key in k.facts.reachable(k.function.key) for f in k.facts.facts[key]],
-                                       addresses, program.resolver)) for k in kernels]
-    check_device_state(uses, definitions)
-
-
-def _instance_constants(specs: Sequence[KernelSpec], found: Sequence[Function], files: Sequence[SourceFile],
-                        sources: Mapping[str | Path, str] | None, options: CompileOptions,
-                        ) -> list[tuple[tuple[str, int], ...]]:
-    """Each instance's integer constants, Clang asked for what hfuse's evaluator cannot tell."""
-    given = {str(k): v for k, v in (sources or {}).items()}
-    kept = {f.path: f.kept_includes for f in files}
-    out = []
-    for spec, kernel in zip(specs, found):
-        asked = constant_questions(kernel, spec.template_args)
-        answers = ask_clang([q for _, q in asked], spec.options or options, kept[spec.file], given)
-        out.append(template_constants(kernel, spec.template_args)
-                   + tuple(("".join(text.split()), value) for (text, _), value in zip(asked, answers) if value is not None))
-    return out
 
 
 def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:

@@ -2,20 +2,27 @@
 
 Each part's kernel instance gives integer template constants (``kTile`` = 32), the types
 it has its own renamed copy of (``Params__hf2``), and the alignment its slice of dynamic
-shared memory must start on. The checks refuse, with where and why, what would not
-compile or could be wrong: a type both inputs share that names a type each part renames,
-and static shared memory beyond what one kernel may declare.
+shared memory must start on; its integer constants, Clang asked for what hfuse cannot
+evaluate. The checks refuse, with where and why, what would not compile or could be wrong:
+a type both inputs share that names a type each part renames, static shared memory beyond
+what one kernel may declare, a device variable two parts would use at once, and a name
+whose definitions the inputs disagree on.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .errors import HFuseError, Location
-from .frontend.model import Function, TopLevelItem
+from .frontend.clang_constants import ask_clang
+from .frontend.closure import device_closure
+from .frontend.model import Function, SourceFile, TopLevelItem
+from .frontend.options import CompileOptions
 from .frontend.program import Program, is_device_variable, is_shared_variable
 from .spec import KernelSpec
 from .transform.analysis import ProgramFacts
-from .transform.instance_constants import template_constants
+from .transform.device_state import device_state_uses, refuse_shared_device_state
+from .transform.instance_constants import constant_questions, template_constants
 from .transform.shared_memory import slice_alignment
 from .transform.static_shared import static_shared_bytes
 
@@ -96,3 +103,50 @@ def renamed_types(symbols: Sequence[TopLevelItem], index: int) -> dict[str, str]
     differently is ``Params__hf2 hf2_p``)."""
     return {key.split("::")[-1]: f"{key.split('::')[-1]}__hf{index}"
             for item in symbols if not is_device_variable(item) and not is_shared_variable(item) for key in item.keys}
+
+
+def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], program: Program) -> None:
+    """Refuse a kernel that uses a name of which another input has definitions its file lacks."""
+    for name, (missing, lacking) in program.disagreements.items():
+        for spec, kernel in zip(specs, found):
+            if spec.file != lacking:
+                continue
+            closure = device_closure(program, [kernel], [spec.template_args])
+            if any(name in item.keys for item in closure.items) or name in kernel.text:
+                head = " ".join(missing.text.split("{")[0].split())[:90]
+                raise HFuseError(
+                    f"{missing.file}:{missing.line} defines '{name}' once more ({head}), and {lacking.name}, whose "
+                    f"kernel '{spec.name}' uses '{name}', does not: compiled apart its code chose among its own "
+                    "definitions; in one fused file an explicit specialisation or overload of the other would change "
+                    "what it calls",
+                    Location(spec.file, kernel.line, spec.name),
+                    hint="give both files the same definitions (one shared header), or rename it in one file",
+                )
+
+
+def check_device_state(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]], program: Program,
+                       per_part: frozenset[str]) -> None:
+    """Refuse parts that would use one written device variable at once (``device_state.py``)."""
+    definitions = {key: next(iter(owners.values())) for key, owners in program.symbols.items()
+                   if key not in per_part and any(is_device_variable(i) for i in owners.values())}
+    if len(kernels) < 2 or not definitions:
+        return
+    addresses = {key: "[" in item.text.split("=")[0] or "*" in item.text.split("=")[0] for key, item in definitions.items()}
+    uses = [(spec, device_state_uses([f.function for key in facts.reachable(kernel.key) for f in facts.facts[key]],
+                                     addresses, program.resolver)) for spec, kernel, facts in kernels]
+    refuse_shared_device_state(uses, definitions)
+
+
+def instance_constants(specs: Sequence[KernelSpec], found: Sequence[Function], files: Sequence[SourceFile],
+                        sources: Mapping[str | Path, str] | None, options: CompileOptions,
+                        ) -> list[tuple[tuple[str, int], ...]]:
+    """Each instance's integer constants, Clang asked for what hfuse's evaluator cannot tell."""
+    given = {str(k): v for k, v in (sources or {}).items()}
+    kept = {f.path: f.kept_includes for f in files}
+    out = []
+    for spec, kernel in zip(specs, found):
+        asked = constant_questions(kernel, spec.template_args)
+        answers = ask_clang([q for _, q in asked], spec.options or options, kept[spec.file], given)
+        out.append(template_constants(kernel, spec.template_args)
+                   + tuple(("".join(text.split()), value) for (text, _), value in zip(asked, answers) if value is not None))
+    return out

@@ -41,7 +41,7 @@ from ..errors import HFuseError, Location
 from ..files import read_text_file
 from ..toolkit import cuda_include_dirs, installed_package_dir, pytorch_include_dirs
 from .options import NO_OPTIONS, CompileOptions
-from .system_macros import header_macros, standard_macro_names
+from .system_macros import header_macros, is_macro_like, pure_value, standard_macro_names, structural
 
 CUDACC_VERSION = (13, 0)
 """The nvcc whose device pass we model (``__CUDACC_VER_MAJOR__``/``__CUDACC_VER_MINOR__``)."""
@@ -53,16 +53,6 @@ MAX_INCLUDE_DEPTH = 200
 
 _CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|elif|ifdef|ifndef)\b(.*)$", re.M)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_MACRO_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
-"""A name that may be a library's macro (``CUDA_KERNEL_LOOP``, ``C10_HOST_DEVICE``): only
-such names make hfuse ask for the kept system headers' macros, and only such are defined
-for code. Never ``__device__`` and its kind: the toolkit's, which the device pass keeps."""
-_STRUCTURAL = re.compile(
-    r"\b(threadIdx|blockIdx|blockDim|gridDim|__syncthreads\w*|__launch_bounds__|__global__|__device__|__host__|"
-    r"__shared__|__constant__|__managed__|__restrict__|__forceinline__|__noinline__|__align__|__cluster_dims__|"
-    r"__maxnreg__|__grid_constant__|extern|static|inline|constexpr|for|while|do|if|else|switch|case|return|break|"
-    r"continue|goto|asm|__asm__|template|typename|struct|class|union|enum|namespace|using|typedef)\b")
-"""What a system macro's expansion must show for hfuse to expand it in the user's code."""
 _DEFINED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 
 _ENTER = "HFUSE_ENTER"
@@ -399,7 +389,7 @@ class _DevicePass(pcpp.Preprocessor):
         ``C10_WARP_SIZE``) stays as written, for the kept ``#include`` to define (the user's
         text keeps its spelling)."""
         unknown = {n for n in self.tested if n not in self.macros and n not in self.file_defined}
-        maybe = {n for n in self.code_names if _MACRO_LIKE.match(n) and n not in self.macros
+        maybe = {n for n in self.code_names if is_macro_like(n) and n not in self.macros
                  and n not in self.file_defined}
         if not unknown and not maybe:
             return
@@ -410,8 +400,8 @@ class _DevicePass(pcpp.Preprocessor):
             for key, value in header_macros(pending, self.std, libraries, self.predefined,
                                             tuple(cuda_include_dirs())):
                 self.system_macros.setdefault(key.split("(")[0], (key, value))
-        used = {n for n in self.code_names if _MACRO_LIKE.match(n) and n in self.system_macros and n not in self.macros
-                and n not in self.file_defined and self._structural(n)}
+        used = {n for n in self.code_names if is_macro_like(n) and n in self.system_macros and n not in self.macros
+                and n not in self.file_defined and structural(self.system_macros, n)}
         # a tested macro with every macro its value names (the condition is evaluated here);
         # a structural one with the structural macros its value names (values keep their spelling)
         todo = [(n, True) for n in unknown if n in self.system_macros] + [(n, False) for n in used]
@@ -422,7 +412,7 @@ class _DevicePass(pcpp.Preprocessor):
             key, value = self.system_macros[name]
             self.define(f"{key} {value}")
             todo.extend((n, tested) for n in _IDENTIFIER.findall(value)
-                        if tested or (n in self.system_macros and self._structural(n)))
+                        if tested or (n in self.system_macros and structural(self.system_macros, n)))
 
     def value_macros(self) -> tuple[tuple[str, str], ...]:
         """The system macros the code uses that stay as written and are pure values, and
@@ -432,8 +422,8 @@ class _DevicePass(pcpp.Preprocessor):
         named = self.code_names | {n for m in self.macros if m in self.system_macros
                                    for n in _IDENTIFIER.findall(self.system_macros[m][1])}
         standard = standard_macro_names(self.std, self.predefined)
-        todo = [n for n in named if _MACRO_LIKE.match(n) and n in self.system_macros and n not in self.macros
-                and n not in standard and self._pure_value(n)]
+        todo = [n for n in named if is_macro_like(n) and n in self.system_macros and n not in self.macros
+                and n not in standard and pure_value(self.system_macros, n)]
         found: dict[str, tuple[str, str]] = {}
         while todo:
             name = todo.pop()
@@ -441,29 +431,6 @@ class _DevicePass(pcpp.Preprocessor):
                 found[name] = self.system_macros[name]
                 todo.extend(_IDENTIFIER.findall(found[name][1]))
         return tuple(found[n] for n in sorted(found))
-
-    def _pure_value(self, name: str, depth: int = 0) -> bool:
-        """Whether system macro ``name`` expands (through other system macros) to an
-        expression of constants and its arguments only: no syntax, no call of a function."""
-        value = self.system_macros[name][1]
-        if self._structural(name):
-            return False
-        for called in re.finditer(r"([A-Za-z_]\w*)\s*\(", value):
-            if called.group(1) not in self.system_macros and called.group(1) not in ("sizeof", "alignof", "decltype"):
-                return False
-        return depth < 8 and all(self._pure_value(n, depth + 1) for n in set(_IDENTIFIER.findall(value))
-                                 if n in self.system_macros and n != name)
-
-    def _structural(self, name: str, depth: int = 0) -> bool:
-        """Whether system macro ``name`` expands (through other system macros) to syntax
-        that hfuse must see to parse and rewrite the code: a keyword, an attribute, a
-        block built-in or barrier, a brace or a semicolon (``CUDA_KERNEL_LOOP(i, n)``,
-        ``C10_LAUNCH_BOUNDS_1(256)``, ``C10_HOST_DEVICE``)."""
-        value = self.system_macros[name][1]
-        if _STRUCTURAL.search(value) or any(c in value for c in "{};"):
-            return True
-        return depth < 8 and any(self._structural(n, depth + 1) for n in set(_IDENTIFIER.findall(value))
-                                 if n in self.system_macros and n != name)
 
     def _marker(self, original_line: list):
         tok = copy.copy(next(t for t in original_line if t.type not in self.t_WS))

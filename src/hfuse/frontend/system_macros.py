@@ -14,7 +14,19 @@ import functools
 import re
 import shutil
 import subprocess
+from typing import Mapping
 
+_MACRO_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
+"""A name that may be a library's macro (``CUDA_KERNEL_LOOP``, ``C10_HOST_DEVICE``): only
+such names make hfuse ask for the kept system headers' macros, and only such are defined
+for code. Never ``__device__`` and its kind: the toolkit's, which the device pass keeps."""
+_STRUCTURAL = re.compile(
+    r"\b(threadIdx|blockIdx|blockDim|gridDim|__syncthreads\w*|__launch_bounds__|__global__|__device__|__host__|"
+    r"__shared__|__constant__|__managed__|__restrict__|__forceinline__|__noinline__|__align__|__cluster_dims__|"
+    r"__maxnreg__|__grid_constant__|extern|static|inline|constexpr|for|while|do|if|else|switch|case|return|break|"
+    r"continue|goto|asm|__asm__|template|typename|struct|class|union|enum|namespace|using|typedef)\b")
+"""What a system macro's expansion must show for hfuse to expand it in the user's code."""
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DEFINE = re.compile(r"^#define (\S+?)(\([^)]*\))?(?: (.*))?$")
 _NUMERIC = re.compile(r"^__(\w+_(MAX|MIN|WIDTH|EPSILON|DIG|MANT_DIG|MAX_EXP|MIN_EXP)|SIZEOF_\w+|CHAR_BIT)__$")
 """The host compiler's numeric limits (``__SCHAR_MAX__``, ``__SIZEOF_LONG__``), which system
@@ -83,3 +95,36 @@ def standard_macro_names(std: str = "c++17", defines: tuple[tuple[str, str], ...
     ``M_PI``, ``__FLT_MAX__``. Not a library's own macros, whatever header brought them."""
     found = _defines("".join(f"#include <{h}>\n" for h in STANDARD_HEADERS), std, (), defines)
     return frozenset(key.split("(")[0] for key in (found or {}))
+
+
+Table = Mapping[str, tuple[str, str]]
+"""System macros by name: ``(name or name(params), value)``."""
+
+
+def is_macro_like(name: str) -> bool:
+    return _MACRO_LIKE.match(name) is not None
+
+
+def structural(table: Table, name: str, depth: int = 0) -> bool:
+    """Whether macro ``name`` expands (through the other macros of ``table``) to syntax
+    that hfuse must see to parse and rewrite the code: a keyword, an attribute, a block
+    built-in or barrier, a brace or a semicolon (``CUDA_KERNEL_LOOP(i, n)``,
+    ``C10_LAUNCH_BOUNDS_1(256)``, ``C10_HOST_DEVICE``)."""
+    value = table[name][1]
+    if _STRUCTURAL.search(value) or any(c in value for c in "{};"):
+        return True
+    return depth < 8 and any(structural(table, n, depth + 1) for n in set(_IDENTIFIER.findall(value))
+                             if n in table and n != name)
+
+
+def pure_value(table: Table, name: str, depth: int = 0) -> bool:
+    """Whether macro ``name`` expands (through the other macros of ``table``) to an
+    expression of constants and its arguments only: no syntax, no call of a function."""
+    value = table[name][1]
+    if structural(table, name):
+        return False
+    for called in re.finditer(r"([A-Za-z_]\w*)\s*\(", value):
+        if called.group(1) not in table and called.group(1) not in ("sizeof", "alignof", "decltype"):
+            return False
+    return depth < 8 and all(pure_value(table, n, depth + 1) for n in set(_IDENTIFIER.findall(value))
+                             if n in table and n != name)

@@ -7,7 +7,8 @@ and dynamic shared memory, also through a wrapper struct, early exits of whole b
 helpers that read built-ins or synchronise, warp shuffles and votes, atomics on distinct
 addresses; and the shapes that once gave wrong fused kernels: static shared arrays read
 as vectors, register arrays in ``#pragma unroll`` loops, a specialised template family,
-warp-level CUB through a namespace alias), optionally inside a grid-stride loop, a
+warp-level CUB through a namespace alias, a helper's static shared scratch array and a
+file-scope ``__shared__`` array that two parts would share), optionally inside a grid-stride loop, a
 template and a namespace. Every
 thread ends by writing ``v`` to its own element of ``out``, so the result is
 deterministic and compared bit for bit.
@@ -30,8 +31,9 @@ WARP = 32
 # step kind -> needs (what the kernel must have for it to be valid)
 STEP_KINDS = ("arith", "static_smem", "dynamic_smem", "wrapper_smem", "loop_barrier", "uniform_branch_barrier",
               "sync_count", "sync_and", "sync_or", "helper_builtin", "helper_barrier", "shuffle", "vote",
-              "atomic", "block_exit", "vector_smem", "unroll_regs", "specialised", "cub_warp")
-WARP_STEPS = {"shuffle", "vote", "cub_warp"}
+              "atomic", "block_exit", "vector_smem", "unroll_regs", "specialised", "cub_warp", "helper_scratch",
+              "file_shared")
+WARP_STEPS = {"shuffle", "vote", "cub_warp", "helper_scratch"}
 """Steps that need whole warps (the block a multiple of 32)."""
 
 
@@ -237,6 +239,14 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
         return ["{ using FzWarp = fzcub::WarpReduce<unsigned>;",
                 f"  __shared__ typename FzWarp::TempStorage wr{j}[{max(r.block.size // WARP, 1)}];",
                 f"  v += __shfl_sync(0xffffffffu, FzWarp(wr{j}[tid / 32]).Sum(v ^ {c}u), 0); }}"]
+    if k == "helper_scratch":  # a helper's static shared array, warp-level use only: one per part
+        helpers.append("__device__ unsigned fz_scratch_swap(unsigned v, int tid) {\n"
+                       "  __shared__ unsigned fz_scratch[1024];\n  fz_scratch[tid] = v; __syncwarp();\n"
+                       "  const unsigned w = fz_scratch[tid ^ 1]; __syncwarp();\n  return w;\n}")
+        return [f"v += fz_scratch_swap(v, tid) * {c}u;"]
+    if k == "file_shared":  # a file-scope __shared__ array: each file's kernel had its own
+        helpers.append("__shared__ unsigned fz_stage[1024];")
+        return [f"fz_stage[tid] = v; __syncthreads(); v ^= fz_stage[(tid + {c}) % B] << 1; __syncthreads();"]
     if k == "block_exit":
         return [f"if (bid % {c % 4 + 2} == {c % 2}) {{ if (i < n) out[i] = v ^ 0xdeadu; return; }}"]
     raise ValueError(k)

@@ -56,7 +56,7 @@ def device_state_uses(functions: Iterable[Function], variables: Mapping[str, boo
     return uses
 
 
-def check_device_state(kernels: Sequence[tuple[KernelSpec, Sequence[StateUse]]],
+def refuse_shared_device_state(kernels: Sequence[tuple[KernelSpec, Sequence[StateUse]]],
                        definitions: Mapping[str, TopLevelItem]) -> None:
     """Refuse two parts of which one writes a device variable the other uses."""
     for i, (first, first_uses) in enumerate(kernels):
