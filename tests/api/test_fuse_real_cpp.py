@@ -416,3 +416,16 @@ def test_inputs_that_agree_or_do_not_use_the_name_fuse(tmp_path):
     c.write_text(TRAITS + "__global__ void k3(float* x) { x[threadIdx.x] = 3.f; }\n")  # defines, never uses
     fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
     fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(c, "k3", Dim3(128))])
+
+
+def test_a_device_function_defined_in_a_file_hfuse_was_not_given_is_refused(tmp_path):
+    # separate compilation (-rdc): its body may read threadIdx or synchronise; once fused silently
+    path = tmp_path / "declared.cu"
+    path.write_text("extern __device__ float lane_weight(float v);\n__device__ float later(float v);\n"
+                    "__global__ void k(float* x) {\n  x[threadIdx.x] = lane_weight(x[threadIdx.x]) + later(1.f);\n}\n"
+                    "__device__ float later(float v) { return 2.f * v; }\n")
+    with pytest.raises(HFuseError, match="'lane_weight' is declared but no input defines it") as err:
+        fuse([AXPY, KernelSpec(path, "k", Dim3(128))])
+    assert err.value.where.line == 4
+    path.write_text(path.read_text().replace("lane_weight(x[threadIdx.x])", "x[threadIdx.x]"))
+    fuse([AXPY, KernelSpec(path, "k", Dim3(128))])  # a prototype of a function defined below is no such case

@@ -91,6 +91,10 @@ class Program:
         kernels = [f.key for s in files for f in s.functions if f.kind == "global"]
         program.resolver = Resolver.of(program.items, [*program.functions, *kernels])
         program.resolver.value_macros = frozenset(key.split("(")[0] for f in files for key, _ in f.value_macros)
+        declared = {key for item in program.items if _is_prototype(item) and "(" in item.text
+                    and re.search(r"\b__device__\b", item.text) for key in item.keys}
+        defined = set(program.functions) | set(kernels) | {f.key for s in files for f in s.functions}
+        program.resolver.undefined_device_functions = frozenset(declared - defined)
         return program
 
     def _claim(self, owner: dict[str, tuple[TopLevelItem, Path]], name: str, item: TopLevelItem, source: Path) -> None:

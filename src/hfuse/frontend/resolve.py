@@ -84,6 +84,9 @@ class Resolver:
     """(namespace key, alias) -> the aliased namespace, as written."""
     value_macros: frozenset[str] = frozenset()
     """Macros of kept system headers the code uses as plain values (``SourceFile.value_macros``)."""
+    undefined_device_functions: frozenset[str] = frozenset()
+    """Keys of device functions the inputs declare and no input defines (their body is in a
+    file hfuse was not given: separate compilation)."""
 
     @classmethod
     def of(cls, items: Iterable[TopLevelItem], function_keys: Iterable[str] = ()) -> "Resolver":

@@ -275,6 +275,11 @@ def _record_call(
             facts.instance_calls.add(key)
         else:
             facts.plain_calls.add(key)
+    elif (elsewhere := resolver.resolve(function.scope, reference, local)) in resolver.undefined_device_functions:
+        facts.opaque.append((f"'{elsewhere}' is declared but no input defines it (separate compilation): what it "
+                             "reads of the block is unknown", line,
+                             "give hfuse its definition (in a header the file includes, or with -include), or keep "
+                             "this kernel unfused"))
     elif (_MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types
           and reference not in resolver.value_macros):
         facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
