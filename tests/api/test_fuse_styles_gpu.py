@@ -197,6 +197,9 @@ MAKERS: dict[str, Maker] = {
     "scale_any<float>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.float32(0.5), np.int32(N)], _flat(b), 0,
                                                   (1,)),
     "local_lambda": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
+    "capture_free_index": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
+    "lambda_dynamic_stage": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b),
+                                                      4 * b.size, (1,)),
     # classes.cu
     "crtp_kernel": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
     "hash_mask<8>": lambda rng, cp, b: Launch([_i32(rng, cp, N, 0, 1 << 30), _zeros(cp, N, np.uint32), np.int32(N)],

@@ -57,3 +57,19 @@ def test_calls_to_specialised_helpers_go_to_the_parts_copy():
     assert "helper__hf2(hf_ctx);" in out and "helper__hf2<int>(hf_ctx, 1, 2);" in out and "other(3);" in out
     out = _apply("__device__ int helper(int a) { return a; }", signature_edits)
     assert out == "__device__ int helper__hf2(const hfuse_ctx& hf_ctx, int a) { return a; }"
+
+
+def test_a_lambda_that_reads_the_block_captures_the_context():
+    from hfuse.transform.lambda_capture import lambda_capture_edits
+
+    out = _apply("__device__ void f(float* x, int n) {\n"
+                 "  auto a = []() { return threadIdx.x; };\n"          # a built-in: the context
+                 "  auto b = [x, &n](int k) { return helper(x[k]); };\n"  # a helper copied per part
+                 "  auto c = [&]() { return blockIdx.x; };\n"         # a default capture has it
+                 "  auto d = [](float v) { return v * 2.f; };\n"      # reads nothing of the block
+                 "  extern __shared__ float dyn[];\n"
+                 "  auto e = [](int t) { dyn[t] = file_scope[t]; };\n"  # the part's slices
+                 "}", lambda_capture_edits)
+    assert "auto a = [&hf_ctx]() {" in out and "auto b = [x, &n, &hf_ctx](int k)" in out
+    assert "auto c = [&]()" in out and "auto d = [](float v)" in out
+    assert "auto e = [&hf_ctx, dyn](int t)" in out

@@ -46,3 +46,22 @@ __global__ void local_lambda(const float* __restrict__ x, float* __restrict__ y,
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = square_plus(x[i], 1.0f);
 }
+
+// lambdas that capture nothing and read the block: threadIdx is a global, so they compile
+// alone; in a part it is the context's, and the lambda must capture it
+__global__ void capture_free_index(const float* __restrict__ x, float* __restrict__ y, int n) {
+  auto global_index = []() { return static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); };
+  auto lane = [n]() { return static_cast<int>(threadIdx.x % 32) + 0 * n; };
+  const int i = global_index();
+  if (i < n) y[i] = x[i] * 2.0f + lane();
+}
+
+// and one that writes dynamic shared memory, a static array for the original
+__global__ void lambda_dynamic_stage(const float* __restrict__ x, float* __restrict__ y, int n) {
+  extern __shared__ float stage[];
+  auto put = [](int t, float v) { stage[t] = v; };
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  put(threadIdx.x, i < n ? x[i] : 0.f);
+  __syncthreads();
+  if (i < n) y[i] = stage[blockDim.x - 1 - threadIdx.x];
+}

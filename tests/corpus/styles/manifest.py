@@ -135,6 +135,8 @@ CASES = (
     Case("lambdas.cu", "scale_any<float>", 128),
     Case("lambdas.cu", "saxpy_functor", 256),
     Case("lambdas.cu", "local_lambda", 128),
+    Case("lambdas.cu", "capture_free_index", 128),
+    Case("lambdas.cu", "lambda_dynamic_stage", 128),
     # classes: CRTP, static members, anonymous namespace, nested namespaces, operators
     Case("classes.cu", "crtp_kernel", 128),
     Case("classes.cu", "hash_mask<8>", 256),
