@@ -62,6 +62,19 @@ def test_a_local_of_the_same_name_is_not_the_variable():
     assert _uses("unsigned count = 0; count = 3; y[i] = count;") == []
 
 
+def test_a_local_hides_the_variable_only_in_its_own_scope():
+    # the global is written after the block that declared a local of its name
+    assert ("count", True) in _uses("{ unsigned count = 0; y[i] = count; }\n  count = 7u;")
+    assert ("count", True) in _uses("count = 1u; unsigned count = 2; y[i] = count;")  # before the local
+
+
+def test_a_parameter_hides_the_variable():
+    source = model_source(Path("k.cu"), VARIABLES + "__device__ void f(unsigned* count) { count[0] = 1; }\n")
+    found = device_state_uses([f for f in source.functions if f.name == "f"], {"count": False},
+                              Resolver(declared={"count"}))
+    assert found == []
+
+
 COUNTERS = """__device__ unsigned int retired = 0;
 __device__ float lut[256];
 __global__ void last_block(const float* x, float* out) {

@@ -45,13 +45,12 @@ def device_state_uses(functions: Iterable[Function], variables: Mapping[str, boo
     for function in functions:
         tree = parse(function.text.encode())
         local = LocalNames.of(tree.root_node)
-        own = _declared_names(tree.root_node)
         for node in walk(tree.root_node):
-            written = _name_written(node, own)
+            written = _name_written(node)
             if written is None:
                 continue
             key = resolver.resolve(function.scope, written, local)
-            if key in variables:
+            if key in variables and not (node.type == "identifier" and _hidden(node)):
                 uses.append(StateUse(key, _may_write(node, variables[key]), function, function.line - 1 + line_of(node)))
     return uses
 
@@ -82,12 +81,15 @@ def refuse_shared_device_state(kernels: Sequence[tuple[KernelSpec, Sequence[Stat
                 )
 
 
+_DECLARING = ("declaration", "parameter_declaration", "optional_parameter_declaration", "init_declarator",
+              "array_declarator", "pointer_declarator", "reference_declarator")
+
+
 def _declared_names(root: ts.Node) -> set[str]:
-    """Names the function declares itself (parameters and locals): they hide file-scope ones."""
+    """Names the declarations in ``root`` declare (not their initializers' names)."""
     names = set()
     for node in walk(root):
-        if node.type in ("parameter_declaration", "init_declarator", "declaration", "array_declarator",
-                         "pointer_declarator", "reference_declarator"):
+        if node.type in _DECLARING:
             target = node.child_by_field_name("declarator")
             while target is not None and target.type not in ("identifier",):
                 target = target.child_by_field_name("declarator")
@@ -96,13 +98,31 @@ def _declared_names(root: ts.Node) -> set[str]:
     return names
 
 
-def _name_written(node: ts.Node, own: set[str]) -> str | None:
+def _hidden(node: ts.Node) -> bool:
+    """Whether a parameter or a local declared before ``node``, in a scope around it, has
+    its name (and so hides the file-scope variable there)."""
+    name, current = node.text.decode(), node
+    while current.parent is not None:
+        parent = current.parent
+        for child in parent.children:
+            if child.start_byte >= node.start_byte:
+                break
+            if child.type in (*_DECLARING, "parameter_list") and name in _declared_names(child):
+                return True
+        if parent.type == "function_definition":
+            declarator = parent.child_by_field_name("declarator")
+            if declarator is not None and name in _declared_names(declarator):
+                return True
+        current = parent
+    return False
+
+
+def _name_written(node: ts.Node) -> str | None:
     """The name ``node`` refers to, as written, if it may be a file-scope variable."""
     if node.type == "qualified_identifier" and (node.parent is None or node.parent.type != "qualified_identifier"):
         return compact(node.text.decode())
     if node.type == "identifier" and (node.parent is None or node.parent.type != "qualified_identifier"):
-        name = node.text.decode()
-        return None if name in own else name
+        return node.text.decode()
     return None
 
 
