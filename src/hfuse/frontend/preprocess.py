@@ -418,6 +418,8 @@ class _DevicePass(pcpp.Preprocessor):
         """The system macros the code uses that stay as written and are pure values, and
         the system macros their values name (definitions, by name); not the C and C++
         library's (``FLT_MAX``: NVRTC has those from the include plan's stand-ins)."""
+        if not self.system_macros:
+            return ()  # no kept header was asked about: nothing to know (and no compiler run)
         # the code's names, and those the system macros expanded in it name
         named = self.code_names | {n for m in self.macros if m in self.system_macros
                                    for n in _IDENTIFIER.findall(self.system_macros[m][1])}
