@@ -429,3 +429,16 @@ def test_a_device_function_defined_in_a_file_hfuse_was_not_given_is_refused(tmp_
     assert err.value.where.line == 4
     path.write_text(path.read_text().replace("lane_weight(x[threadIdx.x])", "x[threadIdx.x]"))
     fuse([AXPY, KernelSpec(path, "k", Dim3(128))])  # a prototype of a function defined below is no such case
+
+
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("args, body", [(("float", "4"), "make_float4(i, -i, 0.5f * i, 2.0f)"), (("int",), "out[i] = -i;"),
+                                        (("double",), "i % 7")])
+def test_the_unfused_instance_compiles_with_its_specialisation(args, body):
+    # what hfuse tune compiles as the original: once it stopped at the specialisation (StopIteration)
+    from hfuse.api import device_source
+    from toolchain import compile_nvrtc
+
+    original = device_source(KernelSpec(STYLES / "traits.cu", "fill_pattern", Dim3(128), args))
+    assert body in original.source
+    compile_nvrtc(original.source, [original.name_expression])
