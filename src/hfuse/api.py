@@ -412,7 +412,8 @@ def device_source(
         header += dropped_comment(closure.dropped_host, includes.dropped, closure.dropped_unused)
         text = assemble_device_file(header, includes.lines, [*closure.items, *primary, item],
                                     _nominated(program, closure.items))
-        instance = f"{function.key}<{', '.join(kernel.template_args)}>" if kernel.template_args else function.key
+        # a template's instance as given, the compiler filling in defaults (``quantize_rows<>``: all of them)
+        instance = f"{function.key}<{', '.join(kernel.template_args)}>" if function.is_template else function.key
         return DeviceSource(text, instance, function.key)
 
 

@@ -68,6 +68,17 @@ def test_the_fused_file_compiles_with_nvrtc(case, fused_second):
                                                                                            pre_includes=False))
 
 
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_the_original_hfuse_tune_compiles_compiles_with_nvrtc(case):
+    # the unfused kernel as hfuse tune and the GPU twins compile it (api.device_source)
+    from hfuse.api import device_source
+
+    original = device_source(case.spec(), options=case.options())
+    compile_nvrtc(original.source, [original.name_expression],
+                  flags=case.options().compiler_flags(std=False, pre_includes=False))
+
+
 FIRST_OF_EACH_FILE = tuple({c.file: c for c in reversed(CASES)}.values())
 PAIRS = [(a, b) for a in FIRST_OF_EACH_FILE for b in FIRST_OF_EACH_FILE if a is not b]
 
