@@ -365,10 +365,10 @@ def test_an_installed_librarys_macros_that_are_syntax_are_expanded(kernel, block
 
 
 @pytest.mark.nvrtc
-@pytest.mark.parametrize("kernel", ["offset_by_index", "reverse_tiles"])
+@pytest.mark.parametrize("kernel", ["scale_loop", "offset_by_index", "reverse_tiles"])
 def test_and_under_nvrtc_fused_and_alone(kernel):
     # the value macros they use are defined for NVRTC, which does not read the library's header
-    # (scale_loop calls fakelib::squared, a function of that header: NVRTC cannot have it)
+    # (a function of that header, fakelib::squared, NVRTC could not have: none is called here)
     from hfuse.api import device_source
     from toolchain import compile_nvrtc
 

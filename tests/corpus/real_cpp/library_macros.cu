@@ -5,7 +5,7 @@
 #include <fakelib/macros.h>
 
 __global__ void FAKELIB_LAUNCH_BOUNDS_1(256) scale_loop(float* FAKELIB_RESTRICT x, float s, int n) {
-  FAKELIB_KERNEL_LOOP(i, n) { x[i] = fakelib::squared(x[i]) * s; }
+  FAKELIB_KERNEL_LOOP(i, n) { x[i] = x[i] * x[i] * s; }
 }
 
 __global__ void offset_by_index(float* x, int n) {
