@@ -10,6 +10,7 @@ whose definitions the inputs disagree on.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -112,7 +113,9 @@ def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], 
             if spec.file != lacking:
                 continue
             closure = device_closure(program, [kernel], [spec.template_args])
-            if any(name in item.keys for item in closure.items) or name in kernel.text:
+            plain = name.split("::")[-1]
+            named = not plain.startswith("operator") and re.search(rf"\b{re.escape(plain)}\b", kernel.text)
+            if any(name in item.keys for item in closure.items) or named:
                 head = " ".join(missing.text.split("{")[0].split())[:90]
                 raise HFuseError(
                     f"{missing.file}:{missing.line} defines '{name}' once more ({head}), and {lacking.name}, whose "

@@ -442,3 +442,13 @@ def test_the_unfused_instance_compiles_with_its_specialisation(args, body):
     original = device_source(KernelSpec(STYLES / "traits.cu", "fill_pattern", Dim3(128), args))
     assert body in original.source
     compile_nvrtc(original.source, [original.name_expression])
+
+
+def test_a_short_name_the_kernel_only_contains_is_no_use(tmp_path):
+    # 'max' overloads one file has: a kernel calling fmaxf does not use them
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    overloads = "__device__ float max(float a, float b) { return a > b ? a : b; }\n"
+    a.write_text(overloads + "__device__ double max(double a, double b) { return a > b ? a : b; }\n"
+                 "__global__ void k1(float* x) { x[threadIdx.x] = max(x[threadIdx.x], 0.f); }\n")
+    b.write_text(overloads + "__global__ void k2(float* x) { x[threadIdx.x] = fmaxf(x[threadIdx.x], 1.f); }\n")
+    fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
