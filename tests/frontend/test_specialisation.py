@@ -65,3 +65,25 @@ def test_a_specialisation_with_deduced_arguments_is_refused():
     with pytest.raises(HFuseError, match="arguments are deduced") as err:
         _kernel("k", "float", text=text)
     assert err.value.where.line == 2
+
+
+HALF = """template <typename T, int kVec = 1> __global__ void fill(T* out) { out[0] = T(kVec); }
+template <> __global__ void fill<__half, 2>(__half* out) { out[0] = __float2half(9.f); }
+template <> __global__ void fill<unsigned int>(unsigned* out) { out[0] = 7u; }
+"""
+
+
+@pytest.mark.parametrize("args, body", [
+    (("half", "2"), "9.f"),  # CUDA's typedef of __half
+    (("__half", "1 + 1"), "9.f"),  # an expression of the same value
+    (("unsigned",), "7u"),  # another spelling of unsigned int
+    (("float", "2"), "T(kVec)"),  # provably another instance: the primary
+    (("__half", "3"), "T(kVec)"),
+])
+def test_an_instance_is_matched_by_meaning_where_hfuse_can_tell(args, body):
+    assert body in _kernel("fill", *args, text=HALF).text
+
+
+def test_an_instance_hfuse_cannot_tell_apart_is_refused():
+    with pytest.raises(HFuseError, match=r"cannot tell whether fill<MyHalf, 2> is the instance"):
+        _kernel("fill", "MyHalf", "2", text=HALF)

@@ -8,7 +8,8 @@ body is the specialisation's: instantiated with the same arguments, that is the 
 runs, and everything downstream (parts, instantiation, launch) stays as for any template.
 A specialisation whose arguments are deduced from its parameters
 (``template <> __global__ void k(float* x)``) is refused: telling which instance it is takes
-C++'s template argument deduction.
+C++'s template argument deduction; so is an instance hfuse cannot tell apart from a
+specialisation's arguments (``k<MyFloat>`` beside ``k<float>``: a type spelled two ways).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import HFuseError, Location
+from .constant import evaluate
 from .model import Function
 from .parse import compact, split_template_args
 
@@ -30,6 +32,7 @@ def specialised(primary: Function, functions: Sequence[Function], template_args:
     if not primary.is_template:
         return primary
     wanted = _normalised(primary, template_args)
+    undecided = None
     for candidate in functions:
         if (candidate.kind != "global" or not candidate.is_explicit_specialisation
                 or candidate.scope != primary.scope or candidate.owner != primary.owner
@@ -44,9 +47,53 @@ def specialised(primary: Function, functions: Sequence[Function], template_args:
                      "or keep this kernel unfused",
             )
         inside = candidate.name[candidate.name.index("<") + 1 : candidate.name.rindex(">")]
-        if _normalised(primary, split_template_args(inside)) == wanted:
+        same = _same_arguments(_normalised(primary, split_template_args(inside)), wanted)
+        if same is True:
             return _as_template_of(candidate, primary)
+        if same is None and undecided is None:
+            undecided = candidate
+    if undecided is not None:
+        raise HFuseError(
+            f"hfuse cannot tell whether {primary.name}<{', '.join(template_args)}> is the instance the explicit "
+            f"specialisation {undecided.name} is for (a type spelled two ways, an expression)",
+            Location(undecided.file, undecided.line, primary.name),
+            hint="write the template arguments as the specialisation does, or keep this kernel unfused",
+        )
     return primary
+
+
+_ALIASES = {"half": "__half", "half2": "__half2", "nv_bfloat16": "__nv_bfloat16", "nv_bfloat162": "__nv_bfloat162",
+            "signed": "int", "signedint": "int", "unsigned": "unsignedint", "longint": "long",
+            "longlongint": "longlong", "unsignedlongint": "unsignedlong", "unsignedlonglongint": "unsignedlonglong"}
+"""Spellings of one type (compacted): CUDA's typedefs of its half types, C++'s integer words."""
+_DISTINCT = frozenset({
+    "bool", "char", "signedchar", "unsignedchar", "short", "unsignedshort", "int", "unsignedint", "long",
+    "unsignedlong", "longlong", "unsignedlonglong", "float", "double", "longdouble", "__half", "__half2",
+    "__nv_bfloat16", "__nv_bfloat162", "__nv_fp8_e4m3", "__nv_fp8_e5m2",
+    *(f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
+                                 "ulonglong", "float", "double") for n in (1, 2, 3, 4)),
+})
+"""Types known to be different from one another (compacted spellings, aliases resolved)."""
+
+
+def _same_arguments(given: Sequence[str], wanted: Sequence[str]) -> bool | None:
+    """Whether two argument lists name one instance: True, False, or None (cannot tell)."""
+    if len(given) != len(wanted):
+        return None
+    verdict: bool | None = True
+    for a, b in zip(given, wanted):
+        a, b = _ALIASES.get(a, a), _ALIASES.get(b, b)
+        if a == b:
+            continue
+        x, y = evaluate(a), evaluate(b)
+        if x is not None and y is not None:
+            if x != y:
+                return False
+            continue
+        if a in _DISTINCT and b in _DISTINCT:
+            return False
+        verdict = None
+    return verdict
 
 
 def _normalised(primary: Function, args: Sequence[str]) -> tuple[str, ...]:
