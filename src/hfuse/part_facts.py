@@ -22,7 +22,7 @@ from .frontend.options import CompileOptions
 from .frontend.program import Program, is_device_variable, is_shared_variable
 from .spec import KernelSpec
 from .transform.analysis import ProgramFacts
-from .transform.device_state import device_state_uses, refuse_shared_device_state
+from .transform.device_state import device_state_uses, mutable_static_locals, refuse_shared_device_state
 from .transform.instance_constants import constant_questions, template_constants
 from .transform.shared_memory import slice_alignment
 from .transform.static_shared import static_shared_bytes
@@ -130,14 +130,38 @@ def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], 
 def check_device_state(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]], program: Program,
                        per_part: frozenset[str]) -> None:
     """Refuse parts that would use one written device variable at once (``device_state.py``)."""
+    if len(kernels) < 2:
+        return
+    _refuse_shared_static_locals(kernels)
     definitions = {key: next(iter(owners.values())) for key, owners in program.symbols.items()
                    if key not in per_part and any(is_device_variable(i) for i in owners.values())}
-    if len(kernels) < 2 or not definitions:
+    if not definitions:
         return
     addresses = {key: "[" in item.text.split("=")[0] or "*" in item.text.split("=")[0] for key, item in definitions.items()}
     uses = [(spec, device_state_uses([f.function for key in facts.reachable(kernel.key) for f in facts.facts[key]],
                                      addresses, program.resolver)) for spec, kernel, facts in kernels]
     refuse_shared_device_state(uses, definitions)
+
+
+def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:
+    """A helper two parts share (not copied per part) with a mutable ``static`` local: both
+    would use the one variable at once, as two launches never did."""
+    first_user: dict[str, int] = {}
+    for index, (spec, kernel, facts) in enumerate(kernels):
+        for key in facts.reachable(kernel.key):
+            if key == kernel.key or key in facts.needs_context:
+                continue  # the part's own copy
+            statics = [(f.function, name, line) for f in facts.facts[key] for name, line in mutable_static_locals(f.function)]
+            if not statics:
+                continue
+            if first_user.setdefault(key, index) != index:
+                function, name, line = statics[0]
+                raise HFuseError(
+                    f"'{key}' keeps a static variable '{name}' that both '{kernels[first_user[key]][0].name}' and "
+                    f"'{spec.name}' would use at once in the fused kernel: compiled apart one launch finished before "
+                    "the other began",
+                    Location(function.file, line, spec.name),
+                    hint="make it a parameter or a __device__ variable per kernel, or keep these kernels unfused")
 
 
 def instance_constants(specs: Sequence[KernelSpec], found: Sequence[Function], files: Sequence[SourceFile],

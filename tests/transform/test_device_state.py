@@ -104,3 +104,14 @@ def test_two_files_variables_of_one_name_are_one_per_part_and_fuse(tmp_path):
     b.write_text(COUNTERS.replace("*out = x[0]", "*out = -x[0]"))
     fused = fuse([KernelSpec(a, "last_block", Dim3(128)), KernelSpec(b, "last_block", Dim3(128))])
     assert "retired__hf1" in fused.source and "retired__hf2" in fused.source
+
+
+def test_a_shared_helpers_static_local_is_refused_for_two_parts(tmp_path):
+    path = tmp_path / "tickets.cu"
+    path.write_text("__device__ unsigned next_ticket() { static unsigned ticket = 0; return atomicAdd(&ticket, 1u); }\n"
+                    "__global__ void take(unsigned* out) { out[threadIdx.x] = next_ticket(); }\n"
+                    "__global__ void other(float* out) { static constexpr float k = 2.f; out[threadIdx.x] = k; }\n")
+    with pytest.raises(HFuseError, match="'next_ticket' keeps a static variable 'ticket' that both 'take' and 'take'") as err:
+        fuse([KernelSpec(path, "take", Dim3(128)), KernelSpec(path, "take", Dim3(128))])
+    assert err.value.where.line == 1
+    fuse([KernelSpec(path, "take", Dim3(128)), KernelSpec(path, "other", Dim3(128))])  # one user, constants

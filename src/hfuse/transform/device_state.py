@@ -126,6 +126,20 @@ def _name_written(node: ts.Node) -> str | None:
     return None
 
 
+def mutable_static_locals(function: Function) -> list[tuple[str, int]]:
+    """The ``static`` variables a function declares in its body that are neither
+    ``__shared__`` nor constant (name, line): one variable for every thread of every launch."""
+    found = []
+    body = parse(function.text.encode()).root_node
+    for node in walk(body):
+        if node.type != "declaration" or node.parent is None or node.parent.type == "translation_unit":
+            continue
+        words = {c.text.decode() for c in node.children if c.type in ("storage_class_specifier", "type_qualifier")}
+        if "static" in words and not words & {"__shared__", "const", "constexpr"}:
+            found += [(name, function.line - 1 + line_of(node)) for name in sorted(_declared_names(node))]
+    return found
+
+
 _READ_ONLY_LOADS = ("__ldg", "__ldca", "__ldcs", "__ldlu", "__ldcv", "__ldcg")
 """Calls that take an address and only read through it."""
 
