@@ -128,7 +128,6 @@ def _as_template_of(specialisation: Function, primary: Function) -> Function:
         template_params=tuple(renamed.get(p, p) for p in primary.template_params),
         template_defaults=tuple(rename(d) if d is not None else None for d in primary.template_defaults),
         template_pack=renamed.get(primary.template_pack, primary.template_pack) if primary.template_pack else None,
-        launch_bounds=specialisation.launch_bounds,
     )
 
 

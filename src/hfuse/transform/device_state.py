@@ -21,6 +21,7 @@ from typing import Iterable, Mapping, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
+from ..frontend.extract import declarator_name
 from ..frontend.model import Function, TopLevelItem
 from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
@@ -87,15 +88,9 @@ _DECLARING = ("declaration", "parameter_declaration", "optional_parameter_declar
 
 def _declared_names(root: ts.Node) -> set[str]:
     """Names the declarations in ``root`` declare (not their initializers' names)."""
-    names = set()
-    for node in walk(root):
-        if node.type in _DECLARING:
-            target = node.child_by_field_name("declarator")
-            while target is not None and target.type not in ("identifier",):
-                target = target.child_by_field_name("declarator")
-            if target is not None:
-                names.add(target.text.decode())
-    return names
+    return {name.text.decode() for node in walk(root) if node.type in _DECLARING
+            and (declarator := node.child_by_field_name("declarator")) is not None
+            and (name := declarator_name(declarator)) is not None and name.type == "identifier"}
 
 
 def _hidden(node: ts.Node) -> bool:
