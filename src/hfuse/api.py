@@ -100,6 +100,7 @@ def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | No
     given = {Path(k): v for k, v in (sources or {}).items()}
     files: list[SourceFile] = []
     read_with: dict[Path, tuple[KernelSpec, CompileOptions]] = {}
+    arguments = {s.file: tuple(dict.fromkeys(a for t in specs if t.file == s.file for a in t.template_args)) for s in specs}
     for spec in specs:
         own = spec.options or options
         if spec.file in read_with:
@@ -114,8 +115,17 @@ def _sources(specs: Sequence[KernelSpec], sources: Mapping[str | Path, str] | No
                 )
             continue
         read_with[spec.file] = (spec, own)
-        files.append(load_source(spec.file, given.get(spec.file), own))
+        files.append(load_source(spec.file, given.get(spec.file), own, arguments[spec.file]))
     return files
+
+
+def _as_compiled(specs: Sequence[KernelSpec], files: Sequence[SourceFile]) -> list[KernelSpec]:
+    """The kernels with their template arguments as the compiler reads them: a macro of the
+    kernel's file that ``-k 'dequantize<QK4_0>'`` names means its value there (the fused
+    file and the tuner's device file keep none of the user's macros)."""
+    instances = {f.path: f.instances for f in files}
+    return [replace(s, template_args=tuple(instances[s.file].get(a, a) for a in s.template_args))
+            if s.template_args else s for s in specs]
 
 
 def _check_parses(function: Function, spec: KernelSpec) -> None:
@@ -189,6 +199,9 @@ class PreparedUnit:
     """Symbols defined by several inputs: every part gets its own (see transform/symbols.py)."""
     notes: tuple[str, ...] = ()
     """What the front end could not do and how it did without (Clang could not read a file)."""
+    requests: tuple[KernelSpec, ...] = ()
+    """The kernels as the request named them (``kernels`` hold them as compiled, macros of
+    their template arguments expanded)."""
 
     @property
     def needs_whole_blocks(self) -> bool:
@@ -211,8 +224,10 @@ class PreparedUnit:
 
     def matches(self, specs: Sequence[KernelSpec]) -> bool:
         """Whether ``specs`` name the same kernels and instantiations (their blocks may differ)."""
-        return ([(s.file, s.name, tuple(s.template_args)) for s in specs]
-                == [(k.spec.file, k.spec.name, tuple(k.spec.template_args)) for k in self.kernels])
+        def named(given: Sequence[KernelSpec]) -> list:
+            return [(s.file, s.name, tuple(s.template_args)) for s in given]
+
+        return named(specs) in (named(self.requests), named([k.spec for k in self.kernels]))
 
     def emit(self, fusion: Fusion, *, name: str | None = None, barrier_form: BarrierForm = "barrier") -> FusedKernel:
         """The fused kernel of these kernels for ``fusion`` (any layout, blocks, register
@@ -300,6 +315,7 @@ def _header_meaning(specs: Sequence[KernelSpec], files: Sequence[SourceFile],
 
 def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> PreparedUnit:
     files = _sources(specs, sources, options)
+    requests, specs = tuple(specs), _as_compiled(specs, files)
     program = _merge(files, specs)
     found = [program.kernel(s.name, s.file, s.template_args) for s in specs]
     constants = instance_constants(specs, found, files, sources, options)
@@ -343,7 +359,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                              *(i.references for i in program.items if i.function in found))
     values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses, values),
-                        context_helpers, context_types, frozenset(clashes), notes)
+                        context_helpers, context_types, frozenset(clashes), notes, requests)
 
 
 def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:
@@ -395,7 +411,9 @@ def device_source(
     refused here: an unfused kernel runs as it is.
     """
     with _internal_errors_named([kernel]):
-        program = _merge(_sources([kernel], sources, options or NO_OPTIONS), [kernel])
+        files = _sources([kernel], sources, options or NO_OPTIONS)
+        kernel = _as_compiled([kernel], files)[0]
+        program = _merge(files, [kernel])
         function = program.kernel(kernel.name, kernel.file, kernel.template_args)
         kernels = [i for i in program.items if i.function is not None and i.function.kind == "global"
                    and i.function.file == function.file and i.function.key.split("<")[0].strip() == function.key]

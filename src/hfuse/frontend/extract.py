@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import tree_sitter as ts
 
@@ -22,16 +22,21 @@ Origin = Callable[[int], tuple[Path, int]]
 """Line of the expanded text (1-based) -> (file, line) it came from."""
 
 
-def load_source(path: str | Path, text: str | None = None, options: CompileOptions = NO_OPTIONS) -> SourceFile:
-    """Read (unless ``text`` is given), preprocess as nvcc would, parse and model one file."""
+def load_source(path: str | Path, text: str | None = None, options: CompileOptions = NO_OPTIONS,
+                instances: Sequence[str] = ()) -> SourceFile:
+    """Read (unless ``text`` is given), preprocess as nvcc would, parse and model one file.
+
+    ``instances``: template arguments a request gives this file's kernels, expanded with
+    the file's macros into ``SourceFile.instances``."""
     path = Path(path)
     if text is None:
         text = read_text_file(path)
-    pre = preprocess(text, path, options)
+    pre = preprocess(text, path, options, expand=instances)
     source = model_source(path, pre.text, pre.origin)
     source.headers = tuple(pre.headers)
     source.kept_includes = tuple(pre.kept_includes)
     source.value_macros = tuple(pre.value_macros)
+    source.instances = dict(zip(instances, pre.expansions))
     return source
 
 

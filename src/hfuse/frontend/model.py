@@ -189,6 +189,9 @@ class SourceFile:
     value_macros: tuple[tuple[str, str], ...] = ()
     """Macros of those headers the code uses as plain values, known and left as written
     (``PreprocessedSource.value_macros``)."""
+    instances: dict[str, str] = field(default_factory=dict)
+    """Template arguments the request wrote for this file's kernels -> as the compiler reads
+    them, the file's macros expanded (``QK4_0`` -> ``32``): what every later step uses."""
 
     @property
     def functions(self) -> list[Function]:

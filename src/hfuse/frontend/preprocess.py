@@ -33,7 +33,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 import pcpp
 
@@ -80,6 +80,9 @@ class PreprocessedSource:
     ``C10_WARP_SIZE``, ``CEIL_DIV(a, b)``), left as written: known, so never opaque.
     ``(name or name(params), value)`` as the host compiler gave them, with the ones their
     values name (for NVRTC, which does not read such headers: ``codegen/includes.py``)."""
+    expansions: tuple[str, ...] = ()
+    """The texts ``preprocess`` was asked to expand, with the file's macros as they stand at
+    its end (a kernel's template arguments as the request wrote them: ``QK4_0`` -> ``32``)."""
 
     def origin(self, line: int) -> tuple[Path, int]:
         """1-based line of ``text`` -> (file, line) it came from.
@@ -534,8 +537,10 @@ def _place(lines: Iterable[tuple[str | None, str, int]], files: dict[str, Path],
     return text, origins
 
 
-def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS) -> PreprocessedSource:
-    """Preprocess ``text`` (the contents of ``path``) as nvcc's device pass would.
+def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS,
+               expand: Sequence[str] = ()) -> PreprocessedSource:
+    """Preprocess ``text`` (the contents of ``path``) as nvcc's device pass would, and
+    ``expand`` (code that names this file's macros from outside it) after its last line.
 
     Raises ``HFuseError`` with the file and line for ``#error``, a quoted header found
     nowhere, and input the preprocessor rejects.
@@ -547,7 +552,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
     pp = _DevicePass(options, search, files)
     pp.dirs.append(Path(os.path.dirname(os.path.abspath(main))))
 
-    pp.note_conditionals(text)
+    pp.note_conditionals("\n".join((text, *expand)))
 
     def tokens() -> Iterator:
         for file in options.pre_includes:
@@ -555,6 +560,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
         yield from pp.parsegen(text.removeprefix("\ufeff"), main, main)
 
     lines, origins = _place(_content_lines(tokens(), pp), files, path)
+    expansions = tuple("".join(t.value for t in pp.expand_macros(pp.tokenize(e))).strip() for e in expand)
     return PreprocessedSource(
         path=path,
         text="\n".join(lines) + "\n" if lines else "",
@@ -562,6 +568,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
         headers=tuple(pp.headers),
         kept_includes=tuple(dict.fromkeys(pp.kept)),
         value_macros=pp.value_macros(),
+        expansions=expansions,
     )
 
 
