@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hfuse.api import fuse
-from hfuse.spec import Dim3, KernelSpec
+from hfuse.spec import Dim3
 
 from gpu_harness import Launch, cdiv, differences
 from test_fuse_macro_arguments import OTHER, Q4, Q8, ROWS
