@@ -27,7 +27,7 @@ from .spec import Dim3, KernelSpec
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
 from .transform.early_exit import functions_of
-from .transform.context_types import check_context_type
+from .transform.context_types import check_context_type, check_host_made
 from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaque_names
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
@@ -346,6 +346,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         symbols = tuple(clashes[key].get(spec.file) or next(iter(clashes[key].values())) for key in used)
         for item in types:
             check_context_type(item, everything.needs_context, spec.name)
+        check_host_made(kernel, spec.template_args, types, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
                                        types, symbols, whole_block, constants[len(prepared)]))

@@ -21,15 +21,20 @@ aggregate initialisation with values.
 """
 from __future__ import annotations
 
+import re
+from typing import Sequence
+
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..frontend.model import Scope, TopLevelItem
+from ..frontend.model import Function, Scope, TopLevelItem
 from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit, apply_edits
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def _names_type(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> bool:
@@ -124,6 +129,43 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
                 Location(member.file, member.line, kernel),
                 hint="make it a non-static member or a free __device__ helper",
             )
+
+
+def check_host_made(kernel: Function, given: Sequence[str], types: Sequence[TopLevelItem], needs_context: set[str],
+                    spec_name: str) -> None:
+    """Refuse a kernel parameter whose type is a context type (a functor the host made and
+    passes by value, a pointer to a table of them): the part's copy of the type carries the
+    part's context in a member the host's objects do not have, so the kernel could not
+    take the host's bytes as they are.
+
+    ``given``: the instance's template arguments (``U callable`` with U = ``ScaleFunctor<half>``)."""
+    if not types:
+        return
+    arguments = kernel.complete_template_args(given) if given else ()
+    pack = kernel.template_pack
+    bound: dict[str, str] = {}
+    for j, param in enumerate(kernel.template_params):
+        if param == pack:
+            bound[param] = ", ".join(arguments[j:])
+        elif j < len(arguments):
+            bound[param] = arguments[j]
+    names = {item.names[0].split("<")[0].split("::")[-1]: item for item in types if item.names}
+    for param in kernel.params:
+        head = param.declaration[: param.name_start] if param.name_start >= 0 else param.declaration
+        written = " ".join([head, *(bound[w] for w in _IDENTIFIER.findall(head) if w in bound)])
+        found = next((n for n in _IDENTIFIER.findall(written) if n in names), None)
+        if found is None:
+            continue
+        member = next((m for m in names[found].members if m.key in needs_context), None)
+        reads = f" ({member.name}, line {member.line})" if member is not None else ""
+        raise HFuseError(
+            f"parameter '{param.name or param.text}' is a '{found}' the host made, and '{found}' has a member "
+            f"function that reads the block{reads}: each part's copy of such a type carries the part's view of the "
+            "block in a member the host's object does not have",
+            Location(kernel.file, kernel.line, spec_name),
+            hint="read threadIdx/blockIdx in the kernel and pass what the member needs as arguments, or keep this "
+            "kernel unfused",
+        )
 
 
 def type_copy(text: str, ctx: PartContext) -> str:
