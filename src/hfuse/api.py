@@ -27,7 +27,7 @@ from .spec import Dim3, KernelSpec
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
 from .transform.early_exit import functions_of
-from .transform.context_types import check_context_type, check_host_made
+from .transform.context_types import check_context_type, host_made_types
 from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaque_names
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
@@ -177,6 +177,9 @@ class PreparedKernel:
     constants: tuple[tuple[str, int], ...] = ()
     """The instance's integer constants: template parameters, and what Clang evaluated for
     the expressions hfuse could not (``transform/instance_constants.py``)."""
+    host_made: frozenset[str] = frozenset()
+    """Context types of which it takes an object from the host, by value: converted to the
+    part's copy where its body is called (``transform/context_types.py``)."""
 
 
 @dataclass(frozen=True)
@@ -346,10 +349,10 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         symbols = tuple(clashes[key].get(spec.file) or next(iter(clashes[key].values())) for key in used)
         for item in types:
             check_context_type(item, everything.needs_context, spec.name)
-        check_host_made(kernel, spec.template_args, types, everything.needs_context, spec.name)
+        host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
-                                       types, symbols, whole_block, constants[len(prepared)]))
+                                       types, symbols, whole_block, constants[len(prepared)], host_made))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
     check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes))
@@ -516,12 +519,14 @@ def _generate(
             block_threads=part.threads,
             kernel_constants=unit_kernel.constants,
             kernel_at=(str(part.kernel.file), part.kernel.line),
+            host_made=unit_kernel.host_made,
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
                for key, by_source in program.function_clashes.items()}
         functions = {**program.functions, **own, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
-    sigs = [replace(part_signature(part, renamed_types(k.symbols, part.index)),
+    sigs = [replace(part_signature(part, renamed_types(k.symbols, part.index),
+                                   frozenset(key.split("::")[-1] for key in k.host_made)),
                     smem_align=slice_alignment_of(program, k.function, k.facts))
             for part, k in zip(partition.parts, prepared.kernels)]
 

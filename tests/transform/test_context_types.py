@@ -1,14 +1,20 @@
 """Types whose member functions read the block (``context_types.py``): each part gets a copy
-carrying the part's context in a member. An object of such a type that the host made (a
-functor passed by value, a table of them behind a pointer) has no such member: refused,
-at the parameter, rather than emitted as code that cannot compile."""
+carrying the part's context in a member. An object the host made (a functor a
+``multi_tensor_apply``-style kernel takes by value) has no such member: the fused kernel
+takes it with the host's layout (a twin of the type without its member functions) and
+converts it to the part's copy, member by member, where the part's body is called. What
+cannot be converted (a pointer to such objects, one inside another type) is refused."""
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from hfuse.api import fuse
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
+
+from toolchain import compile_nvcc
 
 TABLE = """
 struct Table {
@@ -22,18 +28,28 @@ __global__ void made_here(const float* x, float* y) { Table t; t.scale = 2.f; t.
 __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
 """
 
-FUNCTOR = """
-template <typename T, int N> struct Chunks { T* ptr[N]; int n[N]; };
-template <typename T, typename U, typename... Args>
-__global__ void apply(T chunks, U op, Args... args) { op(chunks, args...); }
-struct Scale {
-  __device__ void operator()(Chunks<float, 2>& c, float s) {
-    for (int i = threadIdx.x; i < c.n[blockIdx.x]; i += blockDim.x) c.ptr[blockIdx.x][i] *= s;
+GATHER = """
+template <typename T, int N>
+struct alignas(16) Gather {
+  static constexpr int kLanes = N;
+  using value_type = T;
+  const T* src[kLanes];
+  int offset[kLanes], unused;
+  float scale = 1.f;
+  double bias;
+  __device__ __forceinline__ value_type operator()(int lane) const {
+    return src[lane % kLanes][offset[lane % kLanes] + threadIdx.x] * (T)scale + (T)bias;
   }
 };
-struct Pure {
-  __device__ float operator()(float v) const { return v * 2.f; }
-};
+template <typename F, typename T>
+__global__ void gather(F f, T* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = f(i);
+}
+template <typename F> struct Wrapper { F f; };
+template <typename W> __global__ void wrapped(W w, float* out) { out[threadIdx.x] = w.f(0); }
+template <typename... Fs> __global__ void packed(float* out, Fs... fs) { out[threadIdx.x] = (fs(0) + ...); }
+struct Pure { __device__ float operator()(float v) const { return v * 2.f; } };
 template <typename F> __global__ void map(F f, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = f(y[i]);
@@ -47,25 +63,67 @@ def _fuse(text: str, name: str, *targs: str):
                 sources={"k.cu": text})
 
 
-@pytest.mark.parametrize("kernel, param", [("by_value", "t"), ("by_pointer", "ts")])
-def test_a_host_made_object_of_a_block_reading_type_is_refused(kernel, param):
-    with pytest.raises(HFuseError) as err:
-        _fuse(TABLE, kernel)
-    assert f"parameter '{param}' is a 'Table' the host made" in err.value.message
-    assert "(at, line 5)" in err.value.message and err.value.where.line == TABLE.count("\n", 0, TABLE.index(kernel)) + 1
+def _call(source: str) -> str:
+    return next(line.strip() for line in source.splitlines() if "__hf2" in line and line.strip().startswith("::"))
+
+
+def test_a_host_made_object_is_taken_with_the_hosts_layout_and_converted_at_the_call():
+    fused = _fuse(TABLE, "by_value")
+    assert "Table__hf2_host hf2_t," in fused.source
+    assert _call(fused.source) == "::by_value__hf2(Table__hf2(hf_ctx, hf2_t), hf2_x, hf2_y, hf_ctx);"
+    twin = fused.source[fused.source.index("struct Table__hf2_host {"):]
+    assert "at(" not in twin[: twin.index("};")]  # no member functions: the host's layout only
+    assert "hf_ctx.threadIdx.x * stride" in fused.source
+
+
+def test_a_functor_given_through_a_template_argument_is_converted():
+    fused = _fuse(GATHER, "gather", "Gather<float, 3>", "float")
+    assert "Gather__hf2_host<float, 3> hf2_f," in fused.source
+    assert _call(fused.source).startswith("::gather__hf2<Gather__hf2<float, 3>, float>(Gather__hf2<float, 3>(hf_ctx, hf2_f)")
+    copies = re.findall(r"memcpy\(\(void\*\)&(\w+), \(const void\*\)&hf_host\.\1", fused.source)
+    assert copies == ["src", "offset", "unused", "scale", "bias"]  # every data member, not kLanes
+
+
+@pytest.mark.nvcc
+def test_the_twin_has_the_layout_of_the_users_type(tmp_path):
+    fused = _fuse(GATHER, "gather", "Gather<float, 3>", "float")
+    original = GATHER[: GATHER.index("template <typename F, typename T>")]
+    checks = "\n".join(f"static_assert(offsetof(A, {m}) == offsetof(B, {m}), \"{m}\");"
+                       for m in ("src", "offset", "unused", "scale", "bias"))
+    source = (fused.source + "\n#include <cstddef>\n" + original
+              + "using A = Gather<float, 3>;\nusing B = Gather__hf2_host<float, 3>;\n"
+              + "static_assert(sizeof(A) == sizeof(B) && alignof(A) == alignof(B), \"size\");\n" + checks + "\n")
+    compile_nvcc(source, workdir=tmp_path)
+
+
+@pytest.mark.nvrtc
+def test_and_compiles_under_nvrtc():
+    from toolchain import compile_nvrtc
+
+    for fused in (_fuse(GATHER, "gather", "Gather<float, 3>", "float"), _fuse(TABLE, "by_value")):
+        compile_nvrtc(fused.source, [fused.name_expression])
 
 
 def test_one_the_kernel_makes_gets_the_parts_context():
     fused = _fuse(TABLE, "made_here")
-    assert "Table__hf2 t(hf_ctx);" in fused.source
-
-
-def test_a_functor_given_through_a_template_argument_is_refused():
-    with pytest.raises(HFuseError) as err:
-        _fuse(FUNCTOR, "apply", "Chunks<float, 2>", "Scale", "float")
-    assert "parameter 'op' is a 'Scale' the host made" in err.value.message and "operator()" in err.value.message
+    assert "Table__hf2 t(hf_ctx);" in fused.source and "_host" not in fused.source
 
 
 def test_a_functor_that_does_not_read_the_block_is_passed_as_it_is():
-    fused = _fuse(FUNCTOR, "map", "Pure")
-    assert "Pure hf2_f" in fused.source
+    fused = _fuse(GATHER, "map", "Pure")
+    assert "Pure hf2_f" in fused.source and "_host" not in fused.source
+
+
+@pytest.mark.parametrize("text, kernel, targs, why", [
+    (TABLE, "by_pointer", (), "the host's objects behind this pointer do not have"),
+    (GATHER, "wrapped", ("Wrapper<Gather<float, 2>>",), "it is inside 'Wrapper<Gather<float, 2>>'"),
+    (GATHER, "packed", ("Gather<float, 2>",), "not in a pack"),
+    (TABLE.replace("float scale;", "const float scale;"), "by_value", (), "const data member"),
+    (TABLE.replace("struct Table {", "struct Base { int b; };\nstruct Table : Base {"), "by_value", (), "base classes"),
+    (TABLE.replace("__device__ float at", "__device__ virtual float at"), "by_value", (), "virtual functions"),
+    (TABLE.replace("int stride;", "union { int stride; float fstride; };"), "by_value", (), "unnamed member"),
+])
+def test_what_cannot_be_converted_is_refused_at_the_parameter(text, kernel, targs, why):
+    with pytest.raises(HFuseError) as err:
+        _fuse(text, kernel, *targs)
+    assert "the host made" in err.value.message and why in err.value.message, err.value.message

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 from ..partition import Part
@@ -21,6 +21,13 @@ class PartSignature:
     smem_align: int = 16
     """Where the part's slice of dynamic shared memory must start: a multiple of this (its
     ``extern __shared__ __align__(128)`` array, a ``double4`` one: 32; at least 16)."""
+    arguments: tuple[str, ...] = ()
+    """What the body call passes for each parameter (empty: ``names``): an object the host
+    made of a type the part has a copy of is converted (``Scale__hf1(hf_ctx, hf1_op)``)."""
+
+    @property
+    def call_arguments(self) -> tuple[str, ...]:
+        return self.arguments or self.names
 
     @property
     def hidden(self) -> tuple[str, ...]:
@@ -50,8 +57,12 @@ def _expand_pack(declared: str, pack: str, types: tuple[str, ...], name: str) ->
     return out
 
 
-def part_signature(part: Part, renamed: Mapping[str, str] | None = None) -> PartSignature:
-    """``renamed``: the types the part has its own copy of (``Params`` -> ``Params__hf2``)."""
+def part_signature(part: Part, renamed: Mapping[str, str] | None = None,
+                   host_made: frozenset[str] = frozenset()) -> PartSignature:
+    """``renamed``: the types the part has its own copy of (``Params`` -> ``Params__hf2``);
+    ``host_made``: types of which the kernel takes host-made objects that the part's body
+    takes as its copy (``transform/context_types.py``): the fused kernel's parameter has
+    the host's layout (``Scale__hf2_host``), converted where the body is called."""
     kernel, i = part.kernel, part.index
     given = kernel.complete_template_args(part.spec.template_args)
     pack = kernel.template_pack
@@ -94,4 +105,24 @@ def part_signature(part: Part, renamed: Mapping[str, str] | None = None) -> Part
             declared = _substitute(declared, mapping)
         params.append(declared)
         names.append(name)
+    if host_made:
+        return _host_made(PartSignature(part, tuple(params), tuple(names), tuple(targs), header), host_made)
     return PartSignature(part, tuple(params), tuple(names), tuple(targs), header)
+
+
+def _host_made(sig: PartSignature, types: frozenset[str]) -> PartSignature:
+    i = sig.part.index
+    types_named = re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted(types)) + r")\b")
+    params, arguments = [], []
+    for declared, name in zip(sig.params, sig.names):
+        head = declared[: declared.rfind(name)]
+        if not types_named.search(head):
+            params.append(declared)
+            arguments.append(name)
+            continue
+        params.append(types_named.sub(lambda m: f"{m.group(1)}__hf{i}_host", head) + declared[len(head):])
+        copy = re.sub(r"\b(const|volatile|__restrict__|__grid_constant__)\b", " ", head)
+        copy = " ".join(types_named.sub(lambda m: f"{m.group(1)}__hf{i}", copy).split())
+        arguments.append(f"{copy}(hf_ctx, {name})")
+    targs = tuple(types_named.sub(lambda m: f"{m.group(1)}__hf{i}", a) for a in sig.template_args)
+    return replace(sig, params=tuple(params), template_args=targs, arguments=tuple(arguments))

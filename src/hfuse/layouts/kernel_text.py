@@ -35,7 +35,7 @@ def part_call(sig: PartSignature, body_name: str, local: str, indent: str) -> st
     b = sig.part.block
     gx, gy, gz, smem = (sig.hidden_name(w) for w in ("grid_x", "grid_y", "grid_z", "smem"))
     targs = f"<{', '.join(sig.template_args)}>" if sig.template_args else ""
-    args = ", ".join([*sig.names, "hf_ctx"])
+    args = ", ".join([*sig.call_arguments, "hf_ctx"])
     return (
         f"{indent}const hfuse_ctx hf_ctx = {{\n"
         f"{indent}    {thread_index(local, b)},\n"

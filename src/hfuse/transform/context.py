@@ -39,6 +39,9 @@ class PartContext:
     (``kTile`` = 32 of ``layer_norm<32>``): constants of the kernel's own definition."""
     kernel_at: tuple[str, int] = ("", 0)
     """(file, line) of the kernel's definition, which ``kernel_constants`` belong to."""
+    host_made: frozenset[str] = frozenset()
+    """Keys of context types of which the kernel takes an object from the host (by value):
+    their copies are made from a twin of the host's layout."""
     return_exits: bool = False
     """A ``return`` from the part's body ends the thread (horizontal fusion: nothing runs
     after the body), so the early-exit rewrite may let threads exit (see early_exit.py)."""

@@ -131,16 +131,18 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
             )
 
 
-def check_host_made(kernel: Function, given: Sequence[str], types: Sequence[TopLevelItem], needs_context: set[str],
-                    spec_name: str) -> None:
-    """Refuse a kernel parameter whose type is a context type (a functor the host made and
-    passes by value, a pointer to a table of them): the part's copy of the type carries the
-    part's context in a member the host's objects do not have, so the kernel could not
-    take the host's bytes as they are.
+def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopLevelItem], needs_context: set[str],
+                    spec_name: str) -> frozenset[str]:
+    """The context types of which the kernel takes an object the host made, by value (a
+    functor ``U op`` with U = ``ScaleFunctor<half>``, a ``Table t``): each gets a twin of
+    the host's layout for the fused kernel's parameter, converted to the part's copy where
+    the part's body is called (``type_copy``). Keys of those types.
 
-    ``given``: the instance's template arguments (``U callable`` with U = ``ScaleFunctor<half>``)."""
+    Refused: a pointer or reference to such objects (a table of them in device memory has
+    no context to give), and such a type inside another parameter's type, where no
+    conversion can reach it."""
     if not types:
-        return
+        return frozenset()
     arguments = kernel.complete_template_args(given) if given else ()
     pack = kernel.template_pack
     bound: dict[str, str] = {}
@@ -150,30 +152,128 @@ def check_host_made(kernel: Function, given: Sequence[str], types: Sequence[TopL
         elif j < len(arguments):
             bound[param] = arguments[j]
     names = {item.names[0].split("<")[0].split("::")[-1]: item for item in types if item.names}
+    found: set[str] = set()
     for param in kernel.params:
         head = param.declaration[: param.name_start] if param.name_start >= 0 else param.declaration
-        written = " ".join([head, *(bound[w] for w in _IDENTIFIER.findall(head) if w in bound)])
-        found = next((n for n in _IDENTIFIER.findall(written) if n in names), None)
-        if found is None:
+        whole = _IDENTIFIER.sub(lambda m: bound.get(m.group(0), m.group(0)), head)
+        named = next((n for n in _IDENTIFIER.findall(whole) if n in names), None)
+        if named is None:
             continue
-        member = next((m for m in names[found].members if m.key in needs_context), None)
+        item = names[named]
+        why = _not_by_value(whole, named, param.text) or _not_convertible(item)
+        if why is None:
+            found.update(item.keys)
+            continue
+        member = next((m for m in item.members if m.key in needs_context), None)
         reads = f" ({member.name}, line {member.line})" if member is not None else ""
         raise HFuseError(
-            f"parameter '{param.name or param.text}' is a '{found}' the host made, and '{found}' has a member "
-            f"function that reads the block{reads}: each part's copy of such a type carries the part's view of the "
-            "block in a member the host's object does not have",
+            f"parameter '{param.name or param.text}' holds a '{named}' the host made, and '{named}' has a member "
+            f"function that reads the block{reads}: {why}",
             Location(kernel.file, kernel.line, spec_name),
             hint="read threadIdx/blockIdx in the kernel and pass what the member needs as arguments, or keep this "
             "kernel unfused",
         )
+    return frozenset(found)
 
 
-def type_copy(text: str, ctx: PartContext) -> str:
+_QUALIFIERS = re.compile(r"\b(?:const|volatile|__restrict__|__grid_constant__|struct|class|typename)\b")
+
+
+def _not_by_value(whole: str, named: str, written: str) -> str | None:
+    """Why a parameter of type ``whole`` does not hold a ``named`` by value (None: it does)."""
+    if "..." in written:
+        return "hfuse converts such an object only in a parameter of its own, not in a pack"
+    plain = _QUALIFIERS.sub(" ", whole).strip()
+    if any(c in plain for c in "*&["):
+        return ("a part's copy of such a type carries the part's view of the block in a member the host's "
+                "objects behind this pointer do not have")
+    if not re.fullmatch(rf"(?:::)?(?:\w+\s*::\s*)*{re.escape(named)}\s*(?:<.*>)?", plain, re.S):
+        return f"it is inside '{plain}', where hfuse cannot give it the part's view of the block"
+    return None
+
+
+def _struct_body(text: str) -> tuple[ts.Node, ts.Node] | None:
+    """The first struct/class specifier of ``text`` that has a body, and its body."""
+    for node in walk(parse(text.encode()).root_node):
+        if node.type in ("struct_specifier", "class_specifier") and node.child_by_field_name("body") is not None:
+            return node, node.child_by_field_name("body")
+    return None
+
+
+def _is_member_function(node: ts.Node) -> bool:
+    if node.type in ("function_definition", "friend_declaration"):
+        return True
+    if node.type == "template_declaration":
+        return any(_is_member_function(c) for c in node.named_children)
+    if node.type in ("field_declaration", "declaration"):
+        for declarator in node.children_by_field_name("declarator"):
+            while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+                declarator = declarator.child_by_field_name("declarator") or next(
+                    (c for c in declarator.named_children if c.type.endswith("declarator")), None)
+            if declarator is not None and declarator.type == "function_declarator":
+                return True
+    return False
+
+
+def _fields(body: ts.Node) -> tuple[list[str], str | None]:
+    """The non-static data members of a struct body, in order, and why the body cannot be
+    copied member by member from the host's object (None: it can)."""
+    names: list[str] = []
+    for node in body.named_children:
+        if node.type != "field_declaration" or _is_member_function(node):
+            continue
+        words = [c.text.decode() for c in node.children if c.type in ("storage_class_specifier", "type_qualifier",
+                                                                    "virtual")]
+        if "static" in words:
+            continue
+        declarators = node.children_by_field_name("declarator")
+        if "const" in words and not all(d.type == "pointer_declarator" for d in declarators):
+            return names, "it has a const data member"
+        if any(c.type == "bitfield_clause" for c in node.children) or not declarators:
+            return names, "it has a bit-field or an unnamed member"
+        for declarator in declarators:
+            inner = declarator
+            while inner.type in ("array_declarator", "init_declarator", "pointer_declarator"):
+                if inner.type == "pointer_declarator" and any(c.type == "type_qualifier" for c in inner.children):
+                    return names, "it has a const data member"
+                inner = inner.child_by_field_name("declarator")
+            if inner is None or inner.type != "field_identifier":
+                return names, "it has a reference member or a member hfuse cannot name"
+            names.append(inner.text.decode())
+    return names, None
+
+
+def _not_convertible(item: TopLevelItem) -> str | None:
+    """Why the host's object of ``item`` cannot be copied into a part's copy (None: it can)."""
+    found = _struct_body(item.text)
+    if found is None:
+        return "hfuse found no body to copy it by"
+    node, body = found
+    if any(c.type == "base_class_clause" for c in node.children):
+        return "it has base classes, which hfuse does not copy from the host's object"
+    if any(c.type == "virtual" for c in walk(body)):
+        return "it has virtual functions: its objects hold the host's function table"
+    return _fields(body)[1]
+
+
+def host_twin(copy: str, plain: str) -> str:
+    """``copy`` (a part's copy of a type, named ``plain``) without its member functions and
+    named ``plain_host``: the layout of the host's objects, for the fused kernel's parameter."""
+    found = _struct_body(copy)
+    assert found is not None, "host_made_types admits only types with a body"
+    edits = [TextEdit.replace(c, "") for c in found[1].named_children if _is_member_function(c)]
+    twin = apply_edits(copy.encode(), edits)
+    return re.sub(rf"\b{re.escape(plain)}\b", f"{plain}_host", twin)
+
+
+def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
     """Insert the context member and constructor right after the type's opening brace.
 
     ``text`` is the type's definition with its names already renamed to the part's copy.
     Each struct/class body of the definition (one per definition; explicit
-    specialisations are separate items) gets them.
+    specialisations are separate items) gets them. ``host_made``: the kernel takes an
+    object of the type from the host; the copy is preceded by its twin of the host's
+    layout (``host_twin``) and is made from one, member by member, with the context.
     """
     data = text.encode()
     root = parse(data).root_node
@@ -187,6 +287,17 @@ def type_copy(text: str, ctx: PartContext) -> str:
             access = "public:\n  " if node.type == "class_specifier" else ""
             member = (f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
                       f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {CTX}(hf_part_ctx) {{}}\n")
+            if host_made:
+                copies = "".join(f"    memcpy((void*)&{f}, (const void*)&hf_host.{f}, sizeof({f}));\n"
+                                 for f in _fields(body)[0])
+                member += (f"  // the host's object ({plain}_host, the same members) with this part's view of the block\n"
+                           f"  template <class HfHost>\n"
+                           f"  __device__ {plain}(const hfuse_ctx& hf_part_ctx, const HfHost& hf_host) : "
+                           f"{CTX}(hf_part_ctx) {{\n{copies}  }}\n")
             edits.append(TextEdit(body.start_byte + 1, body.start_byte + 1, member))
-            break
+            if not host_made:
+                return apply_edits(data, edits)
+            note = (f"// hfuse: the layout of the host's objects of this type (its members, not its member "
+                    f"functions):\n// the fused kernel takes them so, and makes {plain} of them\n")
+            return f"{note}{host_twin(text, plain)}\n\n{apply_edits(data, edits)}"
     return apply_edits(data, edits)

@@ -112,7 +112,9 @@ def specialise_part(
     """``context_types``: the definitions of the context types this part uses (see
     context_types.py); ``symbols``: the definitions of the symbols it has its own copy of."""
     types = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx)) for item in symbols)
-    types += tuple(ScopedCode(item.scope, type_copy(_rewrite(_definition(item), ctx), ctx)) for item in context_types)
+    types += tuple(ScopedCode(item.scope, type_copy(_rewrite(_definition(item), ctx), ctx,
+                                                    host_made=bool(set(item.keys) & ctx.host_made)))
+                   for item in context_types)
     order = _callees_first(kernel.key, program)
     helpers = []
     for name in order:

@@ -1,0 +1,68 @@
+"""GPU twin of test_context_types.py: a functor the host made, whose ``operator()`` reads
+``blockIdx``/``threadIdx``, taken by value by a kernel placed after a partner (thread
+offset 96), bit-equal to the unfused kernel. The functor's 8 bytes travel as one 64-bit
+word (CuPy passes arrays and scalars; the driver copies a parameter's size from it)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hfuse.api import fuse
+from hfuse.spec import Dim3, KernelSpec
+
+from corpus import cases as C
+from gpu_harness import Launch, cdiv, differences
+
+pytestmark = pytest.mark.gpu
+
+SOURCE = """
+struct Affine {
+  float scale;
+  int shift;
+  __device__ float operator()(const float* x, int n) const {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    return x[(i + shift) % n] * scale;
+  }
+};
+template <typename F> __global__ void apply(F f, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = f(x, n);
+}
+"""
+PARTNER = KernelSpec(C.CORPUS / "styles" / "partner.cu", "axpy", Dim3(96))
+N = 10_000
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+def _affine(scale: float, shift: int) -> np.uint64:
+    packed = np.array([(scale, shift)], dtype=[("scale", "<f4"), ("shift", "<i4")]).tobytes()
+    return np.frombuffer(packed, dtype=np.uint64)[0]
+
+
+def _partner(rng, cp) -> Launch:
+    x = cp.asarray(rng.standard_normal(N, dtype=np.float32))
+    return Launch([cp.asarray(rng.standard_normal(N, dtype=np.float32)), x, np.float32(1.5), np.int32(N)],
+                  Dim3(cdiv(N, 96)), 0, (0,))
+
+
+def _apply(block: Dim3):
+    def make(rng, cp) -> Launch:
+        return Launch([_affine(float(rng.uniform(0.5, 2.0)), int(rng.integers(1, 100))),
+                       cp.asarray(rng.standard_normal(N, dtype=np.float32)), cp.zeros(N, dtype=np.float32),
+                       np.int32(N)], Dim3(cdiv(N, block.size)), 0, (2,))
+    return make
+
+
+@pytest.mark.parametrize("block", [128, 256])
+def test_a_host_made_functor_fused_after_a_partner_equals_unfused(cp, tmp_path, block):
+    path = tmp_path / "affine.cu"
+    path.write_text(SOURCE)
+    spec = KernelSpec(path, "apply", Dim3(block), ("Affine",))
+    fused = fuse([PARTNER, spec])
+    assert "Affine__hf2_host" in fused.source
+    problems = differences(cp, [PARTNER, spec], [_partner, _apply(spec.block)], fused, [20261126, block])
+    assert not problems, "\n".join(problems)
