@@ -182,6 +182,9 @@ def test_ambiguous_plain_name_asks_for_the_qualified_one(tmp_path):
     ('asm volatile("bar.sync 0;");', "inline PTX"),
     ('unsigned w; asm("mov.u32 %0, %%warpid;" : "=r"(w));', "inline PTX"),  # the warp's place in the fused block
     ('unsigned b; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(b));', "inline PTX"),  # the fused kernel's size
+    # once fused: vertical fusion's next part, a persistent block's next blocks never ran for the thread
+    ('if (threadIdx.x > 64) asm volatile("exit;");', "inline PTX that ends the thread"),
+    ('asm volatile("{ .reg .pred q; setp.gt.u32 q, %0, 64; @q ret; }" :: "r"(threadIdx.x));', "ends the thread"),
     ("SYNC_ALL();", "looks like a macro"),
     ("typedef cub::BlockReduce<int, 128> R;", "CUB's block-wide"),
 ])
@@ -192,6 +195,17 @@ def test_what_hfuse_cannot_see_into_is_refused(tmp_path, body, why):
         # horizontal fusion: CUB's block collectives fuse only where a block runs whole (test_fuse_trust.py)
         fuse([KernelSpec(path, "k", 128), KernelSpec(path, "z", 32)], layout="horizontal")
     assert f"{path}:2" in str(err.value)
+
+
+@pytest.mark.parametrize("layout", ["horizontal", "vertical", "persistent:1:1"])
+def test_a_helper_that_ends_the_thread_in_ptx_is_refused_in_every_layout(tmp_path, layout):
+    path = tmp_path / "ends.cu"
+    path.write_text("__device__ void stop_if(bool c) { if (c) asm volatile(\"exit;\"); }\n"
+                    "__global__ void k(int* p, int n) {\n  stop_if(threadIdx.x >= n);\n  p[threadIdx.x] = 0;\n}\n"
+                    "__global__ void z(int* p) { p[threadIdx.x] = 1; }\n")
+    with pytest.raises(HFuseError, match="ends the thread") as err:
+        fuse([KernelSpec(path, "k", 128), KernelSpec(path, "z", 128)], layout=layout)
+    assert f"{path}:1" in str(err.value)
 
 
 @pytest.mark.nvcc

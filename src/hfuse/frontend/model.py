@@ -19,6 +19,11 @@ PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b"
 ``%tid.x``, the warp's place in the block, the block's shared memory size); not ``membar``
 fences nor ``mbarrier`` objects. Group 3 is the register."""
 
+PTX_ENDS_THREAD = re.compile(r"(?<![\w.$%])(?:exit|ret(?:\.uni)?)\s*;")
+"""Inline PTX that ends the thread or returns from the function (``exit;``, ``@p ret;``)
+outside the C++ control flow hfuse rewrites: fused, the thread would skip what runs
+after its part (another part, its next block) and leave its part's barrier short."""
+
 PTX_CLUSTER = re.compile(r"%n?cluster|\bbarrier\.cluster\b|\bmapa\b|multicast::cluster\b")
 """Inline PTX that reads a thread block cluster's registers (``%cluster_ctarank``), waits at
 its barrier, maps another block's shared memory (``mapa``) or multicasts to the cluster.

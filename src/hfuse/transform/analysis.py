@@ -15,7 +15,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.extract import declarator_name
-from ..frontend.model import PTX_BLOCK, PTX_CLUSTER, Function, TopLevelItem
+from ..frontend.model import PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, Function, TopLevelItem
 from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
 from .opaque import REFUSAL_HINT, OpaqueNames
@@ -227,6 +227,10 @@ def analyze(
         elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_BLOCK.search(node.text.decode()):
             facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line,
                                  "use __syncthreads()/threadIdx instead of the PTX, or keep this kernel unfused"))
+        elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_ENDS_THREAD.search(node.text.decode()):
+            facts.opaque.append(("inline PTX that ends the thread (exit/ret): fused, the thread would skip what runs "
+                                 "after its part and leave its part's barriers short", line,
+                                 "return from the kernel in C++ instead, or keep this kernel unfused"))
         if node.type in ("qualified_identifier", "type_identifier", "identifier", "namespace_identifier") and (
                 node.parent is None or node.parent.type != "qualified_identifier"):
             found = opaque.reason(function.scope, node.text.decode(), local, local_usings,
