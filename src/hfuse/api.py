@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .version import __version__
-from .codegen.emit import assemble, assemble_device_file, dropped_comment, header_comment
+from .codegen.emit import arch_guard, assemble, assemble_device_file, dropped_comment, header_comment
 from .codegen.includes import IncludePlan, plan_includes
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .layouts import HORIZONTAL, INTERBLOCK, Layout, layout_of
@@ -552,6 +552,8 @@ def _generate(
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
                    "kernels' own namespaces.\n")
     header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
+    for arch in dict.fromkeys(f.arch for f in program.files if f.arch_macros):
+        header += arch_guard(arch, [m for f in program.files if f.arch == arch for m in f.arch_macros])
     shared_items = [
         item for item in prepared.closure.items
         if not (item.function is not None and item.function.key in prepared.context_helpers)

@@ -118,6 +118,31 @@ def test_cuda_arch_is_the_device_pass_of_the_target(arch, expected):
     assert expected in pre.text and "#if" not in pre.text
 
 
+@pytest.mark.parametrize("arch, defined", [("sm_90", ()), ("sm_90a", ("FEAT", "SPECIFIC", "FAMILY")),
+                                            ("sm_100f", ("FAMILY",))])
+def test_an_arch_specific_target_defines_its_feature_macros_as_nvcc_does(arch, defined):
+    # once: #ifdef __CUDA_ARCH_FEAT_SM90_ALL went the sm_90 way for -arch sm_90a
+    number = arch[3:].rstrip("af")
+    text = (f"#ifdef __CUDA_ARCH_FEAT_SM{number}_ALL\nint FEAT;\n#endif\n"
+            f"#if __CUDA_ARCH_SPECIFIC__ == {number}0\nint SPECIFIC;\n#endif\n"
+            f"#if __CUDA_ARCH_FAMILY_SPECIFIC__ == {number}0\nint FAMILY;\n#endif\n")
+    text_out = preprocess(text, "k.cu", CompileOptions(arch=arch)).text
+    assert [w for w in ("FEAT", "SPECIFIC", "FAMILY") if f"int {w};" in text_out] == list(defined)
+
+
+@pytest.mark.parametrize("text, depends_on", [
+    ("#ifdef __CUDA_ARCH__\nint device;\n#endif\n", ()),  # the device pass, on every GPU alike
+    ("#if defined(__CUDA_ARCH__) && !defined(X)\nint device;\n#endif\n", ()),
+    ("// needs __CUDA_ARCH__ >= 800\nint a;\n", ()),
+    ("#if __CUDA_ARCH__ >= 800\nint fast;\n#endif\n", ("__CUDA_ARCH__",)),
+    ("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700\nint old;\n#endif\n", ("__CUDA_ARCH__",)),
+    ("int arch = __CUDA_ARCH__;\n", ("__CUDA_ARCH__",)),  # expanded into the code
+    ("#ifdef __CUDA_ARCH_FEAT_SM90_ALL\nint wgmma;\n#endif\n", ("__CUDA_ARCH_FEAT_SM90_ALL",)),
+])
+def test_what_the_text_decides_on_the_architecture_is_known(text, depends_on):
+    assert preprocess(text, "k.cu").arch_macros == depends_on
+
+
 @pytest.mark.parametrize("std, value", [("c++11", "201103L"), ("c++14", "201402L"), ("c++17", "201703L"), ("c++20", "202002L")])
 def test_std_sets_cplusplus(std, value):
     text = "long v = __cplusplus;\n#if __cplusplus >= 201703L\nint modern;\n#else\nregister int old;\n#endif\n"

@@ -44,6 +44,29 @@ def header_comment(name: str, partition: Partition, layout_spec: str, grid_note:
     return "\n".join(lines) + "\n"
 
 
+def arch_guard(arch: str, macros: Sequence[str]) -> str:
+    """Lines that stop a compile of the fused file for another architecture than ``arch``,
+    when the inputs' text depends on it (``macros``: the ``__CUDA_ARCH__``-family macros
+    it uses): hfuse expanded the inputs' ``#if __CUDA_ARCH__ >= 800`` and its like for
+    ``arch``, so another GPU would run code its originals would not."""
+    if not macros:
+        return ""
+    number = int(arch.split("_", 1)[1].rstrip("af")) * 10
+    variant = {"__CUDA_ARCH_FEAT_SM": arch.endswith("a"), "__CUDA_ARCH_SPECIFIC__": arch.endswith("a"),
+               "__CUDA_ARCH_FAMILY_SPECIFIC__": arch.endswith(("a", "f"))}
+    tests = [f"__CUDA_ARCH__ != {number}"]
+    for name in sorted(set(macros)):
+        kind = next((k for k in variant if name.startswith(k)), None)
+        if kind is not None:
+            tests.append(f"!defined({name})" if variant[kind] else f"defined({name})")
+    return (f"// The inputs' code depends on the GPU architecture ({', '.join(sorted(set(macros)))}); hfuse "
+            f"decided it for {arch}.\n"
+            f"#if defined(__CUDA_ARCH__) && ({' || '.join(tests)})\n"
+            f'#error "hfuse fused these kernels for {arch} (their #if on the architecture were decided for it): '
+            f'fuse them again with -arch for this GPU"\n'
+            "#endif\n")
+
+
 def dropped_comment(dropped_host: Sequence[str], dropped_includes: Sequence[str], unused: int) -> str:
     """Header lines saying what of the inputs the fused file leaves out, and why."""
     lines = []

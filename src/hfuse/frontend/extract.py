@@ -37,6 +37,8 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
     source.kept_includes = tuple(pre.kept_includes)
     source.value_macros = tuple(pre.value_macros)
     source.instances = dict(zip(instances, pre.expansions))
+    source.arch_macros = pre.arch_macros
+    source.arch = options.arch
     return source
 
 

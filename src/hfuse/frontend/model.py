@@ -194,6 +194,10 @@ class SourceFile:
     value_macros: tuple[tuple[str, str], ...] = ()
     """Macros of those headers the code uses as plain values, known and left as written
     (``PreprocessedSource.value_macros``)."""
+    arch_macros: tuple[str, ...] = ()
+    """``__CUDA_ARCH__``-family macros its text depends on (``PreprocessedSource.arch_macros``)."""
+    arch: str = ""
+    """The architecture it was preprocessed for (``sm_90a``)."""
     instances: dict[str, str] = field(default_factory=dict)
     """Template arguments the request wrote for this file's kernels -> as the compiler reads
     them, the file's macros expanded (``QK4_0`` -> ``32``): what every later step uses."""

@@ -54,6 +54,10 @@ MAX_INCLUDE_DEPTH = 200
 _CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|elif|ifdef|ifndef)\b(.*)$", re.M)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DEFINED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+_ARCH_NAME = re.compile(r"\b__CUDA_ARCH\w*")
+_DEVICE_PASS_TEST = re.compile(r"defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA_ARCH__\b"
+                               r"|#[ \t]*ifn?def[ \t]+__CUDA_ARCH__\b")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 _ENTER = "HFUSE_ENTER"
 """Type of a token-less marker put where a user header is expanded: the header's lines
@@ -80,6 +84,10 @@ class PreprocessedSource:
     ``C10_WARP_SIZE``, ``CEIL_DIV(a, b)``), left as written: known, so never opaque.
     ``(name or name(params), value)`` as the host compiler gave them, with the ones their
     values name (for NVRTC, which does not read such headers: ``codegen/includes.py``)."""
+    arch_macros: tuple[str, ...] = ()
+    """The ``__CUDA_ARCH__``-family macros the user's text depends on beyond ``#ifdef
+    __CUDA_ARCH__`` (``#if __CUDA_ARCH__ >= 800``, ``__CUDA_ARCH_FEAT_SM90_ALL``): the
+    expanded text holds for the architecture it was preprocessed for alone."""
     expansions: tuple[str, ...] = ()
     """The texts ``preprocess`` was asked to expand, with the file's macros as they stand at
     its end (a kernel's template arguments as the request wrote them: ``QK4_0`` -> ``32``)."""
@@ -112,6 +120,12 @@ def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
         ("CUDART_VERSION", str(major * 1000 + minor * 10)),
         ("__cplusplus", CPLUSPLUS[options.std]),
     ]
+    # what nvcc --dryrun shows for an architecture-specific (sm_90a) or family (sm_100f) target
+    if options.arch.endswith("a"):
+        macros += [(f"__CUDA_ARCH_FEAT_SM{arch[:-1]}_ALL", "1"), ("__CUDA_ARCH_SPECIFIC__", arch),
+                   ("__CUDA_ARCH_FAMILY_SPECIFIC__", arch)]
+    elif options.arch.endswith("f"):
+        macros += [("__CUDA_ARCH_FAMILY_SPECIFIC__", arch)]
     if sys.platform.startswith("linux"):
         macros += [("__linux__", "1"), ("__unix__", "1")]
     machine = {"x86_64": "__x86_64__", "amd64": "__x86_64__", "aarch64": "__aarch64__", "arm64": "__aarch64__"}
@@ -244,6 +258,9 @@ class _DevicePass(pcpp.Preprocessor):
         """Kept system headers whose macros were not asked for yet."""
         self.code_names: set[str] = set()
         """Names the files read so far use anywhere (code and macro bodies)."""
+        self.arch_macros: set[str] = set()
+        """``__CUDA_ARCH__``-family macros the files use for more than telling the device
+        pass from the host's: what they decide holds for ``options.arch`` alone."""
         self.predefined = tuple(predefined_macros(options))
         for name, value in self.predefined:
             self.define(f"{name} {value}")
@@ -383,6 +400,8 @@ class _DevicePass(pcpp.Preprocessor):
             self.tested.update(_IDENTIFIER.findall(line))
         self.file_defined.update(_DEFINED.findall(text))
         self.code_names.update(_IDENTIFIER.findall(text))
+        # whether this is the device pass is the same for every GPU; its number and variant are not
+        self.arch_macros.update(_ARCH_NAME.findall(_DEVICE_PASS_TEST.sub(" ", _COMMENT.sub(" ", text))))
         self.define_tested_macros()
 
     def define_tested_macros(self) -> None:
@@ -568,6 +587,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
         headers=tuple(pp.headers),
         kept_includes=tuple(dict.fromkeys(pp.kept)),
         value_macros=pp.value_macros(),
+        arch_macros=tuple(sorted(pp.arch_macros)),
         expansions=expansions,
     )
 
