@@ -99,3 +99,47 @@ def test_thread_block_clusters_are_refused_at_their_line(text, line, what):
 def test_a_fence_or_a_tma_copy_into_the_blocks_own_shared_memory_is_no_cluster(ptx):
     source, facts = _facts(f"__global__ void k(float* x) {{\n  asm volatile(\"{ptx}\" ::: \"memory\");\n}}\n")
     check_kernel(source.kernels["k"], facts)
+
+
+ADL = """
+template <class X> __device__ int weight(X x) { return threadIdx.x; }
+namespace c { struct T { int v; }; __device__ int weight(T t) { return t.v * 100; } }
+__global__ void k(int* z) {
+  c::T t{2};
+  z[threadIdx.x] = CALL;
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+def _fuse_adl(call: str, text: str = ADL):
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    return fuse([KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))],
+                sources={"k.cu": text.replace("CALL", call)})
+
+
+def test_a_call_argument_dependent_lookup_may_send_elsewhere_is_refused():
+    # (hfuse does not know the arguments' types: weight(t.v), an int, is refused too)
+    # once fused: C++ picks c::weight(T) (an exact match found through t's namespace), hfuse
+    # sent the call to its copy of the template, which read the thread index: silently wrong
+    with pytest.raises(HFuseError) as err:
+        _fuse_adl("weight(t)")
+    assert "may also find c::weight by argument-dependent lookup" in err.value.message
+    assert err.value.where.line == 6 and "::weight(...)" in err.value.hint
+
+
+@pytest.mark.parametrize("call, copied", [
+    ("::weight(t)", True),  # qualified: no argument-dependent lookup
+    ("c::weight(t)", False),
+])
+def test_a_call_only_ordinary_lookup_reaches_is_fused(call, copied):
+    fused = _fuse_adl(call)
+    assert ("weight__hf2(hf_ctx" in fused.source) == copied
+
+
+def test_a_namespace_without_types_is_no_place_for_argument_dependent_lookup():
+    text = ADL.replace("struct T { int v; };", "typedef int T;").replace("(T t) { return t.v * 100; }",
+                                                                         "(T t) { return t * 100; }")
+    assert "weight__hf2(hf_ctx, t)" in _fuse_adl("weight(t)", text).source

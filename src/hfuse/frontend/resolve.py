@@ -71,6 +71,9 @@ class LocalNames:
         return cls.of(parse(text.encode()).root_node)
 
 
+_DEFINES_TYPE = re.compile(r"\s*(?:template\s*<[^;{]*>\s*)?(?:typedef\s+)?(?:struct|class|union|enum)\b[^;]*\{")
+
+
 @dataclass
 class Resolver:
     """The declared names of a merged program and the using/alias rules in force."""
@@ -87,6 +90,9 @@ class Resolver:
     undefined_device_functions: frozenset[str] = frozenset()
     """Keys of device functions the inputs declare and no input defines (their body is in a
     file hfuse was not given: separate compilation)."""
+    type_namespaces: set[str] = field(default_factory=set)
+    """Namespace keys ("" for file scope) that define a class, struct, union or enum: the
+    namespaces argument-dependent lookup may search for a call's function."""
 
     @classmethod
     def of(cls, items: Iterable[TopLevelItem], function_keys: Iterable[str] = ()) -> "Resolver":
@@ -104,6 +110,8 @@ class Resolver:
                 continue
             resolver.declared.update(item.keys)
             resolver.declared.update(m.key for m in item.members)
+            if _DEFINES_TYPE.match(item.text):
+                resolver.type_namespaces.add(level)
         resolver.declared.update(function_keys)
         return resolver
 

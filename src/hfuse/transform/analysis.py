@@ -148,6 +148,10 @@ class FunctionFacts:
     whole block of the kernel (why, line; see opaque.py)."""
     indirect_calls: list[int] = field(default_factory=list)
     """Lines of calls through a pointer (which function runs is unknown)."""
+    other_candidates: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)
+    """Unqualified calls with arguments that resolve to one function while the program has
+    functions of that name in other namespaces, which C++'s argument-dependent lookup may
+    choose instead: (the key resolved, the other keys, line)."""
     cg: frozenset[str] = CG_NAMESPACES
 
     @property
@@ -275,6 +279,13 @@ def _record_call(
     key = reference.split("::")[-1] if resolver is None else resolver.resolve(function.scope, reference, local, known)
     if key is not None:
         facts.calls.add(key)
+        if resolver is not None and known and "::" not in reference and (args := node.child_by_field_name("arguments")) is not None \
+                and args.named_children:
+            simple = reference.split("<")[0].strip()
+            others = tuple(sorted(k for k in known if k != key and k.rsplit("::", 1)[-1] == simple
+                                  and (k.rsplit("::", 1)[0] if "::" in k else "") in resolver.type_namespaces))
+            if others:
+                facts.other_candidates.append((key, others, line))
         if _another_instance(target):
             facts.instance_calls.add(key)
         else:
@@ -466,6 +477,16 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                     Location(f.function.file, f.indirect_calls[0], kernel.name),
                     hint="call the helper directly, or keep this kernel unfused",
                 )
+            for key, others, line in f.other_candidates:
+                if program.needs_context & {key, *others}:
+                    raise HFuseError(
+                        f"cannot prove the fused kernel correct: the call of '{key.rsplit('::', 1)[-1]}' may also find "
+                        f"{', '.join(others)} by argument-dependent lookup, and hfuse gives the part its own copy of "
+                        "one of them (it reads the block): it cannot tell which one C++ calls",
+                        Location(f.function.file, line, kernel.name),
+                        hint=f"qualify the call ({key if '::' in key else '::' + key}(...) or the one you mean), "
+                        "or keep this kernel unfused",
+                    )
             if f.grid_sync:
                 what, line = f.grid_sync[0]
                 raise HFuseError(
