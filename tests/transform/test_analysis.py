@@ -143,3 +143,38 @@ def test_a_namespace_without_types_is_no_place_for_argument_dependent_lookup():
     text = ADL.replace("struct T { int v; };", "typedef int T;").replace("(T t) { return t.v * 100; }",
                                                                          "(T t) { return t * 100; }")
     assert "weight__hf2(hf_ctx, t)" in _fuse_adl("weight(t)", text).source
+
+
+SHADOW = """
+__device__ int lane(int x) { return threadIdx.x + x; }
+__global__ void k(int* z, int n) {
+  if (n > 0) {
+    auto lane = [](int x) { return x * 10; };
+    z[threadIdx.x] = lane(3);
+  }
+  z[threadIdx.x + n] = lane(4);
+}
+template <class F> __global__ void given(F lane, int* z) { z[threadIdx.x] = lane(5); }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+def test_a_local_lambda_hides_the_helper_of_its_name_where_it_is_declared():
+    # once fused: lane(3) called the part's copy of the file-scope lane (threadIdx.x + 3), not
+    # the lambda (30): silently wrong
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))]
+    source = fuse(specs, sources={"k.cu": SHADOW}).source
+    assert "z[hf_ctx.threadIdx.x] = lane(3);" in source  # the lambda
+    assert "lane__hf2(hf_ctx, 4)" in source  # outside its block: the helper
+
+
+def test_a_parameter_hides_the_helper_of_its_name():
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "given", Dim3(128), ("int (*)(int)",))]
+    source = fuse(specs, sources={"k.cu": SHADOW}).source
+    assert "z[hf_ctx.threadIdx.x] = lane(5);" in source and "lane__hf2" not in source

@@ -11,7 +11,7 @@ import tree_sitter as ts
 from ..errors import HFuseError, Location
 from ..files import read_text_file
 from .model import Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem
-from .parse import compact, inner_declarator, kernel_attribute, line_of, parse, walk
+from .parse import compact, declarator_name, inner_declarator, kernel_attribute, line_of, parse, walk
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
 
@@ -267,23 +267,6 @@ def _declared_names(node: ts.Node) -> tuple[str, ...]:
         if name is not None:
             names.append(name.text.decode())
     return tuple(names)
-
-
-def declarator_name(node: ts.Node) -> ts.Node | None:
-    """The identifier a (possibly nested) declarator declares."""
-    current: ts.Node | None = node
-    while current is not None:
-        if current.type in ("identifier", "field_identifier", "type_identifier", "qualified_identifier", "operator_name"):
-            return current
-        if current.type == "parameter_pack_expansion":
-            current = current.named_children[0] if current.named_children else None
-            continue
-        inner = current.child_by_field_name("declarator")
-        if inner is None:
-            named = [c for c in current.named_children if c.type not in ("type_qualifier", "attribute_specifier")]
-            inner = named[0] if named else None
-        current = inner
-    return None
 
 
 def _constexpr(function: Function) -> bool:

@@ -156,3 +156,52 @@ def inner_declarator(node: ts.Node | None, stop: tuple[str, ...] = ("function_de
             inner = next((c for c in node.named_children if c.type.endswith("declarator") or c.type in stop), None)
         node = inner
     return node
+
+
+def declarator_name(node: ts.Node) -> ts.Node | None:
+    """The identifier a (possibly nested) declarator declares."""
+    current: ts.Node | None = node
+    while current is not None:
+        if current.type in ("identifier", "field_identifier", "type_identifier", "qualified_identifier", "operator_name"):
+            return current
+        if current.type == "parameter_pack_expansion":
+            current = current.named_children[0] if current.named_children else None
+            continue
+        inner = current.child_by_field_name("declarator")
+        if inner is None:
+            named = [c for c in current.named_children if c.type not in ("type_qualifier", "attribute_specifier")]
+            inner = named[0] if named else None
+        current = inner
+    return None
+
+
+_DECLARING = ("declaration", "parameter_declaration", "optional_parameter_declaration", "init_declarator",
+              "array_declarator", "pointer_declarator", "reference_declarator")
+
+
+def declared_names(root: ts.Node) -> set[str]:
+    """Names the declarations in ``root`` declare (not their initializers' names)."""
+    return {name.text.decode() for node in walk(root) if node.type in _DECLARING
+            and (declarator := node.child_by_field_name("declarator")) is not None
+            and (name := declarator_name(declarator)) is not None and name.type == "identifier"}
+
+
+def hidden_by_local(node: ts.Node) -> bool:
+    """Whether a parameter (of the function or of a lambda around ``node``) or a local
+    declared before ``node``, in a scope around it, has its name: it hides a file-scope
+    variable or function of that name there (``auto lane = [](int x) {...}; lane(3)``)."""
+    name, current = node.text.decode(), node
+    while current.parent is not None:
+        parent = current.parent
+        for child in parent.children:
+            if child.start_byte >= node.start_byte:
+                break
+            if child.type in (*_DECLARING, "parameter_list", "abstract_function_declarator") \
+                    and name in declared_names(child):
+                return True
+        if parent.type == "function_definition":
+            declarator = parent.child_by_field_name("declarator")
+            if declarator is not None and name in declared_names(declarator):
+                return True
+        current = parent
+    return False

@@ -14,9 +14,8 @@ from typing import Any, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..frontend.extract import declarator_name
 from ..frontend.model import PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, Function, TopLevelItem
-from ..frontend.parse import compact, line_of, parse, walk
+from ..frontend.parse import compact, declarator_name, hidden_by_local, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
 from .opaque import REFUSAL_HINT, OpaqueNames
 
@@ -276,6 +275,8 @@ def _record_call(
         if target is not None and _is_indirect(target):
             facts.indirect_calls.append(line)
         return
+    if target is not None and target.type == "identifier" and hidden_by_local(target):
+        return  # a lambda, functor or pointer of the function's own, not the program's function of that name
     key = reference.split("::")[-1] if resolver is None else resolver.resolve(function.scope, reference, local, known)
     if key is not None:
         facts.calls.add(key)

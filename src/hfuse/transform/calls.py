@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from ..frontend.parse import inner_declarator, walk
+from ..frontend.parse import hidden_by_local, inner_declarator, walk
 from .analysis import call_reference
 from .context import CTX, PartContext
 from .definition import Definition
@@ -30,8 +30,9 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         if node.type != "call_expression":
             continue
         reference = call_reference(node)
-        if reference is None:
-            continue
+        target = node.child_by_field_name("function")
+        if reference is None or (target.type == "identifier" and hidden_by_local(target)):
+            continue  # a local lambda or functor of that name is what is called
         key = ctx.resolver.resolve(scope, reference, local, set(ctx.known)) if ctx.known else reference
         if key not in ctx.specialised:
             continue

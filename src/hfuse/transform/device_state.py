@@ -21,9 +21,8 @@ from typing import Iterable, Mapping, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..frontend.extract import declarator_name
 from ..frontend.model import Function, TopLevelItem
-from ..frontend.parse import compact, line_of, parse, walk
+from ..frontend.parse import compact, declared_names, hidden_by_local, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
 from ..spec import KernelSpec
 
@@ -51,7 +50,7 @@ def device_state_uses(functions: Iterable[Function], variables: Mapping[str, boo
             if written is None:
                 continue
             key = resolver.resolve(function.scope, written, local)
-            if key in variables and not (node.type == "identifier" and _hidden(node)):
+            if key in variables and not (node.type == "identifier" and hidden_by_local(node)):
                 uses.append(StateUse(key, _may_write(node, variables[key]), function, function.line - 1 + line_of(node)))
     return uses
 
@@ -82,36 +81,6 @@ def refuse_shared_device_state(kernels: Sequence[tuple[KernelSpec, Sequence[Stat
                 )
 
 
-_DECLARING = ("declaration", "parameter_declaration", "optional_parameter_declaration", "init_declarator",
-              "array_declarator", "pointer_declarator", "reference_declarator")
-
-
-def _declared_names(root: ts.Node) -> set[str]:
-    """Names the declarations in ``root`` declare (not their initializers' names)."""
-    return {name.text.decode() for node in walk(root) if node.type in _DECLARING
-            and (declarator := node.child_by_field_name("declarator")) is not None
-            and (name := declarator_name(declarator)) is not None and name.type == "identifier"}
-
-
-def _hidden(node: ts.Node) -> bool:
-    """Whether a parameter or a local declared before ``node``, in a scope around it, has
-    its name (and so hides the file-scope variable there)."""
-    name, current = node.text.decode(), node
-    while current.parent is not None:
-        parent = current.parent
-        for child in parent.children:
-            if child.start_byte >= node.start_byte:
-                break
-            if child.type in (*_DECLARING, "parameter_list") and name in _declared_names(child):
-                return True
-        if parent.type == "function_definition":
-            declarator = parent.child_by_field_name("declarator")
-            if declarator is not None and name in _declared_names(declarator):
-                return True
-        current = parent
-    return False
-
-
 def _name_written(node: ts.Node) -> str | None:
     """The name ``node`` refers to, as written, if it may be a file-scope variable."""
     if node.type == "qualified_identifier" and (node.parent is None or node.parent.type != "qualified_identifier"):
@@ -131,7 +100,7 @@ def mutable_static_locals(function: Function) -> list[tuple[str, int]]:
             continue
         words = {c.text.decode() for c in node.children if c.type in ("storage_class_specifier", "type_qualifier")}
         if "static" in words and not words & {"__shared__", "const", "constexpr"}:
-            found += [(name, function.line - 1 + line_of(node)) for name in sorted(_declared_names(node))]
+            found += [(name, function.line - 1 + line_of(node)) for name in sorted(declared_names(node))]
     return found
 
 

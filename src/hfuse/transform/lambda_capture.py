@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from ..frontend.parse import walk
-from ..frontend.extract import declarator_name
+from ..frontend.parse import declarator_name, walk
 from .analysis import BUILTINS, is_cg_block_call, is_extern_shared_declaration
 from .context import CTX, PartContext
 from .definition import Definition

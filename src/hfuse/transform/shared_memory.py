@@ -15,8 +15,7 @@ import tree_sitter as ts
 
 from ..frontend.constant import evaluate
 
-from ..frontend.extract import declarator_name
-from ..frontend.parse import walk
+from ..frontend.parse import declarator_name, walk
 from .analysis import is_extern_shared_declaration
 from .context import CTX, PartContext
 from .definition import Definition

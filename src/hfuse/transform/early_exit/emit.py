@@ -6,8 +6,7 @@ from typing import Any, Callable
 
 import tree_sitter as ts
 
-from ...frontend.extract import declarator_name
-from ...frontend.parse import walk
+from ...frontend.parse import declarator_name, walk
 from ..analysis import called_name
 from ..edits import apply_edits_in, TextEdit
 from .function import ParsedFunction

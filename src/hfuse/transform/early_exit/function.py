@@ -5,8 +5,7 @@ from functools import cached_property
 
 import tree_sitter as ts
 
-from ...frontend.extract import declarator_name
-from ...frontend.parse import line_of, parse, walk
+from ...frontend.parse import declarator_name, line_of, parse, walk
 from ...errors import HFuseError, Location
 from ..analysis import called_name, cg_block_variables, is_block_sync_call, is_cg_sync_call, SYNC_BUILTINS
 from ..program_functions import Helpers

@@ -5,8 +5,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-from ...frontend.extract import declarator_name
-from ...frontend.parse import is_pragma, walk
+from ...frontend.parse import declarator_name, is_pragma, walk
 from .syntax import _escapes, _guard, _key, _LOOPS, _real, _same, _statements
 
 
