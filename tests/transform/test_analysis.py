@@ -178,3 +178,34 @@ def test_a_parameter_hides_the_helper_of_its_name():
     specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "given", Dim3(128), ("int (*)(int)",))]
     source = fuse(specs, sources={"k.cu": SHADOW}).source
     assert "z[hf_ctx.threadIdx.x] = lane(5);" in source and "lane__hf2" not in source
+
+
+MEMBER = """
+__device__ int lane(int x) { return threadIdx.x + x; }
+struct W {
+  int base;
+  __device__ int lane(int x) const { return base + x MEMBER_READS; }
+  __device__ int f() const { return lane(3); }
+};
+__global__ void k(int* z) {
+  W w; w.base = 5;
+  z[threadIdx.x] = w.f() + lane(1);
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("member_reads", ["", "+ threadIdx.y"])
+def test_a_member_hides_the_helper_of_its_name_in_its_class(member_reads, tmp_path):
+    # once: W::f's lane(3) went to the part's copy of the file-scope lane, not W::lane
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+    from toolchain import compile_nvcc
+
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))]
+    source = fuse(specs, sources={"k.cu": MEMBER.replace("MEMBER_READS", member_reads)}).source
+    assert "__device__ int f() const { return lane(3); }" in source
+    assert "lane__hf2(hf_ctx, 1)" in source  # the kernel's own call: the file-scope helper
+    assert ("struct W__hf2" in source) == bool(member_reads)  # a member reading the block: the part's copy
+    compile_nvcc(source, workdir=tmp_path)

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..frontend.model import PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, Function, TopLevelItem
+from ..frontend.model import PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, Function, TopLevelItem, qualify
 from ..frontend.parse import compact, declarator_name, hidden_by_local, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
 from .opaque import REFUSAL_HINT, OpaqueNames
@@ -278,6 +278,11 @@ def _record_call(
     if target is not None and target.type == "identifier" and hidden_by_local(target):
         return  # a lambda, functor or pointer of the function's own, not the program's function of that name
     key = reference.split("::")[-1] if resolver is None else resolver.resolve(function.scope, reference, local, known)
+    if function.owner and "::" not in reference and known:
+        # in a member function, a member of its own class hides a namespace's function of that name
+        member = qualify(function.scope, f"{function.owner}::{reference.split('<')[0].strip()}")
+        if member in known:
+            key = member
     if key is not None:
         facts.calls.add(key)
         if resolver is not None and known and "::" not in reference and (args := node.child_by_field_name("arguments")) is not None \

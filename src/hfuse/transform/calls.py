@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
+from ..frontend.model import qualify
 from ..frontend.parse import hidden_by_local, inner_declarator, walk
 from .analysis import call_reference
 from .context import CTX, PartContext
@@ -34,6 +35,8 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         if reference is None or (target.type == "identifier" and hidden_by_local(target)):
             continue  # a local lambda or functor of that name is what is called
         key = ctx.resolver.resolve(scope, reference, local, set(ctx.known)) if ctx.known else reference
+        if "::" not in reference and _own_member(node, reference, scope, ctx):
+            continue  # a member of the enclosing class hides the namespace's function of that name
         if key not in ctx.specialised:
             continue
         name = _name_node(node)
@@ -44,6 +47,21 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         else:
             edits.append(TextEdit(args.start_byte + 1, args.end_byte - 1, CTX))
     return edits
+
+
+def _own_member(call: ts.Node, reference: str, scope: tuple[str, ...], ctx: PartContext) -> bool:
+    """Whether ``call`` is in a member function of a class that has a member named ``reference``."""
+    name = reference.split("<")[0].strip()
+    current = call.parent
+    while current is not None:
+        if current.type in ("struct_specifier", "class_specifier") and (owner := current.child_by_field_name("name")):
+            plain = owner.text.decode().split("<")[0].strip()
+            # the part's copy is renamed (S__hf2); the program knows the original's members
+            original = plain.removesuffix(f"__hf{ctx.index}")
+            if any(qualify(scope, f"{o}::{name}") in ctx.known for o in {plain, original}):
+                return True
+        current = current.parent
+    return False
 
 
 def signature_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
