@@ -66,6 +66,7 @@ def dynamic_kernel(name: str, partition: Partition, sigs: list[PartSignature], b
     lines = [
         f"// Per-SM tickets [0, {SM_SLOTS}), each part's next block [{SM_SLOTS}, {SM_SLOTS + n}), blocks that claimed [{SM_SLOTS + n}].",
         "// Zero at load; the last block to claim sets them to zero again for the next launch.",
+        "// So two launches of this kernel must not overlap (one stream, or one branch of a graph).",
         f"__device__ unsigned int {counters}[{SM_SLOTS + n + 1}];",
         "",
         declaration(name, partition, sigs, launch_bounds) + " {",

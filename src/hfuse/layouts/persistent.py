@@ -62,6 +62,7 @@ def persistent_kernel(name: str, partition: Partition, sigs: list[PartSignature]
     lines = [
         f"// Per-SM tickets [0, {SM_SLOTS}), each part's next block [{SM_SLOTS}, {SM_SLOTS + n}), blocks done [{SM_SLOTS + n}].",
         "// Zero at load; the last block to finish sets them to zero again for the next launch.",
+        "// So two launches of this kernel must not overlap (one stream, or one branch of a graph).",
         f"__device__ unsigned int {counters}[{SM_SLOTS + n + 1}];",
         "",
         declaration(name, partition, sigs, launch_bounds) + " {",
