@@ -32,8 +32,8 @@ from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaqu
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
-from .part_facts import (check_device_state, check_disagreements, check_shared_types, check_static_shared,
-                         instance_constants, renamed_types, slice_alignment_of)
+from .part_facts import (check_device_state, check_disagreements, check_function_arguments, check_shared_types,
+                         check_static_shared, instance_constants, renamed_types, slice_alignment_of)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -342,6 +342,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
             for fn in everything.facts[key]:
                 _check_parses(fn.function, spec)
         check_kernel(kernel, everything)
+        check_function_arguments(spec, kernel, program, everything.needs_context)
         whole_block = _check_template_arguments(spec, kernel, opaque) or _whole_block(spec, kernel, everything)
         own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)

@@ -177,3 +177,17 @@ def instance_constants(specs: Sequence[KernelSpec], found: Sequence[Function], f
         out.append(template_constants(kernel, spec.template_args)
                    + tuple(("".join(text.split()), value) for (text, _), value in zip(asked, answers) if value is not None))
     return out
+
+
+def check_function_arguments(spec: KernelSpec, kernel: Function, program: Program, needs_context: set[str]) -> None:
+    """Refuse an instance whose template argument is a function that reads the block
+    (``map<lane_scale>``): the part would call the original through the parameter."""
+    known = set(program.functions)
+    for argument in spec.template_args:
+        key = program.resolver.resolve(kernel.scope, argument.strip().lstrip("&").strip(), known=known)
+        if key is not None and key in needs_context:
+            raise HFuseError(
+                f"cannot prove the fused kernel correct: its template argument '{argument}' is a function that reads "
+                "the block; each part calls its own copy of such a function, which a template parameter cannot name",
+                Location(kernel.file, kernel.line, spec.name),
+                hint="instantiate it with a function that does not read the block, or keep this kernel unfused")

@@ -209,3 +209,43 @@ def test_a_member_hides_the_helper_of_its_name_in_its_class(member_reads, tmp_pa
     assert "lane__hf2(hf_ctx, 1)" in source  # the kernel's own call: the file-scope helper
     assert ("struct W__hf2" in source) == bool(member_reads)  # a member reading the block: the part's copy
     compile_nvcc(source, workdir=tmp_path)
+
+
+FUNCTION_VALUES = """
+__device__ float lane_scale(float v) { return v * (threadIdx.x % 32); }
+__device__ float twice(float v) { return v * 2.f; }
+template <float (*F)(float)> __global__ void map(const float* x, float* y) { y[threadIdx.x] = F(x[threadIdx.x]); }
+template <float (*F)(float)> __device__ float apply(float v) { return F(v); }
+__device__ float call(float (*f)(float), float v) { return f(v); }
+__global__ void k(const float* x, float* y) { USE; }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+def _fuse_values(use: str, *targs: str, name: str = "k"):
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    return fuse([KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", name, Dim3(128), targs)],
+                sources={"k.cu": FUNCTION_VALUES.replace("USE", use)})
+
+
+@pytest.mark.parametrize("use", [
+    "y[threadIdx.x] = apply<lane_scale>(x[threadIdx.x])",
+    "y[threadIdx.x] = call(lane_scale, x[threadIdx.x])",
+    "float (*f)(float) = &lane_scale; y[threadIdx.x] = f(x[threadIdx.x])",
+])
+def test_a_function_that_reads_the_block_used_as_a_value_is_refused(use):
+    # (before: the fused file named the original, which hfuse had left out: nvcc failed)
+    with pytest.raises(HFuseError, match="'lane_scale' reads the block and is used as a value"):
+        _fuse_values(use)
+
+
+def test_as_an_instance_s_template_argument_too():
+    with pytest.raises(HFuseError, match="template argument 'lane_scale' is a function that reads the block"):
+        _fuse_values("", "lane_scale", name="map")
+
+
+def test_one_that_does_not_read_the_block_is_a_value_like_any():
+    assert "apply<twice>" in _fuse_values("y[threadIdx.x] = apply<twice>(x[threadIdx.x])").source
+    assert "map__hf2<twice>" in _fuse_values("", "twice", name="map").source

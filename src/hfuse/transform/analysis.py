@@ -147,6 +147,9 @@ class FunctionFacts:
     whole block of the kernel (why, line; see opaque.py)."""
     indirect_calls: list[int] = field(default_factory=list)
     """Lines of calls through a pointer (which function runs is unknown)."""
+    function_values: list[tuple[str, int]] = field(default_factory=list)
+    """The program's functions it uses as values, not calls (``&f``, ``g(f)``, ``apply<f>``):
+    (key, line). Through such a value no part's copy of a function can be reached."""
     other_candidates: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)
     """Unqualified calls with arguments that resolve to one function while the program has
     functions of that name in other namespaces, which C++'s argument-dependent lookup may
@@ -234,6 +237,10 @@ def analyze(
             facts.opaque.append(("inline PTX that ends the thread (exit/ret): fused, the thread would skip what runs "
                                  "after its part and leave its part's barriers short", line,
                                  "return from the kernel in C++ instead, or keep this kernel unfused"))
+        if resolver is not None and known and _names_a_value(node) and not hidden_by_local(node):
+            key = resolver.resolve(function.scope, compact(node.text.decode()), local, known)
+            if key is not None:
+                facts.function_values.append((key, line))
         if node.type in ("qualified_identifier", "type_identifier", "identifier", "namespace_identifier") and (
                 node.parent is None or node.parent.type != "qualified_identifier"):
             found = opaque.reason(function.scope, node.text.decode(), local, local_usings,
@@ -263,6 +270,24 @@ def _is_indirect(target: ts.Node) -> bool:
         inner = target.named_children[0] if target.named_children else None
         return inner is not None and inner.type in ("pointer_expression", "subscript_expression", "field_expression")
     return target.type in ("pointer_expression", "subscript_expression")
+
+
+def _names_a_value(node: ts.Node) -> bool:
+    """Whether ``node`` is a name used as a value where a function may be one: an argument
+    (``g(f)``, ``apply<f>``), an address (``&f``), an initializer or the right of ``=``."""
+    parent = node.parent
+    if parent is None or node.type not in ("identifier", "qualified_identifier", "type_identifier"):
+        return False
+    if node.type == "type_identifier":
+        return (parent.type == "type_descriptor" and parent.text == node.text and parent.parent is not None
+                and parent.parent.type == "template_argument_list")
+    if parent.type in ("argument_list", "template_argument_list", "initializer_list"):
+        return True
+    if parent.type == "pointer_expression":
+        return parent.child_by_field_name("operator") is not None and parent.child_by_field_name("operator").type == "&"
+    if parent.type in ("init_declarator", "assignment_expression"):
+        return parent.child_by_field_name("value" if parent.type == "init_declarator" else "right") == node
+    return False
 
 
 def _record_call(
@@ -483,6 +508,15 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                     Location(f.function.file, f.indirect_calls[0], kernel.name),
                     hint="call the helper directly, or keep this kernel unfused",
                 )
+            for key, line in f.function_values:
+                if key in program.needs_context:
+                    raise HFuseError(
+                        f"cannot prove the fused kernel correct: '{key}' reads the block and is used as a value here "
+                        "(a function pointer or a template argument): each part calls its own copy of it, which "
+                        "takes the part's view of the block, and no pointer can carry that",
+                        Location(f.function.file, line, kernel.name),
+                        hint=f"call {key.rsplit('::', 1)[-1]}(...) directly, or keep this kernel unfused",
+                    )
             for key, others, line in f.other_candidates:
                 if program.needs_context & {key, *others}:
                     raise HFuseError(
