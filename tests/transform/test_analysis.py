@@ -249,3 +249,23 @@ def test_as_an_instance_s_template_argument_too():
 def test_one_that_does_not_read_the_block_is_a_value_like_any():
     assert "apply<twice>" in _fuse_values("y[threadIdx.x] = apply<twice>(x[threadIdx.x])").source
     assert "map__hf2<twice>" in _fuse_values("", "twice", name="map").source
+
+
+@pytest.mark.nvcc
+def test_a_bodys_own_using_directive_and_declaration_are_followed(tmp_path):
+    # before: neither b::idx nor d::lanes reached the fused file, and lanes() was not sent to
+    # the part's copy of d::lanes, which reads the block
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+    from toolchain import compile_nvcc
+
+    text = ("namespace b { __device__ int idx() { return 7; } }\n"
+            "namespace d { __device__ int lanes() { return threadIdx.x; } }\n"
+            "__global__ void k(int* z) {\n  using namespace b;\n  using d::lanes;\n"
+            "  z[threadIdx.x] = idx() + lanes();\n}\n"
+            "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n")
+    source = fuse([KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))],
+                  sources={"k.cu": text}).source
+    assert "__device__ int idx() { return 7; }" in source
+    assert "using d::lanes__hf2;" in source and "idx() + lanes__hf2(hf_ctx)" in source
+    compile_nvcc(source, workdir=tmp_path)

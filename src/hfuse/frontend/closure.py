@@ -17,7 +17,7 @@ from typing import Sequence
 
 from .model import Function, TopLevelItem
 from .program import Program
-from .resolve import using_declaration
+from .resolve import LocalNames, using_declaration
 
 # Namespaces of the CUDA toolkit that device code may name: their using-directives and
 # aliases stay in the fused file. Any other namespace must be declared in the program.
@@ -69,9 +69,10 @@ def device_closure(program: Program, kernels: Sequence[Function],
             # kept (below), so what it names is kept too (a typedef, a constant)
             pending.append((item.scope, item.text, item.references))
     while pending:
-        scope, _, references = pending.pop()
+        scope, text, references = pending.pop()
+        local = LocalNames.of_text(text)  # a body's own using-directives and -declarations
         for written in references:
-            key = resolver.resolve(scope, written)
+            key = resolver.resolve(scope, written, local)
             for index in by_key.get(key, []) if key is not None else []:
                 item = program.items[index]
                 if index in taken or (item.function is not None and item.function.key in kernel_keys):

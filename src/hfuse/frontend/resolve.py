@@ -12,7 +12,7 @@ resolves to every overload that shares its qualified name.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 import tree_sitter as ts
@@ -49,20 +49,25 @@ def using_declaration(text: str) -> str | None:
 
 @dataclass(frozen=True)
 class LocalNames:
-    """Using-directives and namespace aliases written inside one function body."""
+    """Using-directives, using-declarations and namespace aliases written inside one
+    function body."""
 
     usings: tuple[str, ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()
+    declarations: tuple[str, ...] = ()
+    """What ``using ns::name;`` in the body brings in, as written (``ns::name``)."""
 
     @classmethod
     def of(cls, root: ts.Node) -> "LocalNames":
-        usings, aliases = [], []
+        usings, aliases, declarations = [], [], []
         for node in walk(root):
             if node.type == "using_declaration" and any(c.type == "namespace" for c in node.children):
                 usings.append(compact(node.named_children[-1].text.decode()))
+            elif node.type == "using_declaration" and (brought := using_declaration(node.text.decode())) is not None:
+                declarations.append(brought)
             elif node.type == "namespace_alias_definition" and len(node.named_children) >= 2:
                 aliases.append((node.named_children[0].text.decode(), compact(node.named_children[-1].text.decode())))
-        return cls(tuple(usings), tuple(aliases))
+        return cls(tuple(usings), tuple(aliases), tuple(declarations))
 
     @classmethod
     def of_text(cls, text: str) -> "LocalNames":
@@ -164,6 +169,10 @@ class Resolver:
         if absolute:
             key = "::".join(parts)
             return key if key in universe else None
+        if len(parts) == 1:
+            brought = next((d for d in local.declarations if d.rsplit("::", 1)[-1] == parts[0]), None)
+            if brought is not None:  # ``using ns::name;`` in the body: that name, from the body's scope
+                return self.resolve(scope, brought, replace(local, declarations=()), known)
         if len(parts) > 1:
             target = self._alias(scope, parts[0], local)
             if target is not None:  # an alias names its namespace from file scope

@@ -9,6 +9,7 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from ..frontend.model import qualify
+from ..frontend.resolve import using_declaration
 from ..frontend.parse import hidden_by_local, inner_declarator, walk
 from .analysis import call_reference
 from .context import CTX, PartContext
@@ -28,6 +29,15 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     scope, local = definition.scope, definition.local
     edits: list[TextEdit] = []
     for node in walk(definition.root):
+        if node.type == "using_declaration" and (brought := using_declaration(node.text.decode())) is not None:
+            # ``using d::lanes;`` in a body: the part's copy is what the body's calls name
+            key = ctx.resolver.resolve(scope, brought, known=set(ctx.known)) if ctx.known else None
+            name = node.named_children[-1] if node.named_children else None
+            while name is not None and name.type == "qualified_identifier":
+                name = name.child_by_field_name("name")
+            if key in ctx.specialised and name is not None:
+                edits.append(TextEdit.replace(name, ctx.clone_name(name.text.decode())))
+            continue
         if node.type != "call_expression":
             continue
         reference = call_reference(node)
