@@ -452,3 +452,23 @@ def test_a_short_name_the_kernel_only_contains_is_no_use(tmp_path):
                  "__global__ void k1(float* x) { x[threadIdx.x] = max(x[threadIdx.x], 0.f); }\n")
     b.write_text(overloads + "__global__ void k2(float* x) { x[threadIdx.x] = fmaxf(x[threadIdx.x], 1.f); }\n")
     fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
+
+
+@pytest.mark.nvcc
+def test_an_installed_librarys_pragma_macro_is_a_pragma_in_the_fused_file(tmp_path):
+    # CUTLASS_PRAGMA_UNROLL's shape: _Pragma("unroll") behind a library macro did not parse
+    from hfuse.frontend.options import CompileOptions
+
+    library = tmp_path / "include" / "lib"
+    library.mkdir(parents=True)
+    (library / "cfg.h").write_text('#pragma once\n#define LIB_PRAGMA_UNROLL _Pragma("unroll")\n'
+                                   '#define LIB_PRAGMA_NO_UNROLL _Pragma("unroll 1")\n')
+    source = tmp_path / "k.cu"
+    source.write_text("#include <lib/cfg.h>\n__global__ void k(float* y) {\n  float acc = 0.f;\n  LIB_PRAGMA_UNROLL\n"
+                      "  for (int i = 0; i < 16; ++i) acc += y[i * blockDim.x + threadIdx.x];\n"
+                      "  LIB_PRAGMA_NO_UNROLL for (int i = 0; i < 8; ++i) acc *= 1.01f;\n  y[threadIdx.x] = acc;\n}\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "include")])
+    fused = fuse([AXPY, KernelSpec(source, "k", Dim3(128), options=options)], options=options)
+    part = fused.source[fused.source.index("---- part 2"):]
+    assert "#pragma unroll\n" in part and "#pragma unroll 1\n" in part and "LIB_PRAGMA" not in part
+    compile_nvcc(fused.source, flags=["-isystem", str(tmp_path / "include")], workdir=tmp_path)

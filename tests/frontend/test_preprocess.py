@@ -365,3 +365,22 @@ def test_pytorch_headers_are_found_kept_and_read_for_macros_without_minus_I(tmp_
               "#endif\n")
     out = preprocess(source, tmp_path / "ext.cu")
     assert out.kept_includes == ("#include <torch/extension.h>",) and "__global__ void k" in out.text
+
+
+def test_an_unroll_count_written_with_a_macro_is_expanded():
+    # once: '#pragma unroll UNROLL' passed through, and the fused file has no UNROLL
+    text = "#define UNROLL 4\n#define TWICE(n) (2 * (n))\nvoid f() {\n#pragma unroll UNROLL\n  for (;;) {}\n" \
+           "#pragma unroll TWICE(UNROLL)\n  for (;;) {}\n#pragma unroll\n  for (;;) {}\n}\n"
+    lines = preprocess(text, "k.cu").text.splitlines()
+    assert "#pragma unroll 4" in lines and "#pragma unroll (2 * (4))" in lines and "#pragma unroll" in lines
+
+
+def test_the_pragma_operator_becomes_a_pragma_line_of_its_own():
+    # CUTLASS_PRAGMA_UNROLL and its like: _Pragma("unroll") inside a statement did not parse
+    text = ('#define LOOP _Pragma("unroll 2")\n\n'
+            'void f() {\n  LOOP for (;;) {}\n  int a; LOOP\n  for (;;) {}\n}\n')
+    pre = preprocess(text, "k.cu")
+    lines = [line.strip() for line in pre.text.splitlines()]
+    assert lines.count("#pragma unroll 2") == 2 and "for (;;) {}" in lines and "int a;" in lines
+    assert "_Pragma" not in pre.text
+    assert [pre.origin(i + 1)[1] for i, line in enumerate(lines) if line == "#pragma unroll 2"] == [4, 5]

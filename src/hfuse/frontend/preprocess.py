@@ -293,6 +293,9 @@ class _DevicePass(pcpp.Preprocessor):
                               "and the same -I/-D/-U options")
 
     def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
+        if directive.value == "pragma" and toks and toks[0].value == "unroll":
+            self._expand_unroll_count(toks[1:])
+            return None
         if directive.value == "error":
             message = "".join(t.value for t in toks).strip()
             raise HFuseError(f"#error {message}", self.location(directive.source, directive.lineno),
@@ -301,6 +304,18 @@ class _DevicePass(pcpp.Preprocessor):
         if directive.value in ("warning", "line"):
             return True  # dropped: no #line markers in the text, warnings are the compiler's business
         return None  # #pragma and the like pass through
+
+    def _expand_unroll_count(self, count: list) -> None:
+        """``#pragma unroll UNROLL``: nvcc reads the count as an expression, macros
+        expanded; the line passes through, so its tokens take the expansion's text (the
+        fused file keeps none of the user's macros)."""
+        written = [t for t in count if t.type not in self.t_WS]
+        if not written:
+            return
+        expanded = "".join(t.value for t in self.expand_macros([copy.copy(t) for t in count])).strip()
+        written[0].value = expanded
+        for token in written[1:]:
+            token.value = ""
 
     def evalexpr(self, tokens):
         return super().evalexpr(self._has_include(self._alternative_tokens(tokens)))
@@ -533,6 +548,28 @@ def _content_lines(tokens: Iterable, pp: _DevicePass) -> Iterator[tuple[str | No
         yield "".join(parts).rstrip(), origin[0], origin[1]
 
 
+_PRAGMA_OPERATOR = re.compile(r'_Pragma\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)')
+
+
+def _pragma_lines(lines: Iterable[tuple[str | None, str, int]]) -> Iterator[tuple[str | None, str, int]]:
+    """``_Pragma("unroll")`` (what ``CUTLASS_PRAGMA_UNROLL`` and its like expand to) as the
+    ``#pragma unroll`` line the preprocessor makes of it, on a line of its own with the
+    same origin: the parser and every later step see a pragma, as nvcc does."""
+    for content, source, line in lines:
+        if content is None or "_Pragma" not in content:
+            yield content, source, line
+            continue
+        at = 0
+        for match in _PRAGMA_OPERATOR.finditer(content):
+            before = content[at:match.start()]
+            if before.strip():
+                yield before.rstrip(), source, line
+            yield "#pragma " + match.group(1).replace('\\"', '"').replace("\\\\", "\\"), source, line
+            at = match.end()
+        if content[at:].strip():
+            yield content[at:].rstrip(), source, line
+
+
 def _place(lines: Iterable[tuple[str | None, str, int]], files: dict[str, Path], default: Path
            ) -> tuple[list[str], list[tuple[Path, int]]]:
     """Each content line at its own line number within its file, blank lines in between.
@@ -578,7 +615,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
             yield from pp.pre_include(file, main)
         yield from pp.parsegen(text.removeprefix("\ufeff"), main, main)
 
-    lines, origins = _place(_content_lines(tokens(), pp), files, path)
+    lines, origins = _place(_pragma_lines(_content_lines(tokens(), pp)), files, path)
     expansions = tuple("".join(t.value for t in pp.expand_macros(pp.tokenize(e))).strip() for e in expand)
     return PreprocessedSource(
         path=path,
