@@ -40,6 +40,7 @@ import pcpp
 from ..errors import HFuseError, Location
 from ..files import read_text_file
 from ..toolkit import cuda_include_dirs, installed_package_dir, pytorch_include_dirs
+from .lines import ENTER, content_lines, place, pragma_lines
 from .options import NO_OPTIONS, CompileOptions
 from .system_macros import header_macros, is_macro_like, pure_value, standard_macro_names, structural
 
@@ -58,10 +59,6 @@ _ARCH_NAME = re.compile(r"\b__CUDA_ARCH\w*")
 _DEVICE_PASS_TEST = re.compile(r"defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA_ARCH__\b"
                                r"|#[ \t]*ifn?def[ \t]+__CUDA_ARCH__\b")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-
-_ENTER = "HFUSE_ENTER"
-"""Type of a token-less marker put where a user header is expanded: the header's lines
-go at the ``#include``'s place, after the including file's earlier (blank) lines."""
 
 
 @dataclass(frozen=True)
@@ -473,7 +470,7 @@ class _DevicePass(pcpp.Preprocessor):
 
     def _marker(self, original_line: list):
         tok = copy.copy(next(t for t in original_line if t.type not in self.t_WS))
-        tok.type, tok.value = _ENTER, ""
+        tok.type, tok.value = ENTER, ""
         return tok
 
     def read_header(self, path: Path, name: str, where: Location) -> Iterator:
@@ -517,82 +514,6 @@ class _DevicePass(pcpp.Preprocessor):
 
 # -- lines and origins ------------------------------------------------------------------
 
-def _content_lines(tokens: Iterable, pp: _DevicePass) -> Iterator[tuple[str | None, str, int]]:
-    """(text, source, line) of every output line with something on it; text None marks
-    the ``#include`` line where a user header's lines go.
-
-    A line's origin is its first non-blank token's; pieces of a multi-line token (a block
-    comment) are on the token's following lines. Blank lines are dropped here and made
-    again by ``_place`` from the origins, so pcpp's own blank-line bookkeeping does not matter.
-    """
-    parts: list[str] = []
-    origin: tuple[str, int] | None = None
-    for tok in tokens:
-        if tok.type == _ENTER:
-            if origin is not None:
-                yield "".join(parts).rstrip(), origin[0], origin[1]
-            parts, origin = [], None
-            yield None, tok.source, tok.lineno
-            continue
-        pieces = tok.value.split("\n") if tok.type in pp.t_WS or tok.type in pp.t_COMMENT else [tok.value]
-        for k, piece in enumerate(pieces):
-            if k:
-                if origin is not None:
-                    yield "".join(parts).rstrip(), origin[0], origin[1]
-                parts, origin = [], None
-            if piece:
-                parts.append(piece)
-                if origin is None and piece.strip():
-                    origin = (tok.source, tok.lineno + k)
-    if origin is not None:
-        yield "".join(parts).rstrip(), origin[0], origin[1]
-
-
-_PRAGMA_OPERATOR = re.compile(r'_Pragma\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)')
-
-
-def _pragma_lines(lines: Iterable[tuple[str | None, str, int]]) -> Iterator[tuple[str | None, str, int]]:
-    """``_Pragma("unroll")`` (what ``CUTLASS_PRAGMA_UNROLL`` and its like expand to) as the
-    ``#pragma unroll`` line the preprocessor makes of it, on a line of its own with the
-    same origin: the parser and every later step see a pragma, as nvcc does."""
-    for content, source, line in lines:
-        if content is None or "_Pragma" not in content:
-            yield content, source, line
-            continue
-        at = 0
-        for match in _PRAGMA_OPERATOR.finditer(content):
-            before = content[at:match.start()]
-            if before.strip():
-                yield before.rstrip(), source, line
-            yield "#pragma " + match.group(1).replace('\\"', '"').replace("\\\\", "\\"), source, line
-            at = match.end()
-        if content[at:].strip():
-            yield content[at:].rstrip(), source, line
-
-
-def _place(lines: Iterable[tuple[str | None, str, int]], files: dict[str, Path], default: Path
-           ) -> tuple[list[str], list[tuple[Path, int]]]:
-    """Each content line at its own line number within its file, blank lines in between.
-
-    Going back to a file (after a header) or forward within one pads up to the line's
-    number; a line that comes out earlier (a header read a second time, a macro
-    argument spanning lines) is emitted as is, with its true origin.
-    """
-    text: list[str] = []
-    origins: list[tuple[Path, int]] = []
-    last: dict[str, int] = {}
-    for content, source, line in lines:
-        path = files.get(source, default)
-        for blank in range(last.get(source, 0) + 1, line):
-            text.append("")
-            origins.append((path, blank))
-        if content is not None:  # None: an #include whose header's lines come next
-            text.append(content)
-            origins.append((path, line))
-        last[source] = line
-    return text, origins
-
-
 def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS,
                expand: Sequence[str] = ()) -> PreprocessedSource:
     """Preprocess ``text`` (the contents of ``path``) as nvcc's device pass would, and
@@ -615,7 +536,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
             yield from pp.pre_include(file, main)
         yield from pp.parsegen(text.removeprefix("\ufeff"), main, main)
 
-    lines, origins = _place(_pragma_lines(_content_lines(tokens(), pp)), files, path)
+    lines, origins = place(pragma_lines(content_lines(tokens(), pp.t_WS, pp.t_COMMENT)), files, path)
     expansions = tuple("".join(t.value for t in pp.expand_macros(pp.tokenize(e))).strip() for e in expand)
     return PreprocessedSource(
         path=path,
