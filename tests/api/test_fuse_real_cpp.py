@@ -472,3 +472,32 @@ def test_an_installed_librarys_pragma_macro_is_a_pragma_in_the_fused_file(tmp_pa
     part = fused.source[fused.source.index("---- part 2"):]
     assert "#pragma unroll\n" in part and "#pragma unroll 1\n" in part and "LIB_PRAGMA" not in part
     compile_nvcc(fused.source, flags=["-isystem", str(tmp_path / "include")], workdir=tmp_path)
+
+
+CONCEPTS = """
+#include <type_traits>
+template <typename T>
+concept Floaty = std::is_floating_point_v<T>;
+template <Floaty T>
+__device__ T twice(T v) { return v + v; }
+template <typename T> requires Floaty<T>
+__global__ void scale(T* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = twice(y[i]);
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_a_cpp20_kernel_with_a_requires_clause_and_its_concept(tmp_path):
+    # once: the requires-clause hid the kernel ("no __global__ kernel named 'scale'"), and the
+    # concept, which declared no name hfuse knew, was left out
+    from hfuse.frontend.options import CompileOptions
+    from hfuse.runtime.ptxas import nvcc_resources
+
+    options = CompileOptions(std="c++20")
+    fused = fuse([AXPY, KernelSpec("k.cu", "scale", Dim3(128), ("float",))], sources={"k.cu": CONCEPTS},
+                 options=options)
+    assert "template <typename T> requires Floaty<T>\n__device__ __forceinline__ void scale__hf2(" in fused.source
+    assert "concept Floaty = std::is_floating_point_v<T>;" in fused.source
+    assert fused.name in nvcc_resources(fused.source, std=options.emitted_std)

@@ -103,7 +103,8 @@ def _compile_check(fused, options: CompileOptions, console: Console) -> int:
     arch = options.arch
     if isinstance(fused.register_cap, WarpgroupRegisters) and not arch.endswith("a"):
         arch += "a"  # setmaxnreg is sm_90a only
-    resources = nvcc_resources(fused.source, arch=arch, options=options.compiler_flags(std=False, pre_includes=False))
+    resources = nvcc_resources(fused.source, arch=arch, options=options.compiler_flags(std=False, pre_includes=False),
+                               std=options.emitted_std)
     found = find_resources(resources, fused.name)
     if found is None:
         raise HFuseError(f"nvcc compiled the fused file but reported nothing for '{fused.name}'")

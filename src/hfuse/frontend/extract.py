@@ -113,7 +113,8 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
         return [TopLevelItem("using", text, (alias,), path, line, scope=scope, nominates=target)]
     definition = node
     if node.type == "template_declaration":
-        inner = [c for c in node.named_children if c.type not in ("template_parameter_list", "comment")]  # a comment may come first
+        # a comment may come first, a C++20 requires-clause after the parameters
+        inner = [c for c in node.named_children if c.type not in ("template_parameter_list", "comment", "requires_clause")]
         if inner and inner[0].type == "function_definition":
             definition = inner[0]
     if definition.type == "function_definition":
@@ -251,6 +252,8 @@ def _declared_names(node: ts.Node) -> tuple[str, ...]:
             for child in node.named_children:
                 if child.type in ("declaration", "alias_declaration"):
                     names.extend(_declared_names(child))
+                elif child.type == "concept_definition" and (name := child.child_by_field_name("name")) is not None:
+                    names.append(name.text.decode())  # C++20: ``template <class T> concept Floaty = ...;``
         return tuple(names)
     if node.type == "namespace_alias_definition":
         return (node.named_children[0].text.decode(),)
@@ -310,6 +313,9 @@ def _function(
     if outer.type == "template_declaration":
         plist = outer.child_by_field_name("parameters")
         template_header = "template " + _text(plist, data)
+        requires = next((c for c in outer.named_children if c.type == "requires_clause"), None)
+        if requires is not None:  # the constraint is part of which template this is
+            template_header += " " + _text(requires, data)
         declared = [p for p in plist.named_children if p.type != "comment"]
         template_params = tuple(_template_param_name(p) for p in declared)
         template_defaults = tuple(

@@ -140,15 +140,17 @@ def nvcc_resources(
     options: Sequence[str] = (),
     nvcc: str | None = None,
     timeout: float = 300,
+    std: str = "c++17",
 ) -> dict[str, Resources]:
-    """Compiles ``source`` to a cubin with nvcc (no GPU needed) and parses the report."""
+    """Compiles ``source`` to a cubin with nvcc (no GPU needed) and parses the report.
+    ``std``: the dialect (a fused file of C++20 inputs keeps their concepts)."""
     exe = nvcc or shutil.which("nvcc")
     if exe is None:
         raise HFuseError("nvcc is not on PATH", hint="install the CUDA toolkit or pass nvcc=")
     with tempfile.TemporaryDirectory(prefix="hfuse-nvcc-") as tmp:
         src = Path(tmp) / "kernel.cu"
         src.write_text(source)
-        cmd = [exe, f"-arch={arch}", "-cubin", "-std=c++17", "-Xptxas", "-v",
+        cmd = [exe, f"-arch={arch}", "-cubin", f"-std={std}", "-Xptxas", "-v",
                "-o", str(Path(tmp) / "kernel.cubin"), *options, str(src)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         log = proc.stdout + proc.stderr
