@@ -127,3 +127,18 @@ def test_what_cannot_be_converted_is_refused_at_the_parameter(text, kernel, targ
     with pytest.raises(HFuseError) as err:
         _fuse(text, kernel, *targs)
     assert "the host made" in err.value.message and why in err.value.message, err.value.message
+
+
+@pytest.mark.nvcc
+def test_a_class_with_private_members_is_converted_too(tmp_path):
+    # (the twin's members were private to the part's copy: nvcc refused the conversion)
+    text = ("class Scaler {\n public:\n  __device__ float operator()(float v) const { return v * scale_ + threadIdx.x; }\n"
+            "  float scale_;\n private:\n  int pad_;\n};\n"
+            "template <typename F> __global__ void map(F f, float* y) { y[threadIdx.x] = f(y[threadIdx.x]); }\n"
+            "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n")
+    fused = _fuse(text, "map", "Scaler")
+    twin = fused.source[fused.source.index("struct Scaler__hf2_host {"):]
+    assert "private" not in twin[: twin.index("};")]
+    original = text[: text.index("template <typename F>")]
+    checks = ("\n#include <cstddef>\n" + original + "static_assert(sizeof(Scaler) == sizeof(Scaler__hf2_host), \"size\");\n")
+    compile_nvcc(fused.source + checks, workdir=tmp_path)

@@ -261,7 +261,14 @@ def host_twin(copy: str, plain: str) -> str:
     named ``plain_host``: the layout of the host's objects, for the fused kernel's parameter."""
     found = _struct_body(copy)
     assert found is not None, "host_made_types admits only types with a body"
-    edits = [TextEdit.replace(c, "") for c in found[1].named_children if _is_member_function(c)]
+    node, body = found
+    edits = [TextEdit.replace(c, "") for c in body.named_children if _is_member_function(c)]
+    # every member public, so that the part's copy can read them (access does not change the layout)
+    edits += [TextEdit.replace(c, "public") for c in body.named_children if c.type == "access_specifier"
+              and c.text.decode().rstrip(":").strip() != "public"]
+    keyword = node.children[0] if node.children and node.children[0].type == "class" else None
+    if keyword is not None:
+        edits.append(TextEdit.replace(keyword, "struct"))
     twin = apply_edits(copy.encode(), edits)
     return re.sub(rf"\b{re.escape(plain)}\b", f"{plain}_host", twin)
 
