@@ -269,3 +269,16 @@ def test_a_bodys_own_using_directive_and_declaration_are_followed(tmp_path):
     assert "__device__ int idx() { return 7; }" in source
     assert "using d::lanes__hf2;" in source and "idx() + lanes__hf2(hf_ctx)" in source
     compile_nvcc(source, workdir=tmp_path)
+
+
+def test_a_default_argument_that_reads_the_block_is_refused_at_its_line():
+    # (before: the part's copy declared 'int t = hf_ctx.threadIdx.x', which nvcc rejects)
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    text = ("__device__ int lane(int t = threadIdx.x) { return t & 31; }\n"
+            "__global__ void k(int* z) { z[threadIdx.x] = lane(); }\n"
+            "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n")
+    with pytest.raises(HFuseError, match="a default argument reads threadIdx") as err:
+        fuse([KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))], sources={"k.cu": text})
+    assert err.value.where.line == 1

@@ -210,6 +210,10 @@ def analyze(
         line = base + line_of(node)
         if is_builtin_reference(node):
             facts.builtins.append((node.text.decode(), line))
+            if _in_default_argument(node):
+                facts.opaque.append((f"a default argument reads {node.text.decode()}: the callers' part cannot "
+                                     "give it its view of the block", line,
+                                     "pass the value at each call instead, or keep this kernel unfused"))
         elif node.type == "identifier" and node.text.decode() in extern_shared:
             facts.extern_shared_uses.append((node.text.decode(), line))
         elif node.type == "call_expression":
@@ -270,6 +274,15 @@ def _is_indirect(target: ts.Node) -> bool:
         inner = target.named_children[0] if target.named_children else None
         return inner is not None and inner.type in ("pointer_expression", "subscript_expression", "field_expression")
     return target.type in ("pointer_expression", "subscript_expression")
+
+
+def _in_default_argument(node: ts.Node) -> bool:
+    current = node.parent
+    while current is not None and current.type not in ("compound_statement", "function_definition"):
+        if current.type in ("optional_parameter_declaration", "optional_type_parameter_declaration"):
+            return True
+        current = current.parent
+    return False
 
 
 def _names_a_value(node: ts.Node) -> bool:
