@@ -142,3 +142,9 @@ def test_a_class_with_private_members_is_converted_too(tmp_path):
     original = text[: text.index("template <typename F>")]
     checks = ("\n#include <cstddef>\n" + original + "static_assert(sizeof(Scaler) == sizeof(Scaler__hf2_host), \"size\");\n")
     compile_nvcc(fused.source + checks, workdir=tmp_path)
+
+
+def test_an_elaborated_parameter_type_is_converted_by_its_name():
+    fused = _fuse(TABLE.replace("by_value(Table t", "by_value(const struct Table t"), "by_value")
+    assert "const struct Table__hf2_host hf2_t," in fused.source
+    assert _call(fused.source).startswith("::by_value__hf2(Table__hf2(hf_ctx, hf2_t)")

@@ -121,7 +121,7 @@ def _host_made(sig: PartSignature, types: frozenset[str]) -> PartSignature:
             arguments.append(name)
             continue
         params.append(types_named.sub(lambda m: f"{m.group(1)}__hf{i}_host", head) + declared[len(head):])
-        copy = re.sub(r"\b(const|volatile|__restrict__|__grid_constant__)\b", " ", head)
+        copy = re.sub(r"\b(const|volatile|__restrict__|__grid_constant__|struct|class|typename)\b", " ", head)
         copy = " ".join(types_named.sub(lambda m: f"{m.group(1)}__hf{i}", copy).split())
         arguments.append(f"{copy}(hf_ctx, {name})")
     targs = tuple(types_named.sub(lambda m: f"{m.group(1)}__hf{i}", a) for a in sig.template_args)

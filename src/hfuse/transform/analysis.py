@@ -316,14 +316,17 @@ def _record_call(
     if target is not None and target.type == "identifier" and hidden_by_local(target):
         return  # a lambda, functor or pointer of the function's own, not the program's function of that name
     key = reference.split("::")[-1] if resolver is None else resolver.resolve(function.scope, reference, local, known)
+    own_member = False
     if function.owner and "::" not in reference and known:
         # in a member function, a member of its own class hides a namespace's function of that name
         member = qualify(function.scope, f"{function.owner}::{reference.split('<')[0].strip()}")
         if member in known:
-            key = member
+            key, own_member = member, True
     if key is not None:
         facts.calls.add(key)
-        if resolver is not None and known and "::" not in reference and (args := node.child_by_field_name("arguments")) is not None \
+        args = node.child_by_field_name("arguments")
+        # (a class member found by ordinary lookup: C++ does no argument-dependent lookup)
+        if resolver is not None and known and "::" not in reference and not own_member and args is not None \
                 and args.named_children:
             simple = reference.split("<")[0].strip()
             others = tuple(sorted(k for k in known if k != key and k.rsplit("::", 1)[-1] == simple
