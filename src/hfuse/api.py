@@ -18,7 +18,7 @@ from .errors import HFuseError, Location
 from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
-from .frontend.closure import DeviceClosure, device_closure
+from .frontend.closure import DeviceClosure, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
@@ -335,7 +335,8 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     # functions two inputs define differently: each part gets its own file's, renamed
     everything.needs_context.update(key for key in program.function_clashes if key in everything.facts)
     everything.propagate()
-    context_types = close_over_types(everything, program.items, program.resolver)
+    context_types = close_over_types(everything, program.items, program.resolver,
+                                     {k.key: template_argument_names(s.template_args) for k, s in zip(found, specs)})
     prepared = []
     for spec, kernel in zip(specs, found):
         for key in everything.reachable(kernel.key):

@@ -148,3 +148,80 @@ def test_an_elaborated_parameter_type_is_converted_by_its_name():
     fused = _fuse(TABLE.replace("by_value(Table t", "by_value(const struct Table t"), "by_value")
     assert "const struct Table__hf2_host hf2_t," in fused.source
     assert _call(fused.source).startswith("::by_value__hf2(Table__hf2(hf_ctx, hf2_t)")
+
+
+MEMBERS = """
+__device__ float plus_lane(float v) { return v + threadIdx.x; }
+struct Tile {
+  __device__ float swap(float* s, float v) const {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    return plus_lane(s[blockDim.x - 1 - threadIdx.x]);
+  }
+};
+struct Raw {
+  __device__ void sync() const { asm volatile("bar.sync 0;"); }
+};
+__global__ void tiled(float* y) { __shared__ float s[128]; Tile t; y[threadIdx.x] = t.swap(s, y[threadIdx.x]); }
+__global__ void raw(float* y) { Raw r; y[threadIdx.x] = 1.f; r.sync(); }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_what_a_types_member_functions_reach_is_the_kernels(tmp_path):
+    # before: the member's __syncthreads() gave the part no barrier id (an internal error), and
+    # the helper it calls was neither copied nor renamed (nvcc: undefined)
+    fused = _fuse(MEMBERS, "tiled")
+    assert fused.partition.parts[1].barrier_id == 1
+    part = fused.source[fused.source.index("---- part 2"):]
+    assert part.index("float plus_lane__hf2(") < part.index("struct Tile__hf2 {")  # seen by the member
+    assert "hfuse_sync<1, 128>();" in part and "return plus_lane__hf2(hf_ctx, " in part
+    assert "swap__hf2" not in part  # a member stays in its type's copy
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_what_a_member_function_does_that_hfuse_cannot_rewrite_is_refused():
+    # before: the member's bar.sync 0 went into the fused kernel, waiting for every part's threads
+    with pytest.raises(HFuseError, match="inline PTX that synchronises"):
+        _fuse(MEMBERS, "raw")
+
+
+APEX_L2 = """
+template <int n> struct TL { void* addresses[n][36]; int sizes[36]; unsigned char block_to_tensor[320]; int block_to_chunk[320]; };
+template <typename T, typename U, typename... ArgTypes>
+__global__ void multi_tensor_apply_kernel(int chunk_size, volatile int* noop_flag, T tl, U callable, ArgTypes... args) {
+  callable(chunk_size, noop_flag, tl, args...);
+}
+__device__ float reduce_block_into_lanes(float* x, float val) {
+  int tid = threadIdx.x;
+  x[tid] = val;
+  __syncthreads();
+  for (int i = blockDim.x >> 1; i > 0; i >>= 1) { if (tid < i) x[tid] += x[tid + i]; __syncthreads(); }
+  return x[0];
+}
+template <typename x_t>
+struct L2NormFunctor {
+  __device__ __forceinline__ void operator()(int chunk_size, volatile int* noop_gmem, TL<1>& tl, float* output) {
+    int tensor_loc = tl.block_to_tensor[blockIdx.x];
+    int chunk_idx = tl.block_to_chunk[blockIdx.x];
+    int n = tl.sizes[tensor_loc] - chunk_idx * chunk_size;
+    x_t* x = (x_t*)tl.addresses[0][tensor_loc] + chunk_idx * chunk_size;
+    __shared__ float s_vals[512];
+    float val = 0.f;
+    for (int i = threadIdx.x; i < n && i < chunk_size; i += blockDim.x) { float v = x[i]; val += v * v; }
+    float final = reduce_block_into_lanes(s_vals, val);
+    if (threadIdx.x == 0) output[blockIdx.x] = final;
+  }
+};
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_an_apex_style_functor_with_a_block_reduction(tmp_path):
+    # the functor reaches the kernel only through its template argument U
+    fused = _fuse(APEX_L2, "multi_tensor_apply_kernel", "TL<1>", "L2NormFunctor<float>", "float*")
+    assert "L2NormFunctor__hf2_host<float> hf2_callable" in fused.source
+    assert "reduce_block_into_lanes__hf2(hf_ctx, s_vals, val)" in fused.source and "hfuse_sync<1, 128>();" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)

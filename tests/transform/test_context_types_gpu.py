@@ -66,3 +66,20 @@ def test_a_host_made_functor_fused_after_a_partner_equals_unfused(cp, tmp_path, 
     assert "Affine__hf2_host" in fused.source
     problems = differences(cp, [PARTNER, spec], [_partner, _apply(spec.block)], fused, [20261126, block])
     assert not problems, "\n".join(problems)
+
+
+def test_a_member_that_synchronises_and_calls_a_block_reading_helper_equals_unfused(cp, tmp_path):
+    # the member's barrier is the part's, the helper it calls is the part's copy (before: an
+    # internal error, and a helper left out)
+    from test_context_types import MEMBERS
+
+    path = tmp_path / "members.cu"
+    path.write_text(MEMBERS)
+    spec = KernelSpec(path, "tiled", Dim3(128))
+    fused = fuse([PARTNER, spec])
+
+    def tiled(rng, cp) -> Launch:  # one block: every block of 'tiled' writes the same 128 values
+        return Launch([cp.asarray(rng.standard_normal(128, dtype=np.float32))], Dim3(1), 0, (0,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, tiled], fused, [20261126, 7])
+    assert not problems, "\n".join(problems)

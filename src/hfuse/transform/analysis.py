@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import tree_sitter as ts
 
@@ -474,10 +474,13 @@ def close_over_symbols(program: ProgramFacts, items: Sequence[TopLevelItem], res
     program.propagate()
 
 
-def close_over_types(program: ProgramFacts, items: Sequence[TopLevelItem], resolver: Resolver) -> frozenset[str]:
+def close_over_types(program: ProgramFacts, items: Sequence[TopLevelItem], resolver: Resolver,
+                     instance_names: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
     """Context types: structs with a member function that needs the part's context, and
     structs that use such a struct. Every function that names one needs the context too
-    (it constructs an object that must carry it); ``program`` is updated accordingly."""
+    (it constructs an object that must carry it); ``program`` is updated accordingly.
+    ``instance_names``: what a kernel's template arguments name, by kernel key (the
+    functor ``U`` of ``apply<Scale>`` is run by the kernel as if it named it)."""
     types: set[str] = {key for item in items for key in item.keys
                        if any(m.key in program.needs_context for m in item.members)}
     changed = bool(types)
@@ -498,7 +501,32 @@ def close_over_types(program: ProgramFacts, items: Sequence[TopLevelItem], resol
                 changed = True
         if changed:
             program.propagate()
+    _call_members(program, items, resolver, instance_names or {})
     return frozenset(types)
+
+
+def _call_members(program: ProgramFacts, items: Sequence[TopLevelItem], resolver: Resolver,
+                  instance_names: Mapping[str, frozenset[str]]) -> None:
+    """A function that names a type runs its member functions (through objects hfuse cannot
+    follow: ``s.sync()``, ``callable(...)``): they become its callees, so what they reach is
+    copied per part and checked (inline PTX in a member is refused like anywhere else), and
+    their barriers give the part an id."""
+    members: dict[str, set[str]] = {}
+    for item in items:
+        for key in item.keys if item.members else ():
+            members.setdefault(key, set()).update(m.key for m in item.members if m.key in program.facts)
+    if not any(members.values()):
+        return
+    for item in items:
+        if item.function is None or item.function.key not in program.facts:
+            continue
+        written = (*item.references, *instance_names.get(item.function.key, ()))
+        named = {resolver.resolve(item.scope, r) for r in written} & members.keys()
+        called = set().union(*(members.get(key, set()) for key in named)) - {item.function.key}
+        if called:
+            for facts in program.facts[item.function.key]:
+                facts.calls.update(called)
+    program.propagate()
 
 
 def check_kernel(kernel: Function, program: ProgramFacts) -> None:

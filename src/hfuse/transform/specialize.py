@@ -42,7 +42,9 @@ class ScopedCode:
 
 @dataclass(frozen=True)
 class PartCode:
-    """Device code of one fused part: type and helper copies (callees first) and the body."""
+    """Device code of one fused part: type and helper copies (callees first) and the body.
+    ``types`` is what must precede the helpers that take a type copy: the part's symbol
+    copies, the helpers that name no type copy, then the type copies."""
 
     types: tuple[ScopedCode, ...]
     helpers: tuple[ScopedCode, ...]
@@ -111,20 +113,29 @@ def specialise_part(
 ) -> PartCode:
     """``context_types``: the definitions of the context types this part uses (see
     context_types.py); ``symbols``: the definitions of the symbols it has its own copy of."""
-    types = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx)) for item in symbols)
-    types += tuple(ScopedCode(item.scope, type_copy(_rewrite(_definition(item), ctx), ctx,
-                                                    host_made=bool(set(item.keys) & ctx.host_made)))
-                   for item in context_types)
+    symbol_copies = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx)) for item in symbols)
+    type_copies = tuple(ScopedCode(item.scope, type_copy(_rewrite(_definition(item), ctx), ctx,
+                                                         host_made=bool(set(item.keys) & ctx.host_made)))
+                        for item in context_types)
     order = _callees_first(kernel.key, program)
     helpers = []
     for name in order:
         if name in ctx.specialised and name != kernel.key:
             for fn in functions[name]:
+                if fn.owner:
+                    continue  # a member function: rewritten inside its type's copy
                 # a helper's early return skips its own later barriers just like a kernel's
                 safe = _early_exits_safe(fn, ctx)
                 helpers.append(ScopedCode(fn.scope, _rewrite(safe, ctx, rename_signature=True)))
     body = ScopedCode(kernel.scope, _body_function(kernel, ctx, program))
-    return PartCode(types, tuple(helpers), body, "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
+    # a type copy's members may call helper copies, and a helper may take a type copy: the
+    # helpers that name no type copy come first (a member's body sees only what precedes its class)
+    copies = {ctx.clone_name(key.split("::")[-1]) for item in context_types for key in item.keys}
+    naming = re.compile(r"\b(" + "|".join(map(re.escape, sorted(copies))) + r")\b") if copies else None
+    first = [h for h in helpers if naming is None or not naming.search(h.text)]
+    later = [h for h in helpers if naming is not None and naming.search(h.text)]
+    return PartCode((*symbol_copies, *first, *type_copies), tuple(later), body,
+                    "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
 
 
 def _definition(item: TopLevelItem) -> Definition:
