@@ -205,3 +205,31 @@ def hidden_by_local(node: ts.Node) -> bool:
                 return True
         current = parent
     return False
+
+
+def in_default_argument(node: ts.Node) -> bool:
+    """Whether ``node`` is inside a parameter's default argument (``int t = threadIdx.x``)."""
+    current = node.parent
+    while current is not None and current.type not in ("compound_statement", "function_definition"):
+        if current.type in ("optional_parameter_declaration", "optional_type_parameter_declaration"):
+            return True
+        current = current.parent
+    return False
+
+
+def names_a_value(node: ts.Node) -> bool:
+    """Whether ``node`` is a name used as a value where a function may be one: an argument
+    (``g(f)``, ``apply<f>``), an address (``&f``), an initializer or the right of ``=``."""
+    parent = node.parent
+    if parent is None or node.type not in ("identifier", "qualified_identifier", "type_identifier"):
+        return False
+    if node.type == "type_identifier":
+        return (parent.type == "type_descriptor" and parent.text == node.text and parent.parent is not None
+                and parent.parent.type == "template_argument_list")
+    if parent.type in ("argument_list", "template_argument_list", "initializer_list"):
+        return True
+    if parent.type == "pointer_expression":
+        return parent.child_by_field_name("operator") is not None and parent.child_by_field_name("operator").type == "&"
+    if parent.type in ("init_declarator", "assignment_expression"):
+        return parent.child_by_field_name("value" if parent.type == "init_declarator" else "right") == node
+    return False

@@ -15,7 +15,8 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.model import PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, Function, TopLevelItem, qualify
-from ..frontend.parse import compact, declarator_name, hidden_by_local, line_of, parse, walk
+from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
+                              names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
 from .opaque import REFUSAL_HINT, OpaqueNames
 
@@ -210,7 +211,7 @@ def analyze(
         line = base + line_of(node)
         if is_builtin_reference(node):
             facts.builtins.append((node.text.decode(), line))
-            if _in_default_argument(node):
+            if in_default_argument(node):
                 facts.opaque.append((f"a default argument reads {node.text.decode()}: the callers' part cannot "
                                      "give it its view of the block", line,
                                      "pass the value at each call instead, or keep this kernel unfused"))
@@ -241,7 +242,7 @@ def analyze(
             facts.opaque.append(("inline PTX that ends the thread (exit/ret): fused, the thread would skip what runs "
                                  "after its part and leave its part's barriers short", line,
                                  "return from the kernel in C++ instead, or keep this kernel unfused"))
-        if resolver is not None and known and _names_a_value(node) and not hidden_by_local(node):
+        if resolver is not None and known and names_a_value(node) and not hidden_by_local(node):
             key = resolver.resolve(function.scope, compact(node.text.decode()), local, known)
             if key is not None:
                 facts.function_values.append((key, line))
@@ -274,33 +275,6 @@ def _is_indirect(target: ts.Node) -> bool:
         inner = target.named_children[0] if target.named_children else None
         return inner is not None and inner.type in ("pointer_expression", "subscript_expression", "field_expression")
     return target.type in ("pointer_expression", "subscript_expression")
-
-
-def _in_default_argument(node: ts.Node) -> bool:
-    current = node.parent
-    while current is not None and current.type not in ("compound_statement", "function_definition"):
-        if current.type in ("optional_parameter_declaration", "optional_type_parameter_declaration"):
-            return True
-        current = current.parent
-    return False
-
-
-def _names_a_value(node: ts.Node) -> bool:
-    """Whether ``node`` is a name used as a value where a function may be one: an argument
-    (``g(f)``, ``apply<f>``), an address (``&f``), an initializer or the right of ``=``."""
-    parent = node.parent
-    if parent is None or node.type not in ("identifier", "qualified_identifier", "type_identifier"):
-        return False
-    if node.type == "type_identifier":
-        return (parent.type == "type_descriptor" and parent.text == node.text and parent.parent is not None
-                and parent.parent.type == "template_argument_list")
-    if parent.type in ("argument_list", "template_argument_list", "initializer_list"):
-        return True
-    if parent.type == "pointer_expression":
-        return parent.child_by_field_name("operator") is not None and parent.child_by_field_name("operator").type == "&"
-    if parent.type in ("init_declarator", "assignment_expression"):
-        return parent.child_by_field_name("value" if parent.type == "init_declarator" else "right") == node
-    return False
 
 
 def _record_call(
