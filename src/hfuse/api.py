@@ -555,7 +555,8 @@ def _generate(
                    "kernels' own namespaces.\n")
     header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
     for arch in dict.fromkeys(f.arch for f in program.files if f.arch_macros):
-        header += arch_guard(arch, [m for f in program.files if f.arch == arch for m in f.arch_macros])
+        header += arch_guard(CompileOptions(arch=arch), [m for f in program.files if f.arch == arch
+                                                         for m in f.arch_macros])
     shared_items = [
         item for item in prepared.closure.items
         if not (item.function is not None and item.function.key in prepared.context_helpers)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from ..frontend.options import CompileOptions
 from ..frontend.model import Scope, TopLevelItem, namespace_wrap
 from ..partition import Partition
 from ..transform.compound_literals import without_compound_literals
@@ -44,26 +45,23 @@ def header_comment(name: str, partition: Partition, layout_spec: str, grid_note:
     return "\n".join(lines) + "\n"
 
 
-def arch_guard(arch: str, macros: Sequence[str]) -> str:
-    """Lines that stop a compile of the fused file for another architecture than ``arch``,
-    when the inputs' text depends on it (``macros``: the ``__CUDA_ARCH__``-family macros
-    it uses): hfuse expanded the inputs' ``#if __CUDA_ARCH__ >= 800`` and its like for
-    ``arch``, so another GPU would run code its originals would not."""
+def arch_guard(options: CompileOptions, macros: Sequence[str]) -> str:
+    """Lines that stop a compile of the fused file for another architecture than the one
+    ``options`` preprocessed for, when the inputs' text depends on it (``macros``: the
+    ``__CUDA_ARCH__``-family macros it uses): hfuse expanded the inputs' ``#if
+    __CUDA_ARCH__ >= 800`` and its like for that one, so another GPU would run code its
+    originals would not. A macro the target defines must be defined, one it does not must not."""
     if not macros:
         return ""
-    number = int(arch.split("_", 1)[1].rstrip("af")) * 10
-    variant = {"__CUDA_ARCH_FEAT_SM": arch.endswith("a"), "__CUDA_ARCH_SPECIFIC__": arch.endswith("a"),
-               "__CUDA_ARCH_FAMILY_SPECIFIC__": arch.endswith(("a", "f"))}
-    tests = [f"__CUDA_ARCH__ != {number}"]
-    for name in sorted(set(macros)):
-        kind = next((k for k in variant if name.startswith(k)), None)
-        if kind is not None:
-            tests.append(f"!defined({name})" if variant[kind] else f"defined({name})")
+    defined = dict(options.arch_macros)
+    tests = [f"__CUDA_ARCH__ != {options.cuda_arch}"]
+    for name in sorted(set(macros) - {"__CUDA_ARCH__", "__CUDA_ARCH_LIST__"}):
+        tests.append(f"!defined({name})" if name in defined else f"defined({name})")
     return (f"// The inputs' code depends on the GPU architecture ({', '.join(sorted(set(macros)))}); hfuse "
-            f"decided it for {arch}.\n"
+            f"decided it for {options.arch}.\n"
             f"#if defined(__CUDA_ARCH__) && ({' || '.join(tests)})\n"
-            f'#error "hfuse fused these kernels for {arch} (their #if on the architecture were decided for it): '
-            f'fuse them again with -arch for this GPU"\n'
+            f'#error "hfuse fused these kernels for {options.arch} (their #if on the architecture were decided for '
+            'it): fuse them again with -arch for this GPU"\n'
             "#endif\n")
 
 

@@ -85,6 +85,20 @@ class CompileOptions:
         """``__CUDA_ARCH__`` of the modelled device pass (sm_90a -> 900)."""
         return int(self.arch.split("_", 1)[1].rstrip("af")) * 10
 
+    @property
+    def arch_macros(self) -> tuple[tuple[str, str], ...]:
+        """The ``__CUDA_ARCH__`` family nvcc's device pass defines for ``arch``, as
+        ``nvcc --dryrun`` shows them: an architecture-specific target (sm_90a) also defines
+        its feature macros, a family one (sm_100f) the family's."""
+        number = str(self.cuda_arch)
+        macros = [("__CUDA_ARCH__", number), ("__CUDA_ARCH_LIST__", number)]
+        if self.arch.endswith("a"):
+            macros += [(f"__CUDA_ARCH_FEAT_SM{number[:-1]}_ALL", "1"), ("__CUDA_ARCH_SPECIFIC__", number),
+                       ("__CUDA_ARCH_FAMILY_SPECIFIC__", number)]
+        elif self.arch.endswith("f"):
+            macros += [("__CUDA_ARCH_FAMILY_SPECIFIC__", number)]
+        return tuple(macros)
+
     def with_arch(self, arch: str) -> "CompileOptions":
         return replace(self, arch=arch)
 

@@ -106,10 +106,8 @@ def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
     shows them), plus ``CUDART_VERSION`` from the ``cuda_runtime.h`` nvcc includes
     implicitly, and the host platform's (nvcc preprocesses with the host compiler)."""
     major, minor = CUDACC_VERSION
-    arch = str(options.cuda_arch)
     macros = [
-        ("__CUDACC__", "1"), ("__NVCC__", "1"),
-        ("__CUDA_ARCH__", arch), ("__CUDA_ARCH_LIST__", arch),
+        ("__CUDACC__", "1"), ("__NVCC__", "1"), *options.arch_macros,
         ("__CUDACC_VER_MAJOR__", str(major)), ("__CUDACC_VER_MINOR__", str(minor)),
         ("__CUDA_API_VER_MAJOR__", str(major)), ("__CUDA_API_VER_MINOR__", str(minor)),
         ("__NVCC_DIAG_PRAGMA_SUPPORT__", "1"), ("__CUDACC_DEVICE_ATOMIC_BUILTINS__", "1"),
@@ -117,12 +115,6 @@ def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
         ("CUDART_VERSION", str(major * 1000 + minor * 10)),
         ("__cplusplus", CPLUSPLUS[options.std]),
     ]
-    # what nvcc --dryrun shows for an architecture-specific (sm_90a) or family (sm_100f) target
-    if options.arch.endswith("a"):
-        macros += [(f"__CUDA_ARCH_FEAT_SM{arch[:-1]}_ALL", "1"), ("__CUDA_ARCH_SPECIFIC__", arch),
-                   ("__CUDA_ARCH_FAMILY_SPECIFIC__", arch)]
-    elif options.arch.endswith("f"):
-        macros += [("__CUDA_ARCH_FAMILY_SPECIFIC__", arch)]
     if sys.platform.startswith("linux"):
         macros += [("__linux__", "1"), ("__unix__", "1")]
     machine = {"x86_64": "__x86_64__", "amd64": "__x86_64__", "aarch64": "__aarch64__", "arm64": "__aarch64__"}
