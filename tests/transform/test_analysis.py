@@ -282,3 +282,61 @@ def test_a_default_argument_that_reads_the_block_is_refused_at_its_line():
     with pytest.raises(HFuseError, match="a default argument reads threadIdx") as err:
         fuse([KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))], sources={"k.cu": text})
     assert err.value.where.line == 1
+
+
+BASES = """
+#include <cuda/std/tuple>
+__device__ __forceinline__ int lane() { return threadIdx.x & 31; }
+namespace lib {
+struct Root { int id; __device__ int lane() const { return id * 3; } };
+struct Mid : Root {};
+}
+template <class T> struct Dep : T {
+  __device__ int get() const { return lane() + 1; }
+};
+template <class T> struct NonDep : public lib::Mid {
+  __device__ int get() const { return lane() + 2; }
+};
+struct Unseen : cuda::std::tuple<int> {
+  __device__ int get() const { return lane() + 3; }
+};
+__global__ void dependent(int* z) { Dep<lib::Root> d; d.id = 1; z[threadIdx.x] = d.get(); }
+__global__ void inherited(int* z) { NonDep<float> d; d.id = 1; z[threadIdx.x] = d.get(); }
+__global__ void unseen(int* z) { Unseen u; z[threadIdx.x] = u.get(); }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+def _fuse_bases(kernel: str):
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    return fuse([KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", kernel, Dim3(128))],
+                sources={"k.cu": BASES}).source
+
+
+@pytest.mark.nvcc
+def test_a_member_of_a_base_class_hides_the_helper_of_its_name(tmp_path):
+    # once: NonDep::get's lane() (lib::Root::lane, two bases up) went to the part's copy of the
+    # file-scope lane, which reads threadIdx: it compiled and computed something else
+    from toolchain import compile_nvcc
+
+    source = _fuse_bases("inherited")
+    assert "__device__ int get() const { return lane() + 2; }" in source and "lane__hf2" not in source
+    compile_nvcc(source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_dependent_base_is_not_searched_as_cpp_does_not(tmp_path):
+    # two-phase lookup: in Dep<T>, lane() is the file-scope function whatever T has
+    from toolchain import compile_nvcc
+
+    source = _fuse_bases("dependent")
+    assert "return lane__hf2(hf_ctx) + 1;" in source
+    compile_nvcc(source, workdir=tmp_path)
+
+
+def test_a_base_no_input_defines_may_hide_the_helper_so_it_is_refused():
+    with pytest.raises(HFuseError, match=r"derived from 'cuda::std::tuple<int>'.*") as caught:
+        _fuse_bases("unseen")
+    assert caught.value.where.line == 15 and "this->lane(...)" in caught.value.hint

@@ -133,6 +133,7 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
             TopLevelItem(
                 "declaration", text, _declared_names(node), path, line, scope=scope, device=_device_declaration(node),
                 references=_references(node), members=_members(node, data, where, scope),
+                class_bases=_class_bases(node),
             )
         ]
     return [TopLevelItem("other", text, (), path, line, scope=scope, references=_references(node))]
@@ -218,6 +219,30 @@ def _members(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> tuple[F
                 except HFuseError:
                     continue  # a member we cannot model (operator forms the grammar splits oddly)
     return tuple(members)
+
+
+def _class_bases(node: ts.Node) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each class ``node`` defines that has bases, with the bases its members' unqualified
+    names are looked up in, as written. A dependent base (``Base<T>``, ``T`` of an
+    enclosing template) is left out: C++ does not look there (two-phase lookup)."""
+    found = []
+    for spec in walk(node):
+        clause = next((c for c in spec.children if c.type == "base_class_clause"), None)
+        name = spec.child_by_field_name("name")
+        if spec.type not in ("struct_specifier", "class_specifier") or clause is None or name is None:
+            continue
+        params: set[str] = set()
+        current = spec.parent
+        while current is not None:
+            if current.type == "template_declaration":
+                plist = current.child_by_field_name("parameters")
+                params.update(_template_param_name(p) for p in plist.named_children if p.type != "comment")
+            current = current.parent
+        bases = tuple(compact(base.text.decode()) for base in clause.named_children
+                      if base.type not in ("access_specifier", "comment")
+                      and not {n.text.decode() for n in walk(base) if n.type in _REFERENCE_TYPES} & params)
+        found.append((name.text.decode().split("<")[0].strip(), bases))
+    return tuple(found)
 
 
 def _enumerators(node: ts.Node) -> list[str]:

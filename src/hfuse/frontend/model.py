@@ -165,6 +165,9 @@ class TopLevelItem:
     """Names it mentions (identifiers, types, qualified names as written)."""
     members: tuple[Function, ...] = ()
     """Member functions defined in a struct or class body (for analysis)."""
+    class_bases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each class it defines that has bases -> the bases unqualified lookup searches from
+    its members, as written (``extract._class_bases``)."""
     nominates: str | None = None
     """``using namespace X;`` names X; ``namespace A = X;`` names X (kind ``using``)."""
 

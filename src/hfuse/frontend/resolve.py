@@ -17,7 +17,7 @@ from typing import Iterable
 
 import tree_sitter as ts
 
-from .model import Scope, TopLevelItem
+from .model import Scope, TopLevelItem, qualify
 from .parse import compact, parse, walk
 
 COOPERATIVE_GROUPS = "cooperative_groups"
@@ -98,6 +98,11 @@ class Resolver:
     type_namespaces: set[str] = field(default_factory=set)
     """Namespace keys ("" for file scope) that define a class, struct, union or enum: the
     namespaces argument-dependent lookup may search for a call's function."""
+    class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Class key -> the keys of its bases that member lookup searches (``TopLevelItem.class_bases``)."""
+    unseen_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Class key -> its bases no input defines, as written (a toolkit's or library's
+    class): which members they have is unknown."""
 
     @classmethod
     def of(cls, items: Iterable[TopLevelItem], function_keys: Iterable[str] = ()) -> "Resolver":
@@ -118,7 +123,31 @@ class Resolver:
             if _DEFINES_TYPE.match(item.text):
                 resolver.type_namespaces.add(level)
         resolver.declared.update(function_keys)
+        for item in items:
+            for name, written in item.class_bases:
+                bases = [(w, resolver.resolve(item.scope, w)) for w in written]
+                key = qualify(item.scope, name)
+                resolver.class_bases[key] = tuple(b for _, b in bases if b is not None)
+                if unseen := tuple(w for w, b in bases if b is None):
+                    resolver.unseen_bases[key] = unseen
         return resolver
+
+    def member(self, scope: Scope, owner: str, name: str, known: set[str]) -> tuple[str | None, str | None]:
+        """What the unqualified ``name`` finds among the members of class ``owner`` (of
+        namespace ``scope``) and of its bases, as C++ looks from a member function: the
+        member's key (None: no member of that name), and the first base on the way that no
+        input defines (None: every base was seen), whose members may hide the rest."""
+        classes, seen, unseen = [qualify(scope, owner)], set(), None
+        while classes:  # the class first, then its bases (in a valid program one member is found)
+            key = classes.pop(0)
+            if key in seen:
+                continue
+            seen.add(key)
+            if f"{key}::{name}" in known:
+                return f"{key}::{name}", None
+            unseen = unseen or next(iter(self.unseen_bases.get(key, ())), None)
+            classes.extend(self.class_bases.get(key, ()))
+        return None, unseen
 
     # -- namespaces --------------------------------------------------------------------
     def namespace(self, scope: Scope, written: str, local: LocalNames = LocalNames()) -> str:

@@ -151,6 +151,9 @@ class FunctionFacts:
     function_values: list[tuple[str, int]] = field(default_factory=list)
     """The program's functions it uses as values, not calls (``&f``, ``g(f)``, ``apply<f>``):
     (key, line). Through such a value no part's copy of a function can be reached."""
+    unseen_bases: list[tuple[str, str, int]] = field(default_factory=list)
+    """Unqualified calls in a member function of a class with a base no input defines, which
+    may have a member of that name that C++ calls instead: (the key hfuse found, the base, line)."""
     other_candidates: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)
     """Unqualified calls with arguments that resolve to one function while the program has
     functions of that name in other namespaces, which C++'s argument-dependent lookup may
@@ -292,10 +295,14 @@ def _record_call(
     key = reference.split("::")[-1] if resolver is None else resolver.resolve(function.scope, reference, local, known)
     own_member = False
     if function.owner and "::" not in reference and known:
-        # in a member function, a member of its own class hides a namespace's function of that name
-        member = qualify(function.scope, f"{function.owner}::{reference.split('<')[0].strip()}")
+        # in a member function, a member of its class or of a base hides a namespace's function of that name
+        simple = reference.split("<")[0].strip()
+        member, unseen = (resolver.member(function.scope, function.owner, simple, known) if resolver is not None
+                          else (qualify(function.scope, f"{function.owner}::{simple}"), None))
         if member in known:
             key, own_member = member, True
+        elif unseen is not None and key is not None:
+            facts.unseen_bases.append((key, unseen, line))
     if key is not None:
         facts.calls.add(key)
         args = node.child_by_field_name("arguments")
@@ -543,6 +550,16 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                         "one of them (it reads the block): it cannot tell which one C++ calls",
                         Location(f.function.file, line, kernel.name),
                         hint=f"qualify the call ({key if '::' in key else '::' + key}(...) or the one you mean), "
+                        "or keep this kernel unfused",
+                    )
+            for key, base, line in f.unseen_bases:
+                if key in program.needs_context:
+                    raise HFuseError(
+                        f"cannot prove the fused kernel correct: the call of '{key.rsplit('::', 1)[-1]}' is in a member "
+                        f"of a class derived from '{base}', which no input defines: a member of that name there would "
+                        "be what C++ calls, and hfuse gives the part its own copy of the other (it reads the block)",
+                        Location(f.function.file, line, kernel.name),
+                        hint=f"write {key if '::' in key else '::' + key}(...) or this->{key.rsplit('::', 1)[-1]}(...), "
                         "or keep this kernel unfused",
                     )
             if f.grid_sync:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from ..frontend.model import qualify
 from ..frontend.resolve import using_declaration
 from ..frontend.parse import hidden_by_local, inner_declarator, walk
 from .analysis import call_reference
@@ -68,7 +67,7 @@ def _own_member(call: ts.Node, reference: str, scope: tuple[str, ...], ctx: Part
             plain = owner.text.decode().split("<")[0].strip()
             # the part's copy is renamed (S__hf2); the program knows the original's members
             original = plain.removesuffix(f"__hf{ctx.index}")
-            if any(qualify(scope, f"{o}::{name}") in ctx.known for o in {plain, original}):
+            if any(ctx.resolver.member(scope, o, name, ctx.known)[0] is not None for o in {plain, original}):
                 return True
         current = current.parent
     return False
