@@ -340,3 +340,24 @@ def test_a_base_no_input_defines_may_hide_the_helper_so_it_is_refused():
     with pytest.raises(HFuseError, match=r"derived from 'cuda::std::tuple<int>'.*") as caught:
         _fuse_bases("unseen")
     assert caught.value.where.line == 15 and "this->lane(...)" in caught.value.hint
+
+
+def test_a_type_named_in_capitals_and_constructed_is_no_macro():
+    # once: BR<128>(tmp) was refused as "'BR(...)' looks like a macro no -D defines"
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    source = """
+#include <cub/cub.cuh>
+template <int N> using BR = cub::BlockReduce<float, N>;
+__global__ void k(const float* a, float* out) {
+  __shared__ typename BR<128>::TempStorage tmp;
+  float s = BR<128>(tmp).Sum(a[blockIdx.x * 128 + threadIdx.x]);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))]
+    with pytest.raises(HFuseError, match=r"'BR' .* stands for CUB's block-wide 'cub::BlockReduce'"):
+        fuse(specs, sources={"k.cu": source}, layout="horizontal")
+    assert fuse(specs, sources={"k.cu": source}).layout.keeps_block_whole

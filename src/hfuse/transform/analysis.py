@@ -323,8 +323,8 @@ def _record_call(
                              "reads of the block is unknown", line,
                              "give hfuse its definition (in a header the file includes, or with -include), or keep "
                              "this kernel unfused"))
-    elif (_MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types
-          and reference not in resolver.value_macros):
+    elif (elsewhere is None and _MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types
+          and reference not in resolver.value_macros):  # (a declared type, ``BR<128>(tmp)``, is no macro)
         facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
                              _MACRO_HINT))
 
