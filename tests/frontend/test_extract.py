@@ -134,3 +134,23 @@ def test_a_lambdas_execution_space_and_a_constexpr_host_function_are_read():
     assert use.function.kind == "device"  # once: the lambda's __device__ made the function unreadable
     ceil = next(i for i in items if i.function is not None and i.function.name == "ceil_div")
     assert ceil.function.kind == "host" and ceil.device  # kept wherever a device constant names it
+
+
+def test_a_member_defined_outside_its_class_is_one_of_its_members():
+    source = model_source(Path("m.cu"), """
+namespace lib {
+struct W { int b; __device__ int f() const; };
+__device__ void helper();
+}
+__device__ int lib::W::f() const { return b; }
+__device__ void lib::helper() {}
+template <class T> struct V { T x; __device__ T sum() const; };
+template <class T> __device__ T V<T>::sum() const { return x; }
+""")
+    functions = {f.key: f for f in source.functions}
+    f, total = functions["lib::W::f"], functions["V::sum"]
+    assert (f.name, f.owner, f.scope, f.defined_outside) == ("f", "W", ("lib",), True)
+    assert (total.name, total.owner, total.defined_outside) == ("sum", "V", True)
+    assert functions["lib::helper"].owner is None  # a namespace's function written with its qualified name
+    classes = {i.names[0]: i for i in source.items if i.kind == "declaration" and i.names}
+    assert f in classes["W"].members and total in classes["V"].members

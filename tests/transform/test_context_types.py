@@ -225,3 +225,45 @@ def test_an_apex_style_functor_with_a_block_reduction(tmp_path):
     assert "L2NormFunctor__hf2_host<float> hf2_callable" in fused.source
     assert "reduce_block_into_lanes__hf2(hf_ctx, s_vals, val)" in fused.source and "hfuse_sync<1, 128>();" in fused.source
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+OUTSIDE = """
+__device__ __forceinline__ int lane() { return threadIdx.x & 31; }
+namespace lib {
+struct W {
+  int base;
+  __device__ int lane() const;
+  __device__ int f() const;
+  __device__ int g() const;
+};
+__device__ int W::lane() const { return base * 2; }
+__device__ int W::f() const { return lane() + 1; }
+__device__ int W::g() const { return ::lane() + base; }
+}
+template <class T> struct V { T x; __device__ T sum() const; };
+template <class T> __device__ T V<T>::sum() const { return x + lane(); }
+struct Plain { int a; __device__ int twice() const; };
+__device__ int Plain::twice() const { return 2 * a; }
+__global__ void members_outside(int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  lib::W w; w.base = i;
+  V<int> v; v.x = 3;
+  Plain p; p.a = i;
+  if (i < n) out[i] = w.f() + w.g() + v.sum() + p.twice();
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_members_defined_outside_their_class_travel_with_it(tmp_path):
+    # once: no member defined outside its class reached the fused file (ptxas: unresolved
+    # extern function); each is now the part's copy where its class is, and W::f's lane()
+    # stays W's own member (C++ looks in the class first), while W::g's ::lane() is the part's copy
+    partner = KernelSpec("k.cu", "other", Dim3(96))
+    fused = fuse([partner, KernelSpec("k.cu", "members_outside", Dim3(128))],
+                 sources={"k.cu": OUTSIDE + "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n"}).source
+    assert "__device__ int W__hf2::f() const { return lane() + 1; }" in fused
+    assert "__device__ int W__hf2::g() const { return ::lane__hf2(hf_ctx) + base; }" in fused
+    assert "template <class T> __device__ T V__hf2<T>::sum() const { return x + lane__hf2(hf_ctx); }" in fused
+    assert "__device__ int Plain::twice() const { return 2 * a; }" in fused and "Plain__hf2" not in fused
+    compile_nvcc(fused, workdir=tmp_path)

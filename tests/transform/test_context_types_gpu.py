@@ -83,3 +83,18 @@ def test_a_member_that_synchronises_and_calls_a_block_reading_helper_equals_unfu
 
     problems = differences(cp, [PARTNER, spec], [_partner, tiled], fused, [20261126, 7])
     assert not problems, "\n".join(problems)
+
+
+def test_members_defined_outside_their_class_equal_unfused(cp, tmp_path):
+    from test_context_types import OUTSIDE
+
+    path = tmp_path / "outside.cu"
+    path.write_text(OUTSIDE)
+    spec = KernelSpec(path, "members_outside", Dim3(128))
+    fused = fuse([PARTNER, spec])
+
+    def members_outside(rng, cp) -> Launch:
+        return Launch([cp.zeros(N, dtype=np.int32), np.int32(N)], Dim3(cdiv(N, 128)), 0, (0,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, members_outside], fused, [20261126, 11])
+    assert not problems, "\n".join(problems)

@@ -54,6 +54,9 @@ def device_closure(program: Program, kernels: Sequence[Function],
         keys = (item.function.key,) if item.function is not None else item.keys
         for key in (*keys, *(m.key for m in item.members)):
             by_key.setdefault(key, []).append(index)
+    # a class's members defined outside it travel with it (no code names them but through objects)
+    outside = {id(item.function): index for index, item in enumerate(program.items)
+               if item.function is not None and item.function.defined_outside}
     taken: set[int] = set()
     kernel_keys = {k.key for k in kernels}
     pending = [(k.scope, k.text, _item_references(program, k)) for k in kernels]
@@ -79,6 +82,11 @@ def device_closure(program: Program, kernels: Sequence[Function],
                     continue
                 taken.add(index)
                 pending.append((item.scope, item.text, item.references))
+                for member in (outside[id(m)] for m in item.members if id(m) in outside):
+                    if member not in taken:
+                        taken.add(member)
+                        pending.append((program.items[member].scope, program.items[member].text,
+                                        program.items[member].references))
     for index, item in enumerate(program.items):
         if item.kind == "using" and _device_namespace(program, item):
             taken.add(index)

@@ -10,12 +10,13 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
-from .model import Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem
+from .model import Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem, qualify
 from .parse import compact, declarator_name, inner_declarator, kernel_attribute, line_of, parse, walk
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
 
 _TYPE_DEFINING = {"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"}
+_DEFINES_CLASS = re.compile(r"\s*(?:template\s*<[^;{]*>\s*)?(?:struct|class|union)\b[^;]*\{")
 
 
 Origin = Callable[[int], tuple[Path, int]]
@@ -47,8 +48,34 @@ def model_source(path: Path, text: str, origin: Origin | None = None) -> SourceF
     tree = parse(data)
     source = SourceFile(path=path, text=text)
     where = origin or (lambda line: (path, line))
-    source.items = _scope_items(tree.root_node.children, data, where, ())
+    source.items = _members_defined_outside(_scope_items(tree.root_node.children, data, where, ()))
     return source
+
+
+def _members_defined_outside(items: list[TopLevelItem]) -> list[TopLevelItem]:
+    """Out-of-class member definitions (``__device__ float Tile::swap(int j) const {...}``)
+    of the classes the file defines: each stays an item of its own, where it was written,
+    its function a member of that class (``Function.defined_outside``), and it is one of its
+    class's members too, so what it reads of the block makes the class a context type."""
+    classes = {key: i for i, item in enumerate(items) if item.kind == "declaration" and _DEFINES_CLASS.match(item.text)
+               for key in item.keys}
+    members: dict[int, list[Function]] = {}
+    for i, item in enumerate(items):
+        fn = item.function
+        if fn is None or fn.owner or fn.kind == "global" or "::" not in fn.name:
+            continue
+        qualifier, name = (p.strip() for p in re.sub(r"<[^<>]*>", "", fn.name).rsplit("::", 1))
+        owner = next((classes[key] for depth in range(len(item.scope), -1, -1)
+                      if (key := qualify(item.scope[:depth], qualifier)) in classes), None)
+        if owner is None or not (name.isidentifier() or name.startswith("operator")):
+            continue  # a namespace's function defined with its qualified name, or a nested class's member
+        klass = items[owner]
+        member = replace(fn, name=name, scope=klass.scope, owner=qualifier.rsplit("::", 1)[-1], defined_outside=True)
+        items[i] = replace(item, function=member)
+        members.setdefault(owner, []).append(member)
+    for owner, found in members.items():
+        items[owner] = replace(items[owner], members=(*items[owner].members, *found))
+    return items
 
 
 def _scope_items(nodes: list[ts.Node], data: bytes, where: Origin, scope: Scope) -> list[TopLevelItem]:

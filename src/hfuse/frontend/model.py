@@ -104,6 +104,9 @@ class Function:
     scope: Scope = ()
     owner: str | None = None
     """The struct or class a member function is defined in (None at namespace scope)."""
+    defined_outside: bool = False
+    """A member defined outside its class (``__device__ float Tile::swap(int j) const {...}``):
+    a file-scope item of its own, and one of its class item's ``members`` too."""
 
     @property
     def is_template(self) -> bool:

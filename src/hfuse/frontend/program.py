@@ -82,7 +82,7 @@ class Program:
                 if fn is not None and fn.kind == "device":
                     program.functions.setdefault(fn.key, []).append(fn)
                 for member in item.members:
-                    if member.kind != "host":
+                    if member.kind != "host" and not member.defined_outside:  # (that one's own item adds it)
                         program.functions.setdefault(member.key, []).append(member)
                 match = _EXTERN_SHARED.match(item.text) if item.kind == "declaration" else None
                 if match:

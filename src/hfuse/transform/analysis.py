@@ -503,6 +503,8 @@ def _call_members(program: ProgramFacts, items: Sequence[TopLevelItem], resolver
             continue
         written = (*item.references, *instance_names.get(item.function.key, ()))
         named = {resolver.resolve(item.scope, r) for r in written} & members.keys()
+        if item.function.defined_outside:  # its qualifier names its class: like a member written inside, it
+            named.discard(qualify(item.function.scope, item.function.owner))  # calls what it calls by name
         called = set().union(*(members.get(key, set()) for key in named)) - {item.function.key}
         if called:
             for facts in program.facts[item.function.key]:

@@ -6,10 +6,12 @@ stay last), and every call in that part's code is renamed and passes the context
 """
 from __future__ import annotations
 
+import re
+
 import tree_sitter as ts
 
 from ..frontend.resolve import using_declaration
-from ..frontend.parse import hidden_by_local, inner_declarator, walk
+from ..frontend.parse import compact, hidden_by_local, inner_declarator, walk
 from .analysis import call_reference
 from .context import CTX, PartContext
 from .definition import Definition
@@ -63,14 +65,31 @@ def _own_member(call: ts.Node, reference: str, scope: tuple[str, ...], ctx: Part
     name = reference.split("<")[0].strip()
     current = call.parent
     while current is not None:
-        if current.type in ("struct_specifier", "class_specifier") and (owner := current.child_by_field_name("name")):
-            plain = owner.text.decode().split("<")[0].strip()
+        owner = None
+        if current.type in ("struct_specifier", "class_specifier") and (named := current.child_by_field_name("name")):
+            owner = named.text.decode()
+        elif current.type == "function_definition":
+            owner = _class_qualifier(current, scope, ctx)  # ``int W::f() const { ... }``, defined outside W
+        if owner is not None:
+            plain = re.sub(r"<[^<>]*>", "", owner).strip()
             # the part's copy is renamed (S__hf2); the program knows the original's members
             original = plain.removesuffix(f"__hf{ctx.index}")
             if any(ctx.resolver.member(scope, o, name, ctx.known)[0] is not None for o in {plain, original}):
                 return True
         current = current.parent
     return False
+
+
+def _class_qualifier(function: ts.Node, scope: tuple[str, ...], ctx: PartContext) -> str | None:
+    """The class a member defined outside it belongs to, as written (``W``, ``lib::V<T>``);
+    None for any other function (one of a namespace, written ``ns::f``, is no class's)."""
+    declarator = inner_declarator(function.child_by_field_name("declarator"))
+    named = declarator.child_by_field_name("declarator") if declarator is not None else None
+    if named is None or named.type != "qualified_identifier":
+        return None
+    qualifier = compact(named.text.decode()).rsplit("::", 1)[0]
+    plain = re.sub(r"<[^<>]*>", "", qualifier).removesuffix(f"__hf{ctx.index}")
+    return None if ctx.resolver.namespace(scope, plain) in ctx.resolver.namespaces else qualifier
 
 
 def signature_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:

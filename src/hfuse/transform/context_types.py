@@ -38,7 +38,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def _names_type(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> bool:
-    if node.type not in ("identifier", "type_identifier"):
+    if node.type not in ("identifier", "type_identifier", "namespace_identifier"):  # (the last: ``Tile::swap``)
         return False
     text = node.text.decode()
     if text not in ctx.context_type_names:

@@ -117,6 +117,9 @@ def specialise_part(
     type_copies = tuple(ScopedCode(item.scope, type_copy(_rewrite(_definition(item), ctx), ctx,
                                                          host_made=bool(set(item.keys) & ctx.host_made)))
                         for item in context_types)
+    # the members of a type copy defined outside it, after every helper (so they can call any)
+    outside = tuple(ScopedCode(member.scope, _rewrite(_early_exits_safe(member, ctx), ctx))
+                    for item in context_types for member in item.members if member.defined_outside)
     order = _callees_first(kernel.key, program)
     helpers = []
     for name in order:
@@ -134,7 +137,7 @@ def specialise_part(
     naming = re.compile(r"\b(" + "|".join(map(re.escape, sorted(copies))) + r")\b") if copies else None
     first = [h for h in helpers if naming is None or not naming.search(h.text)]
     later = [h for h in helpers if naming is not None and naming.search(h.text)]
-    return PartCode((*symbol_copies, *first, *type_copies), tuple(later), body,
+    return PartCode((*symbol_copies, *first, *type_copies), (*later, *outside), body,
                     "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
 
 
