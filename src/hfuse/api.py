@@ -18,7 +18,7 @@ from .errors import HFuseError, Location
 from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
-from .frontend.closure import DeviceClosure, device_closure, template_argument_names
+from .frontend.closure import DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
@@ -561,6 +561,7 @@ def _generate(
         item for item in prepared.closure.items
         if not (item.function is not None and item.function.key in prepared.context_helpers)
         and not set(item.keys) & (prepared.context_types | prepared.symbols)
+        and not brings_one_of(item, program, prepared.context_helpers)
     ]
     thread_block = any(k.uses_thread_block for k in prepared.kernels)
     source = assemble(

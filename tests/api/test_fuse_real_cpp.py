@@ -501,3 +501,36 @@ def test_a_cpp20_kernel_with_a_requires_clause_and_its_concept(tmp_path):
     assert "template <typename T> requires Floaty<T>\n__device__ __forceinline__ void scale__hf2(" in fused.source
     assert "concept Floaty = std::is_floating_point_v<T>;" in fused.source
     assert fused.name in nvcc_resources(fused.source, std=options.emitted_std)
+
+
+USING_DECLARATIONS = """
+namespace detail {
+__device__ __forceinline__ int lanes() { return threadIdx.x & 31; }
+__device__ __forceinline__ int twice(int x) { return 2 * x; }
+}
+using detail::lanes;
+using detail::twice;
+namespace ops {
+using detail::lanes;
+__device__ int shifted(int x) { return lanes() + x; }
+}
+__global__ void brought(int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = lanes() + twice(i) + ops::shifted(i);
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_names_a_namespace_scope_using_declaration_brings_in(tmp_path):
+    # once: 'lanes' of 'using detail::lanes;' was not found (the analysis missed that it reads
+    # threadIdx, the closure left 'twice' out): nvcc failed. Each part now has its own
+    # using-declaration of its copy, and the original one is not emitted with the original.
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "brought", Dim3(128))]
+    source = fuse(specs, sources={"k.cu": USING_DECLARATIONS}).source
+    assert "lanes__hf2(hf_ctx) + twice(i) + ops::shifted__hf2(hf_ctx, i)" in source
+    assert "return lanes__hf2(hf_ctx) + x;" in source
+    assert source.count("using detail::lanes__hf2;") == 2 and "using detail::lanes;" not in source
+    assert "using detail::twice;" in source
+    compile_nvcc(source, workdir=tmp_path)

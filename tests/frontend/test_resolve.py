@@ -66,3 +66,16 @@ def test_kernels_are_selected_by_qualified_or_unique_plain_name():
     assert program.kernel("run", Path("lib.cu")).key == "mylib::run"
     assert program.kernel("other::scale", Path("lib.cu")).scope == ("other",)
     assert program.kernel("scale", Path("lib.cu")).key == "other::scale"  # mylib::scale is a helper, not a kernel
+
+
+def test_a_namespace_scope_using_declaration_brings_one_name_in():
+    program = Program.merge([model_source(Path("u.cu"), """
+namespace d { __device__ int lanes() { return 1; } __device__ int other() { return 2; } }
+namespace ops { using d::lanes; }
+using ::d::other;
+""")])
+    resolver, functions = program.resolver, set(program.functions)
+    assert resolver.resolve(("ops",), "lanes", known=functions) == "d::lanes"
+    assert resolver.resolve((), "lanes", known=functions) is None  # brought into ops only
+    assert resolver.resolve(("ops",), "other", known=functions) == "d::other"  # from file scope, outwards
+    assert resolver.brought_by("d::lanes", functions) == [(("ops",), "d::lanes")]

@@ -108,6 +108,14 @@ def device_closure(program: Program, kernels: Sequence[Function],
     return DeviceClosure(items, host, unused)
 
 
+def brings_one_of(item: TopLevelItem, program: Program, functions: frozenset[str]) -> bool:
+    """Whether ``item`` is a ``using d::lanes;`` of a function among ``functions`` (keys): where
+    every part has its own copy of it and the original is not emitted, each part has its own
+    using-declaration instead (``transform/specialize.py``)."""
+    brought = using_declaration(item.text) if item.kind == "declaration" else None
+    return brought is not None and program.resolver.resolve(item.scope, brought, known=set(program.functions)) in functions
+
+
 def _item_references(program: Program, kernel: Function) -> frozenset[str]:
     for item in program.items:
         if item.function is kernel:

@@ -90,6 +90,8 @@ class Resolver:
     """Namespace key ("" for file scope) -> namespaces its using-directives nominate, as written."""
     aliases: dict[tuple[str, str], str] = field(default_factory=dict)
     """(namespace key, alias) -> the aliased namespace, as written."""
+    using_declarations: dict[str, list[str]] = field(default_factory=dict)
+    """Namespace key -> what its ``using ns::name;`` declarations bring in, as written (``d::lanes``)."""
     value_macros: frozenset[str] = frozenset()
     """Macros of kept system headers the code uses as plain values (``SourceFile.value_macros``)."""
     undefined_device_functions: frozenset[str] = frozenset()
@@ -118,6 +120,8 @@ class Resolver:
                 else:
                     resolver.usings.setdefault(level, []).append(item.nominates)
                 continue
+            if item.kind == "declaration" and (brought := using_declaration(item.text)) is not None:
+                resolver.using_declarations.setdefault(level, []).append(brought)
             resolver.declared.update(item.keys)
             resolver.declared.update(m.key for m in item.members)
             if _DEFINES_TYPE.match(item.text):
@@ -210,11 +214,30 @@ class Resolver:
             key = _join(level, *parts)
             if key in universe:
                 return key
+            if (found := self._brought(level, parts, known)) is not None:
+                return found
             for nominated in self._nominated(scope, level, local, innermost=depth == 0):
                 key = _join(nominated, *parts)
                 if key in universe:
                     return key
         return None
+
+    def _brought(self, level: str, parts: list[str], known: set[str] | None) -> str | None:
+        """What a ``using ns::name;`` of namespace ``level`` makes ``name`` (or ``name::rest``) mean there."""
+        for brought in self.using_declarations.get(level, ()):
+            if brought.rsplit("::", 1)[-1] == parts[0]:
+                scope = tuple(level.split("::")) if level else ()
+                found = self.resolve(scope, "::".join([brought, *parts[1:]]), LocalNames(), known)
+                if found is not None:
+                    return found
+        return None
+
+    def brought_by(self, key: str, known: set[str] | None = None) -> list[tuple[Scope, str]]:
+        """The namespace-scope ``using ns::name;`` declarations that bring in ``key``: (the
+        namespace they are in, what they name as written)."""
+        return [(tuple(level.split("::")) if level else (), brought)
+                for level, names in self.using_declarations.items() for brought in names
+                if self.resolve(tuple(level.split("::")) if level else (), brought, LocalNames(), known) == key]
 
     def is_cooperative_groups(self, scope: Scope, qualifier: str, local: LocalNames = LocalNames()) -> bool:
         """Whether a qualifier (``cg``, ``g``, ``cooperative_groups``, ``::cooperative_groups``) is CG."""

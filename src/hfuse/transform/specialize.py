@@ -121,24 +121,31 @@ def specialise_part(
     outside = tuple(ScopedCode(member.scope, _rewrite(_early_exits_safe(member, ctx), ctx))
                     for item in context_types for member in item.members if member.defined_outside)
     order = _callees_first(kernel.key, program)
-    helpers = []
+    helpers: list[list[ScopedCode]] = []  # per helper: its copies, then the using-declarations naming them
     for name in order:
         if name in ctx.specialised and name != kernel.key:
-            for fn in functions[name]:
-                if fn.owner:
-                    continue  # a member function: rewritten inside its type's copy
-                # a helper's early return skips its own later barriers just like a kernel's
-                safe = _early_exits_safe(fn, ctx)
-                helpers.append(ScopedCode(fn.scope, _rewrite(safe, ctx, rename_signature=True)))
+            # a helper's early return skips its own later barriers just like a kernel's
+            group = [ScopedCode(fn.scope, _rewrite(_early_exits_safe(fn, ctx), ctx, rename_signature=True))
+                     for fn in functions[name] if not fn.owner]  # (a member is rewritten inside its type's copy)
+            if group:
+                helpers.append(group + [_using_copy(scope, brought, ctx)
+                                        for scope, brought in ctx.resolver.brought_by(name, set(ctx.known))])
     body = ScopedCode(kernel.scope, _body_function(kernel, ctx, program))
     # a type copy's members may call helper copies, and a helper may take a type copy: the
     # helpers that name no type copy come first (a member's body sees only what precedes its class)
     copies = {ctx.clone_name(key.split("::")[-1]) for item in context_types for key in item.keys}
     naming = re.compile(r"\b(" + "|".join(map(re.escape, sorted(copies))) + r")\b") if copies else None
-    first = [h for h in helpers if naming is None or not naming.search(h.text)]
-    later = [h for h in helpers if naming is not None and naming.search(h.text)]
+    first = [h for g in helpers if naming is None or not any(naming.search(h.text) for h in g) for h in g]
+    later = [h for g in helpers if naming is not None and any(naming.search(h.text) for h in g) for h in g]
     return PartCode((*symbol_copies, *first, *type_copies), (*later, *outside), body,
                     "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
+
+
+def _using_copy(scope: Scope, brought: str, ctx: PartContext) -> ScopedCode:
+    """``using d::lanes;`` of namespace ``scope`` for the part: ``using d::lanes__hf2;``, so
+    the part's calls of ``lanes`` from there reach its copy (the original is not emitted)."""
+    qualifier, name = brought.rsplit("::", 1)
+    return ScopedCode(scope, f"using {qualifier}::{ctx.clone_name(name)};")
 
 
 def _definition(item: TopLevelItem) -> Definition:
