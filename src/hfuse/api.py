@@ -32,8 +32,8 @@ from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaqu
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
-from .part_facts import (check_device_state, check_disagreements, check_function_arguments, check_shared_types,
-                         check_static_shared, instance_constants, renamed_types, slice_alignment_of)
+from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
+                         check_shared_types, check_static_shared, instance_constants, renamed_types, slice_alignment_of)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -337,6 +337,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     everything.propagate()
     context_types = close_over_types(everything, program.items, program.resolver,
                                      {k.key: template_argument_names(s.template_args) for k, s in zip(found, specs)})
+    check_free_operators(closure.items, everything.needs_context, specs)
     prepared = []
     for spec, kernel in zip(specs, found):
         for key in everything.reachable(kernel.key):

@@ -191,3 +191,19 @@ def check_function_arguments(spec: KernelSpec, kernel: Function, program: Progra
                 "the block; each part calls its own copy of such a function, which a template parameter cannot name",
                 Location(kernel.file, kernel.line, spec.name),
                 hint="instantiate it with a function that does not read the block, or keep this kernel unfused")
+
+
+def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec]) -> None:
+    """Refuse a free operator that reads the block (``operator*(F, float)`` reading
+    ``threadIdx``): operators are called without their names, with a fixed number of
+    operands, so no call can be sent to a part's copy that takes the part's view of the block.
+    (A member operator is fine: its object carries that view, ``transform/context_types.py``.)"""
+    for item in closure:
+        fn = item.function
+        if fn is not None and not fn.owner and fn.name.startswith("operator") and fn.key in needs_context:
+            raise HFuseError(
+                f"cannot prove the fused kernel correct: '{fn.name}' reads the block (or calls what does), and an "
+                "operator cannot be given a part's view of the fused block",
+                Location(fn.file, fn.line, next((s.name for s in specs if s.file == item.file), None)),
+                hint="read threadIdx/blockIdx where the operator is used and pass the value in, make it a member "
+                "operator, or keep this kernel unfused")

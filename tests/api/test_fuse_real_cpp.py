@@ -534,3 +534,24 @@ def test_names_a_namespace_scope_using_declaration_brings_in(tmp_path):
     assert source.count("using detail::lanes__hf2;") == 2 and "using detail::lanes;" not in source
     assert "using detail::twice;" in source
     compile_nvcc(source, workdir=tmp_path)
+
+
+def test_a_free_operator_that_reads_the_block_is_refused_at_its_line():
+    # once: the operator, needing the part's view of the block, was left out (nvcc: no
+    # operator matches); no call of an operator can pass that view
+    source = """struct F { float x; };
+__device__ __forceinline__ F operator+(F a, F b) { return F{a.x + b.x}; }
+__device__ __forceinline__ float operator*(F a, float b) { return a.x * b + threadIdx.x; }
+__global__ void k_op(float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  F f{1.f};
+  if (i < n) out[i] = (f + f) * 2.f;
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_op", Dim3(128))]
+    for layout in ("horizontal", "interblock"):
+        with pytest.raises(HFuseError, match=r"'operator\*' reads the block") as caught:
+            fuse(specs, sources={"k.cu": source}, layout=layout)
+        assert caught.value.where.line == 3
+    assert "operator+" in fuse(specs, sources={"k.cu": source.replace(" + threadIdx.x", "")}).source

@@ -267,3 +267,34 @@ def test_members_defined_outside_their_class_travel_with_it(tmp_path):
     assert "template <class T> __device__ T V__hf2<T>::sum() const { return x + lane__hf2(hf_ctx); }" in fused
     assert "__device__ int Plain::twice() const { return 2 * a; }" in fused and "Plain__hf2" not in fused
     compile_nvcc(fused, workdir=tmp_path)
+
+
+INITIALISERS = """
+__device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31; }
+struct Lane { unsigned lane = lane_id(); unsigned warp{threadIdx.x / 32}; static constexpr int kWarp = 32; };
+template <int N> struct Slot { unsigned idx = blockIdx.x * N + threadIdx.x; float unused = 0.f; };
+struct Plain { int a = 3; };
+__global__ void initialised(int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  Lane l;
+  Slot<128> s;
+  Plain p;
+  if (i < n) out[i] = l.lane + l.warp * 100 + (int)s.idx * 1000 + p.a;
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_default_member_initialisers_that_read_the_block_make_a_context_type(tmp_path):
+    # once: Lane and Slot were shared as written, their initialisers reading the fused block's
+    # threadIdx (a part at threads [96, 224) saw warp 3 for warp 0): it compiled, and was wrong
+    partner = KernelSpec("k.cu", "other", Dim3(96))
+    fused = fuse([partner, KernelSpec("k.cu", "initialised", Dim3(128))],
+                 sources={"k.cu": INITIALISERS + "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n"}).source
+    assert "unsigned lane = lane_id__hf2(hf_ctx); unsigned warp{hf_ctx.threadIdx.x / 32};" in fused
+    assert "unsigned idx = hf_ctx.blockIdx.x * N + hf_ctx.threadIdx.x;" in fused
+    assert "Lane__hf2 l(hf_ctx);" in fused and "Slot__hf2<128> s(hf_ctx);" in fused and "Plain p;" in fused
+    # the part's view of the block is the first member, so it is set before any initialiser runs
+    lane = fused[fused.index("struct Lane__hf2"):]
+    assert lane.index("const hfuse_ctx& hf_ctx;") < lane.index("unsigned lane =")
+    compile_nvcc(fused, workdir=tmp_path)

@@ -98,3 +98,18 @@ def test_members_defined_outside_their_class_equal_unfused(cp, tmp_path):
 
     problems = differences(cp, [PARTNER, spec], [_partner, members_outside], fused, [20261126, 11])
     assert not problems, "\n".join(problems)
+
+
+def test_default_member_initialisers_that_read_the_block_equal_unfused(cp, tmp_path):
+    from test_context_types import INITIALISERS
+
+    path = tmp_path / "initialisers.cu"
+    path.write_text(INITIALISERS)
+    spec = KernelSpec(path, "initialised", Dim3(128))
+    fused = fuse([PARTNER, spec])
+
+    def initialised(rng, cp) -> Launch:
+        return Launch([cp.zeros(N, dtype=np.int32), np.int32(N)], Dim3(cdiv(N, 128)), 0, (0,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, initialised], fused, [20261126, 13])
+    assert not problems, "\n".join(problems)

@@ -10,7 +10,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
-from .model import Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem, qualify
+from .model import INITIALISERS, Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem, qualify
 from .parse import compact, declarator_name, inner_declarator, kernel_attribute, line_of, parse, walk
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
@@ -235,6 +235,8 @@ def _members(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> tuple[F
         if body is None or name is None:
             continue
         owner = name.text.decode().split("<")[0].strip()
+        if (initialisers := _member_initialisers(body, data, where, scope, owner)) is not None:
+            members.append(initialisers)
         for member in body.named_children:
             definition = member
             if member.type == "template_declaration":
@@ -246,6 +248,26 @@ def _members(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> tuple[F
                 except HFuseError:
                     continue  # a member we cannot model (operator forms the grammar splits oddly)
     return tuple(members)
+
+
+def _member_initialisers(body: ts.Node, data: bytes, where: Origin, scope: Scope, owner: str) -> Function | None:
+    """The default member initialisers of a class body (``int lane = threadIdx.x & 31;``) as
+    one member function of its own (``INITIALISERS``), analysed like any other: code that
+    runs in every object's construction, so what it reads of the block makes the class a
+    context type. Each initialiser keeps its line. None: the class has none."""
+    fields = [f for f in body.named_children if f.type == "field_declaration"
+              and f.child_by_field_name("default_value") is not None
+              and not any(c.type == "storage_class_specifier" for c in f.children)]  # (a static's is no object's)
+    if not fields:
+        return None
+    first = line_of(fields[0])
+    lines = [""] * (line_of(fields[-1]) - first + 1)
+    for field in fields:
+        lines[line_of(field) - first] += f" auto hf_init = {_text(field.child_by_field_name('default_value'), data)};"
+    path, line = where(first)
+    text = "__device__ void hfuse_member_initialisers() {" + "\n".join(lines) + " }"
+    return Function(name=INITIALISERS, kind="device", file=path, line=line, text=text, params=(), scope=scope,
+                    owner=owner)
 
 
 def _class_bases(node: ts.Node) -> tuple[tuple[str, tuple[str, ...]], ...]:

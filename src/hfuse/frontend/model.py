@@ -76,6 +76,11 @@ class Param:
         return self.text[: self.name_start] + new_name + self.declaration[end:]
 
 
+INITIALISERS = "(default member initialisers)"
+"""The name of the member function that stands for a class's default member initialisers
+(``extract._member_initialisers``): no code can name it."""
+
+
 @dataclass(frozen=True)
 class Function:
     """A function definition at file scope: a ``__global__`` kernel or a helper."""
