@@ -7,7 +7,7 @@ the preamble with ``barrier.sync``/``barrier.red``).
 from __future__ import annotations
 
 from ..frontend.parse import walk
-from .analysis import called_name, is_cg_sync_call
+from .cuda_syntax import called_name, is_cg_sync_call
 from .context import PartContext
 from .definition import Definition
 from .edits import TextEdit

@@ -6,7 +6,7 @@ the values its original kernel would have seen from the hidden context instead.
 from __future__ import annotations
 
 from ..frontend.parse import walk
-from .analysis import is_builtin_reference
+from .cuda_syntax import is_builtin_reference
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit

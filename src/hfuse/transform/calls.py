@@ -12,7 +12,7 @@ import tree_sitter as ts
 
 from ..frontend.resolve import using_declaration
 from ..frontend.parse import compact, hidden_by_local, inner_declarator, walk
-from .analysis import call_reference
+from .cuda_syntax import call_reference
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit

@@ -18,7 +18,7 @@ import tree_sitter as ts
 from ..errors import HFuseError, Location
 from ..frontend.constant import evaluate
 from ..frontend.parse import line_of, walk
-from .analysis import called_name, cg_block_variables, is_cg_block_call, is_cg_block_type
+from .cuda_syntax import called_name, cg_block_variables, is_cg_block_call, is_cg_block_type
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit

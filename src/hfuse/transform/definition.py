@@ -17,7 +17,7 @@ import tree_sitter as ts
 from ..frontend.model import Scope
 from ..frontend.parse import line_of, parse
 from ..frontend.resolve import LocalNames, Resolver
-from .analysis import cg_spellings
+from .cuda_syntax import cg_spellings
 
 
 @dataclass(frozen=True)

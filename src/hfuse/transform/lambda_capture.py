@@ -12,7 +12,7 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from ..frontend.parse import declarator_name, walk
-from .analysis import BUILTINS, is_cg_block_call, is_extern_shared_declaration
+from .cuda_syntax import BUILTINS, is_cg_block_call, is_extern_shared_declaration
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit

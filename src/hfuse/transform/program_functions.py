@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping
 
-from .analysis import CG_NAMESPACES
+from .cuda_syntax import CG_NAMESPACES
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,7 +16,7 @@ import tree_sitter as ts
 from ..frontend.constant import evaluate
 
 from ..frontend.parse import declarator_name, walk
-from .analysis import is_extern_shared_declaration
+from .cuda_syntax import is_extern_shared_declaration
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import tree_sitter as ts
 
 from ...frontend.parse import declarator_name, walk
-from ..analysis import called_name
+from ..cuda_syntax import called_name
 from ..edits import apply_edits_in, TextEdit
 from .function import ParsedFunction
 from .plan import Item

@@ -7,7 +7,7 @@ import tree_sitter as ts
 
 from ...frontend.parse import declarator_name, line_of, parse, walk
 from ...errors import HFuseError, Location
-from ..analysis import called_name, cg_block_variables, is_block_sync_call, is_cg_sync_call, SYNC_BUILTINS
+from ..cuda_syntax import called_name, cg_block_variables, is_block_sync_call, is_cg_sync_call, SYNC_BUILTINS
 from ..program_functions import Helpers
 from .plan import RegionPlanner
 from .syntax import _function, _function_declarator, _HINT, _plain_name, _PURE_CALLS, _real, _RED, _TYPE_NODES

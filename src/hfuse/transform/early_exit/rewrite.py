@@ -8,7 +8,7 @@ import tree_sitter as ts
 
 from ...frontend.parse import walk
 from ...errors import HFuseError, Location
-from ..analysis import called_name
+from ..cuda_syntax import called_name
 from ..context import PartContext
 from ..definition import Definition
 from ..edits import TextEdit

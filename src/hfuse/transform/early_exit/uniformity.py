@@ -6,7 +6,7 @@ from __future__ import annotations
 import tree_sitter as ts
 
 from ...frontend.parse import declarator_name, walk
-from ..analysis import called_name, is_block_sync_call, SYNC_BUILTINS
+from ..cuda_syntax import called_name, is_block_sync_call, SYNC_BUILTINS
 from .syntax import _base_identifier, _key, _LOOPS, _parameters, _PURE_CALLS, _real, _RED, _same, _TYPE_NODES, _UNIFORM_BUILTINS
 
 

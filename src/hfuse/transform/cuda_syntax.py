@@ -1,0 +1,140 @@
+"""What CUDA constructs look like in a function's syntax tree: the built-in variables, block
+barriers, cooperative groups (thread blocks, their syncs, grid groups, clusters) and shared
+memory declarations. One definition of each, for the analysis and every rewrite."""
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from ..frontend.parse import compact, declarator_name, walk
+from ..frontend.resolve import LocalNames, Resolver
+
+BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+SYNC_BUILTINS = ("__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
+CG_NAMESPACES = frozenset({"cg", "cooperative_groups", "::cooperative_groups"})
+"""Spellings of cooperative groups when nothing better is known (see ``cg_spellings``)."""
+GRID_GROUP_NAMES = ("this_grid", "grid_group", "this_multi_grid", "multi_grid_group")
+CLUSTER_NAMES = ("this_cluster", "cluster_group")
+
+
+def called_name(call: ts.Node) -> str | None:
+    """The plain name a call_expression calls (``f(x)``, ``f<T>(x)``, ``ns::f(x)``)."""
+    fn = call.child_by_field_name("function")
+    while fn is not None and fn.type in ("template_function", "qualified_identifier"):
+        fn = fn.child_by_field_name("name")
+    if fn is not None and fn.type == "identifier":
+        return fn.text.decode()
+    return None
+
+
+def call_reference(call: ts.Node) -> str | None:
+    """What a call names as written, template arguments dropped (``ns::f``, ``f``), or None
+    for calls that name no function (``obj.f()``, ``(*p)(x)``, ``fs[i](x)``)."""
+    fn = call.child_by_field_name("function")
+    if fn is not None and fn.type == "template_function":
+        fn = fn.child_by_field_name("name")
+    if fn is not None and fn.type in ("identifier", "qualified_identifier"):
+        return compact(fn.text.decode())
+    return None
+
+
+def cg_spellings(resolver: Resolver | None, scope: tuple[str, ...], local: LocalNames) -> frozenset[str]:
+    """Every qualifier that names cooperative groups in a function: the namespace itself
+    and any alias in force (``namespace g = cooperative_groups;``, file-scope or local)."""
+    if resolver is None:
+        return CG_NAMESPACES
+    names = {"cooperative_groups", "::cooperative_groups"}
+    for (level, alias), target in resolver.aliases.items():
+        if resolver.is_cooperative_groups(scope, alias, local):
+            names.add(alias)
+    names |= {alias for alias, target in local.aliases if target.lstrip(":").split("::")[0] == "cooperative_groups"}
+    return frozenset(names)
+
+
+def qualified_tail(node: ts.Node) -> tuple[str, str]:
+    """(namespace text, last name) of a qualified_identifier or identifier."""
+    text = compact(node.text.decode())
+    head, _, tail = text.rpartition("::")
+    return head, tail
+
+
+def is_builtin_reference(node: ts.Node) -> bool:
+    """An ``identifier`` node naming a CUDA built-in variable (not a field or type)."""
+    return node.type == "identifier" and node.text.decode() in BUILTINS
+
+
+def is_cg_block_call(node: ts.Node) -> bool:
+    if node.type != "call_expression":
+        return False
+    fn = node.child_by_field_name("function")
+    return fn is not None and fn.type in ("identifier", "qualified_identifier") and qualified_tail(fn)[1] == "this_thread_block"
+
+
+def is_cg_block_type(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
+    if node.type == "type_identifier":
+        inside_qualified = node.parent is not None and node.parent.type == "qualified_identifier"
+        return node.text.decode() == "thread_block" and not inside_qualified
+    if node.type == "qualified_identifier" and (node.parent is None or node.parent.type != "qualified_identifier"):
+        head, tail = qualified_tail(node)
+        return tail == "thread_block" and head in cg
+    return False
+
+
+def is_cg_sync_call(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
+    """``cg::sync(g)`` / ``cooperative_groups::sync(g)`` (any alias in ``cg``)."""
+    if node.type != "call_expression":
+        return False
+    fn = node.child_by_field_name("function")
+    if fn is None or fn.type != "qualified_identifier":
+        return False
+    head, tail = qualified_tail(fn)
+    return tail == "sync" and head in cg
+
+
+def _storage_words(node: ts.Node) -> set[str]:
+    return {c.text.decode() for c in node.named_children if c.type in ("storage_class_specifier", "type_qualifier")}
+
+
+def is_extern_shared_declaration(node: ts.Node) -> bool:
+    if node.type != "declaration":
+        return False
+    words = _storage_words(node)
+    return "extern" in words and "__shared__" in words
+
+
+def is_static_shared_declaration(node: ts.Node) -> bool:
+    """``__shared__ float scratch[256];`` in a function: one variable per block, whichever
+    part's threads run the function."""
+    if node.type != "declaration":
+        return False
+    words = _storage_words(node)
+    return "__shared__" in words and "extern" not in words
+
+
+def cg_block_variables(root: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> set[str]:
+    """Names declared as a cooperative-groups thread block (by type or by ``auto``)."""
+    names: set[str] = set()
+    for node in walk(root):
+        if node.type not in ("declaration", "parameter_declaration"):
+            continue
+        type_node = node.child_by_field_name("type")
+        by_type = type_node is not None and is_cg_block_type(type_node, cg)
+        for declarator in node.children_by_field_name("declarator"):
+            value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+            if by_type or (value is not None and is_cg_block_call(value)):
+                name = declarator_name(declarator)
+                if name is not None:
+                    names.add(name.text.decode())
+    return names
+
+
+def is_block_sync_call(node: ts.Node, block_vars: set[str]) -> bool:
+    """``b.sync()`` on a thread block variable, or ``this_thread_block().sync()``."""
+    if node.type != "call_expression":
+        return False
+    fn = node.child_by_field_name("function")
+    if fn is None or fn.type != "field_expression":
+        return False
+    member, target = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+    if member is None or member.text.decode() != "sync" or target is None:
+        return False
+    return (target.type == "identifier" and target.text.decode() in block_vars) or is_cg_block_call(target)
