@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -361,3 +362,48 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
     with pytest.raises(HFuseError, match=r"'BR' .* stands for CUB's block-wide 'cub::BlockReduce'"):
         fuse(specs, sources={"k.cu": source}, layout="horizontal")
     assert fuse(specs, sources={"k.cu": source}).layout.keeps_block_whole
+
+
+CG_COLLECTIVES = """
+#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
+namespace cg = cooperative_groups;
+template <class Group> __device__ float first_of(Group g, const float* s) { g.sync(); return s[0] + g.thread_rank(); }
+__global__ void staged(const float* in, float* out) {
+  __shared__ float tile[128];
+  cg::thread_block block = cg::this_thread_block();
+  auto warp = cg::tiled_partition<32>(block);
+  tile[block.thread_rank()] = in[blockIdx.x * 128 + block.thread_rank()];
+  cg::sync(block);
+  COLLECTIVE
+  out[blockIdx.x * 128 + block.thread_rank()] = first_of(block, tile) + warp.thread_rank();
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.parametrize("collective, name", [
+    ("cg::memcpy_async(block, tile, in, sizeof(float) * 128); cg::wait(block);", "cg::memcpy_async"),
+    ("cg::wait_prior<0>(cg::this_thread_block());", "cg::wait_prior<0>"),
+])
+def test_a_collective_of_the_cuda_headers_over_the_block_is_refused(collective, name):
+    # once: nvcc failed deep inside cooperative_groups/memcpy_async.h on hfuse's thread block
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "staged", Dim3(128))]
+    with pytest.raises(HFuseError, match=rf"'{re.escape(name)}' is given the thread block") as caught:
+        fuse(specs, sources={"k.cu": CG_COLLECTIVES.replace("COLLECTIVE", collective)})
+    assert caught.value.where.line == 12
+
+
+@pytest.mark.nvcc
+def test_the_block_given_to_a_helper_tiles_and_cg_sync_are_the_parts(tmp_path):
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+    from toolchain import compile_nvcc
+
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "staged", Dim3(128))]
+    source = fuse(specs, sources={"k.cu": CG_COLLECTIVES.replace("COLLECTIVE", "")}).source
+    assert "first_of__hf2" not in source  # a generic helper takes the part's block as it is
+    compile_nvcc(source, workdir=tmp_path)

@@ -19,7 +19,7 @@ from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_defa
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_GROUP_NAMES, SYNC_BUILTINS, call_reference, called_name,
-                          cg_block_variables, cg_spellings, is_block_sync_call, is_builtin_reference, is_cg_block_call,
+                          cg_block_variables, cg_spellings, is_block_sync_call, library_block_collective, is_builtin_reference, is_cg_block_call,
                           is_cg_block_type, is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration)
 from .opaque import REFUSAL_HINT, OpaqueNames
 
@@ -166,9 +166,18 @@ def analyze(
         facts.cluster.insert(0, (f"__cluster_dims__({function.cluster_dims})", function.line))
     facts.opaque.sort(key=lambda found: found[2] == _MACRO_HINT)  # what a name is known to mean comes first
     block_vars = cg_block_variables(tree.root_node, cg)
+    library_collectives = []
     for node in walk(tree.root_node):
         if is_block_sync_call(node, block_vars):
             facts.barriers.append(("thread_block::sync", base + line_of(node)))
+        elif (library := library_block_collective(node, block_vars, cg)) is not None and not (
+                known and resolver is not None and resolver.resolve(function.scope, library, local, known)):
+            library_collectives.append((
+                f"'{library}' is given the thread block: a collective of the CUDA headers over the whole block "
+                "(it counts and synchronises the block's threads inside the headers, which hfuse does not rewrite)",
+                base + line_of(node), "keep this kernel unfused (a part's thread block is its own threads, which "
+                "the headers' collectives do not take)"))
+    facts.opaque[:0] = library_collectives
     return facts
 
 
