@@ -169,3 +169,16 @@ def test_processes_building_one_precompiled_header_at_once_all_read_it(tmp_path)
         answers = pool.map(_read_in_a_process, [str(tmp_path)] * 3)
     assert len(set(answers)) == 1 and "reads %tid" in answers[0]
     assert sorted(p.suffix for p in (tmp_path / "clang").iterdir()) == [".cuh", ".pch"]
+
+
+def test_a_kept_headers_setmaxnreg_is_read(tmp_path):
+    # CUTLASS's warpgroup_reg_alloc<N>() is such a wrapper: fused, it may hang (frontend/model.py)
+    (tmp_path / "sys").mkdir()
+    (tmp_path / "sys" / "regs.h").write_text(
+        "#pragma once\ntemplate <int N> __device__ __forceinline__ void reg_alloc() {\n"
+        '  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\\n" :: "n"(N));\n}\n')
+    path = tmp_path / "k.cu"
+    path.write_text("#include <regs.h>\n__global__ void k(float* o) { reg_alloc<240>(); o[0] = 1.f; }\n")
+    options = CompileOptions(system_include_dirs=(tmp_path / "sys",))
+    meaning = read_meaning([path], options, cache=tmp_path, kept_includes=["#include <regs.h>"])
+    assert _reads(meaning) == {"k": {"sets its warpgroup's registers (setmaxnreg)"}}

@@ -407,3 +407,23 @@ def test_the_block_given_to_a_helper_tiles_and_cg_sync_are_the_parts(tmp_path):
     source = fuse(specs, sources={"k.cu": CG_COLLECTIVES.replace("COLLECTIVE", "")}).source
     assert "first_of__hf2" not in source  # a generic helper takes the part's block as it is
     compile_nvcc(source, workdir=tmp_path)
+
+
+def test_a_kernels_own_setmaxnreg_is_refused():
+    # a warp-specialised kernel's register moves assume its own launch and warpgroups; fused,
+    # setmaxnreg.inc may wait forever for registers the other parts hold
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    source = """
+__global__ void specialised(float* y) {
+  if (threadIdx.x >= 128) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\\n" ::: "memory");
+  y[threadIdx.x] = 1.f;
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    specs = [KernelSpec("k.cu", "other", Dim3(128)), KernelSpec("k.cu", "specialised", Dim3(256))]
+    for layout in ("horizontal", "interblock"):
+        with pytest.raises(HFuseError, match=r"sets its warpgroup's registers \(setmaxnreg\)") as caught:
+            fuse(specs, sources={"k.cu": source}, layout=layout)
+        assert caught.value.where.line == 3

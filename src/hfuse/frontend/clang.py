@@ -32,7 +32,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
-from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER
+from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER, PTX_REGISTERS, REGISTERS_SET
 from .options import CompileOptions
 
 BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim",
@@ -268,6 +268,8 @@ class _Walker:
                              for m in PTX_BLOCK.finditer(text))
                 if PTX_CLUSTER.search(text):
                     found.add(CLUSTER_READ)
+                if PTX_REGISTERS.search(text):
+                    found.add(REGISTERS_SET)
                 continue
             target = node.referenced
             if target is None or target == node:

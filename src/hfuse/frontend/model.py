@@ -24,6 +24,13 @@ PTX_ENDS_THREAD = re.compile(r"(?<![\w.$%])(?:exit|ret(?:\.uni)?)\s*;")
 outside the C++ control flow hfuse rewrites: fused, the thread would skip what runs
 after its part (another part, its next block) and leave its part's barrier short."""
 
+PTX_REGISTERS = re.compile(r"\bsetmaxnreg\b")
+"""Inline PTX that moves registers between a warpgroup and its block's pool (``setmaxnreg``,
+CUTLASS's ``warpgroup_reg_alloc``): it assumes the kernel's own launch (its register count
+and block) and aligned warpgroups of its own, and an increase waits until the pool has the
+registers, which a fused block's other parts may hold: it may hang."""
+REGISTERS_SET = "sets its warpgroup's registers (setmaxnreg)"
+
 PTX_CLUSTER = re.compile(r"%n?cluster|\bbarrier\.cluster\b|\bmapa\b|multicast::cluster\b")
 """Inline PTX that reads a thread block cluster's registers (``%cluster_ctarank``), waits at
 its barrier, maps another block's shared memory (``mapa``) or multicasts to the cluster.

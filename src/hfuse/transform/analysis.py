@@ -14,7 +14,8 @@ from typing import Any, Mapping, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..frontend.model import PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, Function, TopLevelItem, qualify
+from ..frontend.model import (PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, REGISTERS_SET, Function,
+                              TopLevelItem, qualify)
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
@@ -142,6 +143,10 @@ def analyze(
         elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_BLOCK.search(node.text.decode()):
             facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line,
                                  "use __syncthreads()/threadIdx instead of the PTX, or keep this kernel unfused"))
+        elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_REGISTERS.search(node.text.decode()):
+            facts.opaque.append((f"inline PTX that {REGISTERS_SET}: it assumes the kernel's own launch and warpgroups, "
+                                 "and in a fused block it may wait forever for registers other parts hold", line,
+                                 "leave register budgets to hfuse (hfuse tune sets per-part budgets), or keep this kernel unfused"))
         elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_ENDS_THREAD.search(node.text.decode()):
             facts.opaque.append(("inline PTX that ends the thread (exit/ret): fused, the thread would skip what runs "
                                  "after its part and leave its part's barriers short", line,
