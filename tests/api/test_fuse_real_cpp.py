@@ -555,3 +555,26 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
             fuse(specs, sources={"k.cu": source}, layout=layout)
         assert caught.value.where.line == 3
     assert "operator+" in fuse(specs, sources={"k.cu": source.replace(" + threadIdx.x", "")}).source
+
+
+TMA = """#include <cuda.h>
+__global__ void k_tma(const __grid_constant__ CUtensorMap tmap, float* out) {
+  if (threadIdx.x == 0) asm volatile("prefetch.tensormap [%0];" :: "l"(&tmap) : "memory");
+  out[blockIdx.x * 128 + threadIdx.x] = 1.f;
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_a_grid_constant_tensor_map_keeps_its_address_in_the_parameter_space(tmp_path):
+    # once: the part took the descriptor by value (TMA would get the address of a copy in
+    # local memory) and cuda.h, which declares it, was dropped as a host header (nvcc failed)
+    from toolchain import compile_nvrtc
+
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_tma", Dim3(128))]
+    fused = fuse(specs, sources={"k.cu": TMA})
+    assert "k_tma__hf2(const CUtensorMap& tmap, float* out, const hfuse_ctx& hf_ctx)" in fused.source
+    assert "const __grid_constant__ CUtensorMap hf2_tmap" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+    compile_nvrtc(fused.source, [fused.name])

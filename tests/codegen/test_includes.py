@@ -251,3 +251,13 @@ def test_value_macros_of_an_unknown_header_are_defined_for_nvrtc():
     assert text.index("#ifdef __CUDACC_RTC__  // values") > text.index("#include <fakelib/macros.h>")
     # a header every compiler reads needs none
     assert plan_includes(["#include <cuda_fp16.h>"], value_macros=(("LIB_WIDTH", "32"),)).lines == ("#include <cuda_fp16.h>",)
+
+
+def test_the_driver_header_stays_where_device_code_takes_a_tensor_map():
+    lines = ["#include <cuda.h>", "#include <cuda/barrier>"]
+    assert plan_includes(lines).dropped == ("#include <cuda.h>",)
+    plan = plan_includes(lines, uses=frozenset({"CUtensorMap", "tmap"}))
+    assert plan.dropped == () and "#include <cuda.h>" in plan.lines
+    text = "\n".join(plan.lines)
+    assert text.index("#ifndef __CUDACC_RTC__") < text.index("#include <cuda.h>")  # nvcc reads the driver's
+    assert "typedef struct CUtensorMap_st { alignas(128) unsigned long long opaque[16]; } CUtensorMap;" in text

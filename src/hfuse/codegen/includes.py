@@ -71,7 +71,10 @@ cuda_profiler_api.h, curand.h, cublas*, cufft*, cusparse*, cusolver*, cudnn.h, n
 nvrtc.h, nvToolsExt.h, nvtx3/*) and the CUDA samples' host helpers (helper_cuda.h,
 helper_functions.h, helper_string.h, helper_timer.h, helper_image.h). Device code uses
 nothing of them: nvcc includes cuda_runtime.h implicitly, NVRTC has its device part
-built in.
+built in. One exception: ``cuda.h`` (or ``cudaTypedefs.h``) where the fused code names
+the driver's ``CUtensorMap`` (a TMA descriptor a Hopper kernel takes as a
+``__grid_constant__`` parameter) is kept for nvcc, and NVRTC gets the same type declared
+(128-byte aligned, 16 opaque 64-bit words, as in ``cuda.h``).
 
 UNKNOWN -- any other header (thrust/*, algorithm, Eigen/Core...): kept for nvcc, which
 compiled the original with it, and left out under NVRTC, which most likely cannot read it
@@ -131,6 +134,10 @@ _DROP = frozenset({
     "cuda_gl_interop.h", "cuda_egl_interop.h",
 })
 _DROP_PREFIXES = ("sys/", "nvtx3/")
+_DRIVER_HEADERS = frozenset({"cuda.h", "cudaTypedefs.h"})
+_DRIVER_DEVICE_TYPES = frozenset({"CUtensorMap", "CUtensorMap_st"})
+"""What device code may take of the driver API's headers: TMA descriptors."""
+_TENSOR_MAP = "typedef struct CUtensorMap_st { alignas(128) unsigned long long opaque[16]; } CUtensorMap;"
 
 # NVRTC: libcu++ header standing in, and which extras (below) it needs.
 _LIBCUXX: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -315,8 +322,9 @@ class _Planner:
         if kind == "keep":
             self.lines += originals
         elif kind in ("nvcc_only", "unknown"):
-            why = ("NVRTC declares printf/memcpy/clock itself" if kind == "nvcc_only"
-                   else "unknown to hfuse: nvcc only")
+            why = ("unknown to hfuse: nvcc only" if kind == "unknown"
+                   else "NVRTC: CUtensorMap declared below" if all(n in _DRIVER_HEADERS for _, n in group)
+                   else "NVRTC declares printf/memcpy/clock itself")
             self.lines += [f"#ifndef {RTC}  // {why}", *originals, "#endif"]
         else:  # stand_in: other headers under NVRTC, the original for nvcc
             rtc: list[str] = []
@@ -351,6 +359,8 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     if any(_IMPLICIT_MATH.match(u) for u in uses) and "math_macros" not in planner.macros_done:
         rtc += ["#include <cuda/std/cmath>", *planner.rtc_extras(("math", "math_macros"))]
     rtc += [f"typedef {t} {name};" for name, t in _IMPLICIT_TYPES.items() if name in uses]
+    if uses & _DRIVER_DEVICE_TYPES:
+        rtc.append(_TENSOR_MAP)
     if rtc:
         planner.lines += [f"#ifdef {RTC}  // NVRTC: what nvcc's implicit cuda_runtime.h gives without an #include",
                           *dict.fromkeys(rtc), "#endif"]
@@ -375,6 +385,8 @@ def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset
             continue
         seen.add(key)
         kind = classify(name)
+        if kind == "drop" and name in _DRIVER_HEADERS and uses & _DRIVER_DEVICE_TYPES:
+            kind = "nvcc_only"  # (NVRTC: _implicit declares the tensor map)
         if kind == "drop":
             dropped.append(line)
             continue

@@ -143,10 +143,10 @@ def is_block_sync_call(node: ts.Node, block_vars: set[str]) -> bool:
 def library_block_collective(node: ts.Node, block_vars: set[str], cg: frozenset[str] = CG_NAMESPACES) -> str | None:
     """The name a call gives a thread block to, as written, when that may be a collective of
     the CUDA headers over the whole block (``cg::memcpy_async(block, ...)``, ``cg::wait(block)``,
-    ``cuda::memcpy_async(block, ...)``); None for any other call, for ``cg::sync(block)`` (a
-    barrier hfuse rewrites), ``tiled_partition`` and member calls (``block.sync()``)."""
-    if node.type != "call_expression" or is_cg_sync_call(node, cg) or called_name(node) == "tiled_partition":
-        return None  # (tiles of a part's block are hfuse's: transform/cooperative_groups.py)
+    ``cuda::memcpy_async(block, ...)``); None for any other call, for ``sync(block)`` (a
+    barrier hfuse rewrites, however qualified), ``tiled_partition`` and member calls (``block.sync()``)."""
+    if node.type != "call_expression" or called_name(node) in ("sync", "tiled_partition"):
+        return None  # (a part's barrier, and tiles of a part's block, are hfuse's: cooperative_groups.py)
     fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
     if fn is None or args is None or fn.type not in ("identifier", "qualified_identifier", "template_function"):
         return None

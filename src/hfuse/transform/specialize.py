@@ -97,10 +97,23 @@ def _body_function(kernel: Function, ctx: PartContext, program: ProgramFacts) ->
                if n.type != "comment"] if declarator is not None else []
     if len(written) != len(kernel.params):
         written = list(kernel.params)
-    params = [re.sub(r"\b__grid_constant__\b\s*", "", p.declaration) for p in written]
+    params = [_part_parameter(p.declaration, original.name) for p, original in zip(written, kernel.params)]
     params = [p for p in params if p.strip() != "void"] + [f"const hfuse_ctx& {CTX}"]
     header = f"{kernel.template_header}\n" if kernel.template_header else ""
     return f"{header}__device__ __forceinline__ void {ctx.clone_name(kernel.name)}({', '.join(params)})\n{body}"
+
+
+def _part_parameter(declaration: str, name: str | None) -> str:
+    """A kernel parameter as the part's body function takes it. A ``__grid_constant__`` one
+    is taken by reference to the fused kernel's: its address stays in the kernel's parameter
+    space, which TMA (``cp.async.bulk.tensor``, ``prefetch.tensormap``) needs of ``&tmap``;
+    a copy would live in local memory."""
+    if not re.search(r"\b__grid_constant__\b", declaration):
+        return declaration
+    plain = re.sub(r"\b__grid_constant__\b\s*", "", declaration)
+    if name and re.search(rf"\b{re.escape(name)}\s*$", plain):
+        return re.sub(rf"\s*\b{re.escape(name)}\s*$", f"& {name}", plain)
+    return plain
 
 
 def specialise_part(
