@@ -30,6 +30,14 @@ def test_builtins_read_the_context_but_fields_and_locals_do_not_change():
     assert "hf_ctx.threadIdx.x + s.threadIdx + hf_ctx.gridDim.y" in out
 
 
+def test_a_parameter_or_local_named_like_a_builtin_is_left_alone():
+    # once: 'int flat(dim3 blockDim, ...)' became 'dim3 hf_ctx.blockDim' (nvcc failed)
+    out = _apply("__device__ int flat(dim3 blockDim, uint3 threadIdx) { const dim3 gridDim(4, 1, 1); "
+                 "return threadIdx.y * blockDim.x + gridDim.x + blockIdx.x; }", builtin_edits)
+    assert "flat(dim3 blockDim, uint3 threadIdx) { const dim3 gridDim(4, 1, 1); " in out
+    assert "return threadIdx.y * blockDim.x + gridDim.x + hf_ctx.blockIdx.x;" in out
+
+
 def test_barriers_become_named_barriers_of_the_part():
     out = _apply("__device__ void f(int p) { __syncthreads(); int c = __syncthreads_count(p); __syncthreads_or(p); cg::sync(b); }", barrier_edits)
     assert "hfuse_sync<3, 128>();" in out

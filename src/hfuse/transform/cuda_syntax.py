@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from ..frontend.parse import compact, declarator_name, walk
+from ..frontend.parse import compact, declarator_name, hidden_by_local, walk
 from ..frontend.resolve import LocalNames, Resolver
 
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
@@ -58,8 +58,9 @@ def qualified_tail(node: ts.Node) -> tuple[str, str]:
 
 
 def is_builtin_reference(node: ts.Node) -> bool:
-    """An ``identifier`` node naming a CUDA built-in variable (not a field or type)."""
-    return node.type == "identifier" and node.text.decode() in BUILTINS
+    """An ``identifier`` node naming a CUDA built-in variable: not a field or type, nor a
+    parameter or local of that name (``int flat(dim3 blockDim, ...)``) or a use of one."""
+    return node.type == "identifier" and node.text.decode() in BUILTINS and not hidden_by_local(node)
 
 
 def is_cg_block_call(node: ts.Node) -> bool:
