@@ -107,6 +107,16 @@ CASES = [
          "std::pair<int, float> q(p.first, f[0]); n[2] = p.second + q.first + pass(a); f[1] = q.second;",
          prelude="template <typename T> __device__ T pass(T&& x) { return std::forward<T>(x); }",
          nvcc_flags=("--expt-relaxed-constexpr",)),
+    Case("containers_algorithm", ("array", "tuple", "functional", "algorithm"),
+         "std::array<float, 2> a = {f[0], f[1]}; auto t = std::make_tuple(1, 2.f);\n"
+         "int x = std::get<0>(t); f[2] = std::max(a[0], std::min(f[3], a[1])) + std::get<1>(t)\n"
+         "    + std::clamp(f[4], 0.f, 1.f) + std::plus<float>()(f[5], 1.f) + with_std_min::f(f[6], f[7]);\n"
+         "n[0] = std::max(n[1], 3) + x + (int)a.size() + with_std_min::g(n[2], n[3]);",
+         # unqualified min/max under ``using namespace std;``: NVRTC's built-ins, not ambiguous
+         prelude="namespace with_std_min { using namespace std;\n"
+                 "__device__ float f(float a, float b) { return max(a, b) + min(a, b); }\n"
+                 "__device__ int g(int a, int b) { return max(a, b) - min(a, b); } }",
+         nvcc_flags=("--expt-relaxed-constexpr", "-std=c++17")),
     Case("printf", ("cstdio", "stdio.h"),
          'if (threadIdx.x == 0) printf("block %d: %f\\n", blockIdx.x, f[0]);'),
     Case("stddef_stdlib", ("cstddef", "stddef.h", "cstdlib", "stdlib.h"),
@@ -119,7 +129,7 @@ CASES = [
          "cuda::atomic_ref<int, cuda::thread_scope_device> r(n[0]); r.fetch_add(1);\n"
          "memcpy(&f[5], &f[6], sizeof(float)); memset(&n[1], 0, sizeof(int)); n[2] = (int)clock();\n"
          "NV_IF_TARGET(NV_PROVIDES_SM_90, (n[3] = 90;), (n[3] = 0;))"),
-    Case("unknown", ("algorithm", "thrust/functional.h"),
+    Case("unknown", ("thrust/functional.h",),
          "n[0] = max(n[1], n[2]) + min(1, 2);"),
 ]
 # Every header above in one file, each kernel body in its own block: the stand-ins and
@@ -173,10 +183,11 @@ HOST_ONLY = ["iostream", "chrono", "vector", "string", "cuda_runtime.h", "cuda.h
                             "math_constants.h", "cuda/std/cstdint", "sm_61_intrinsics.h", "cub/util_type.cuh")],
     ("cub/cub.cuh", "stand_in"), ("cub/util_allocator.cuh", "unknown"), ("cub/device/device_reduce.cuh", "unknown"),
     *[(h, "stand_in") for h in ("cstdint", "stdint.h", "climits", "limits.h", "cfloat", "float.h", "cmath", "math.h",
-                               "cassert", "assert.h", "type_traits", "limits", "utility", "cstddef", "cstdlib")],
+                               "cassert", "assert.h", "type_traits", "limits", "utility", "cstddef", "cstdlib", "array",
+                               "tuple", "functional", "algorithm")],
     *[(h, "nvcc_only") for h in ("cstdio", "stdio.h", "cstring", "ctime")],
     *[(h, "drop") for h in HOST_ONLY],
-    *[(h, "unknown") for h in ("algorithm", "thrust/device_vector.h", "Eigen/Core", "omp_stuff.h")],
+    *[(h, "unknown") for h in ("numeric", "thrust/device_vector.h", "Eigen/Core", "omp_stuff.h")],
 ])
 def test_classification(header, kind):
     assert classify(header) == kind

@@ -42,6 +42,11 @@ STAND-IN -- ``#ifdef __CUDACC_RTC__`` <what NVRTC can read> ``#else`` <the origi
     limits                 cuda/std/limits        std::numeric_limits
     utility                cuda/std/utility       std::pair, make_pair, swap... (not move
                                                   and forward: NVRTC declares those)
+    array, tuple,          cuda/std/array, tuple, std::array; tuple, make_tuple, get, tie;
+    functional             functional             plus, less..., invoke, ref (tuple_size
+                                                  and tuple_element: NVRTC's own)
+    algorithm              cuda/std/__algorithm/  std::min, max, clamp, minmax (libcu++ has
+                           min.h, max.h...        no public <cuda/std/algorithm>)
     cub/cub.cuh            CUB_FOR_NVRTC          -- (every header of cub.cuh but the
                                                   device-wide algorithms of cub/device/*
                                                   and util_allocator.cuh: host API that
@@ -158,6 +163,12 @@ _LIBCUXX: dict[str, tuple[str, tuple[str, ...]]] = {
     "type_traits": ("cuda/std/type_traits", ("type_traits",)),
     "limits": ("cuda/std/limits", ("limits",)),
     "utility": ("cuda/std/utility", ("utility",)),
+    "array": ("cuda/std/array", ("array",)),
+    "tuple": ("cuda/std/tuple", ("tuple",)),
+    "functional": ("cuda/std/functional", ("functional",)),
+    # libcu++ has no public <cuda/std/algorithm>: what device code takes of <algorithm>
+    "algorithm": ("cuda/std/__algorithm/min.h cuda/std/__algorithm/max.h cuda/std/__algorithm/clamp.h "
+                  "cuda/std/__algorithm/minmax.h", ("algorithm",)),
 }
 
 # <cub/cub.cuh> under NVRTC: every header it includes that NVRTC compiles (not the
@@ -193,6 +204,14 @@ _STD_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
         "swap", "exchange", "pair", "make_pair", "declval", "as_const", "move_if_noexcept",
         "integer_sequence", "index_sequence", "make_integer_sequence", "make_index_sequence", "index_sequence_for",
         "in_place", "in_place_t")),
+    # (not tuple_size/tuple_element: NVRTC declares those in std for structured bindings)
+    "array": ("::cuda::std::", ("array",)),
+    "tuple": ("::cuda::std::", ("tuple", "make_tuple", "get", "tie", "apply", "forward_as_tuple", "ignore")),
+    "functional": ("::cuda::std::", (
+        "plus", "minus", "multiplies", "divides", "modulus", "negate", "equal_to", "not_equal_to", "greater",
+        "less", "greater_equal", "less_equal", "logical_and", "logical_or", "logical_not", "bit_and", "bit_or",
+        "bit_xor", "invoke", "reference_wrapper", "ref", "cref")),
+    "algorithm": ("::cuda::std::", ("min", "max", "clamp", "minmax")),
     "abs": ("::", ("abs", "labs", "llabs")),
     "math": ("::", (
         "abs", "fabs", "fmod", "remainder", "remquo", "fma", "fmax", "fmin", "fdim", "nan", "exp", "exp2", "expm1",
@@ -333,8 +352,8 @@ class _Planner:
                 if name == "cub/cub.cuh":
                     rtc += [f"#include <{h}>" for h in CUB_FOR_NVRTC]
                 else:
-                    header, more = _LIBCUXX[name]
-                    rtc.append(f"#include <{header}>")
+                    headers, more = _LIBCUXX[name]
+                    rtc += [f"#include <{header}>" for header in headers.split()]
                     extras += more
             rtc = list(dict.fromkeys(rtc))
             if any(name != "cub/cub.cuh" for _, name in group):
