@@ -298,3 +298,18 @@ def test_default_member_initialisers_that_read_the_block_make_a_context_type(tmp
     lane = fused[fused.index("struct Lane__hf2"):]
     assert lane.index("const hfuse_ctx& hf_ctx;") < lane.index("unsigned lane =")
     compile_nvcc(fused, workdir=tmp_path)
+
+
+def test_a_static_member_defined_outside_that_reads_the_block_is_refused():
+    # only its declaration in the class says 'static' (once: nvcc failed on the part's copy)
+    source = """struct Idx {
+  static __device__ int tid();
+};
+__device__ int Idx::tid() { return threadIdx.x; }
+__global__ void k_static(int* out) { out[threadIdx.x] = Idx::tid(); }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_static", Dim3(128))]
+    with pytest.raises(HFuseError, match="static member 'tid' of 'Idx' reads the block") as caught:
+        fuse(specs, sources={"k.cu": source})
+    assert caught.value.where.line == 4

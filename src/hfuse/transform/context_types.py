@@ -122,7 +122,9 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
                 Location(member.file, member.line, kernel),
                 hint="use the wrapper through a default constructor, or read threadIdx/extern __shared__ in a free helper",
             )
-        if member.key in needs_context and "static" in member.text.split("(")[0].split():
+        declared_static = "static" in member.text.split("(")[0].split() or (  # (outside, only its declaration says so)
+            member.defined_outside and re.search(rf"\bstatic\b[^;{{}}]*\b{re.escape(member.name)}\s*\(", item.text))
+        if member.key in needs_context and declared_static:
             raise HFuseError(
                 f"static member '{member.name}' of '{plain}' reads the block or its dynamic shared memory; "
                 "it has no object to carry the part's context",
