@@ -80,6 +80,15 @@ def test_unwritable_outputs(folder, capsys, output, message):
     assert message in line
 
 
+def test_a_header_an_input_includes_is_never_written(folder, capsys):
+    # once: -o scale.h replaced the header good2.cu includes with the fused file
+    (folder / "scale.h").write_text("#pragma once\n#define SCALE 2.f\n")
+    (folder / "good2.cu").write_text('#include "scale.h"\n' + GOOD.replace("scale", "twice"))
+    line = _run(["fuse", "good.cu", "good2.cu", "-k", "scale:128", "-k", "twice:128", "-o", "scale.h"], folder, capsys)
+    assert "it is one of the files it was made from" in line
+    assert (folder / "scale.h").read_text() == "#pragma once\n#define SCALE 2.f\n"
+
+
 CONFIG_HEAD = "kernels:\n  - {file: good.cu, name: scale, block: 128}\n  - {file: two.cu, name: twice, block: 128}\n"
 
 

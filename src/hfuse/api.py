@@ -59,6 +59,8 @@ class FusedKernel:
     source, for the symbols hfuse renamed (two inputs defined them); empty: none renamed."""
     notes: tuple[str, ...] = ()
     """What the user should know about how it was fused (a layout hfuse chose, and why)."""
+    inputs: tuple[Path, ...] = ()
+    """The files it was made from (sources, the user headers they include): ``write`` never writes one."""
 
     @property
     def layout(self) -> Layout:
@@ -78,7 +80,7 @@ class FusedKernel:
 
     def write(self, path: str | Path) -> Path:
         """Writes the fused file (whole or not at all); an unwritable path is an ``HFuseError``."""
-        return write_output(path, self.source, "fused file")
+        return write_output(path, self.source, "fused file", self.inputs)
 
     def pack(self, args_per_kernel: Sequence[Sequence[Any]], grids: Sequence[Dim3], smems: Sequence[int],
              sm_count: int | None = None) -> FusedLaunch:
@@ -577,4 +579,5 @@ def _generate(
         for part, k in zip(partition.parts, prepared.kernels)
     )
     return FusedKernel(source, fused_name, expression, partition, fusion, tuple(sigs),
-                       symbol_names if any(symbol_names) else ())
+                       symbol_names if any(symbol_names) else (),
+                       inputs=tuple(dict.fromkeys(p for f in program.files for p in (f.path, *f.headers))))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 from .errors import HFuseError, Location
 
@@ -82,11 +83,16 @@ def append_line(path: str | Path, line: str) -> None:
         os.close(fd)
 
 
-def write_output(path: str | Path, data: str | bytes, what: str = "output") -> Path:
+def write_output(path: str | Path, data: str | bytes, what: str = "output", inputs: Sequence[Path] = ()) -> Path:
     """``write_atomically`` for a file the user asked for: a place that cannot be written
-    (no such directory and none can be made, no permission, a directory in the way) is
-    an ``HFuseError`` naming it, and nothing is written."""
+    (no such directory and none can be made, no permission, a directory in the way) or one
+    of the ``inputs`` (the sources and headers the output was made from) is an
+    ``HFuseError`` naming it, and nothing is written."""
     path = Path(path)
+    if any(path.resolve() == Path(i).resolve() for i in inputs):
+        raise HFuseError(f"cannot write the {what} {path}: it is one of the files it was made from (a source or a "
+                         "header one includes); hfuse never modifies its inputs", Location(path),
+                         hint="give another file name, e.g. -o fused.cu")
     if path.is_dir():
         raise HFuseError(f"cannot write the {what} {path}: it is a directory", Location(path),
                          hint="give a file name, e.g. -o out/fused.cu")

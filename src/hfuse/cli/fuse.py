@@ -42,7 +42,7 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
     output = Path(args.output) if args.output else request.output
     if output is None:
         raise HFuseError("say where to write the fused kernel with -o FILE.cu (or 'output:' in the config)")
-    inputs = {k.file.resolve() for k in request.kernels}
+    inputs = {k.file.resolve() for k in request.kernels} | ({Path(args.config).resolve()} if args.config else set())
     if output.resolve() in inputs:
         raise HFuseError("the output would overwrite an input file; hfuse never modifies its inputs", Location(output))
     start = time.perf_counter()

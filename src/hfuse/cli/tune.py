@@ -100,7 +100,8 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
     plan_path = plan.save(out_dir / f"{name}-plan.json")
     console.print(plan_table(plan), markup=False)
     if plan.should_fuse:
-        write_output(out_dir / f"{name}.cu", plan.fused_source, "fused file")
+        write_output(out_dir / f"{name}.cu", plan.fused_source, "fused file",
+                     inputs=[config, *(launch.kernel.file for launch in request.launches)])
         console.print(f"wrote {out_dir / (name + '.cu')}")
     console.print(f"wrote {plan_path} ({len(plan.candidates)} candidates, {elapsed:.1f} s)")
     return 0
