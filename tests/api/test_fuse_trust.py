@@ -415,6 +415,29 @@ def test_a_slice_starts_where_the_parts_arrays_ask(layout):
     assert "const unsigned hf2_smem = (unsigned)((hf_smem + 127) / 128 * 128);" in fused.source
 
 
+TMA_STORAGE = """#include <cuda.h>
+struct alignas(1024) Storage { unsigned char a[8192]; unsigned long long bar; };
+__global__ void tma_tile(const __grid_constant__ CUtensorMap tmap, float* out) {
+  extern __shared__ char smem_raw[];  // CUTLASS's way: cast to an aligned struct, no alignment written here
+  Storage& st = *reinterpret_cast<Storage*>(smem_raw);
+  if (threadIdx.x == 0) asm volatile("prefetch.tensormap [%0];" :: "l"(&tmap) : "memory");
+  __syncthreads();
+  out[blockIdx.x * 128 + threadIdx.x] = st.a[threadIdx.x];
+}
+"""
+
+
+def test_a_slice_handed_to_tma_starts_as_a_launch_of_its_own_would(tmp_path):
+    # a 128-byte swizzle is computed from the address bits: behind another part's 100 bytes the
+    # slice began at 112, and the swizzled tile would have been read as another layout
+    path = tmp_path / "tma.cu"
+    path.write_text(TMA_STORAGE)
+    fused = fuse([KernelSpec(ALIGNED, "odd_dynamic", Dim3(96)), KernelSpec(path, "tma_tile", Dim3(128))])
+    assert [s.smem_align for s in fused.signatures] == [16, 1024]
+    assert "extern __shared__ __align__(1024) unsigned char hfuse_smem[];" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
 @pytest.mark.nvcc
 def test_the_aligned_fusion_compiles(tmp_path):
     fused = fuse([KernelSpec(ALIGNED, "odd_dynamic", Dim3(96)), KernelSpec(ALIGNED, "aligned_slice", Dim3(128))])

@@ -29,10 +29,21 @@ UNKNOWN_ALIGNMENT = 1024
 memory layout asks for (TMA's 128-byte swizzle)."""
 
 
+_ASYNC_PROXY = re.compile(r"cp\.(?:reduce\.)?async\.bulk|cp_async_bulk|\bwgmma|tensormap|CUtensorMap|\bcute::|\bcutlass::")
+"""Code that hands shared memory to TMA or ``wgmma`` (inline PTX, libcu++'s or CUTLASS's
+wrappers): swizzled layouts there are computed from the address bits, so such a kernel
+relies on its dynamic shared memory starting where a launch of its own puts it (at offset
+0 of the block's window, aligned for the 128-byte swizzle's 1024 bytes) even where its
+``extern __shared__`` array says nothing of alignment (CUTLASS casts an unaligned
+``char smem[]`` to an ``alignas(1024)`` storage struct)."""
+
+
 def slice_alignment(texts: Iterable[str]) -> int:
     """The alignment a part's slice of dynamic shared memory needs, from the ``extern
-    __shared__`` declarations in ``texts`` (its functions, file-scope arrays): at least 16."""
-    alignment = 16
+    __shared__`` declarations in ``texts`` (its functions, file-scope arrays): at least 16;
+    1024 where the code hands shared memory to TMA or ``wgmma`` (``_ASYNC_PROXY``)."""
+    texts = list(texts)
+    alignment = UNKNOWN_ALIGNMENT if any(_ASYNC_PROXY.search(t) for t in texts) else 16
     for text in texts:
         for declared in _EXTERN_SHARED.finditer(text):
             for written in _ALIGNED.findall(declared.group(1)):
