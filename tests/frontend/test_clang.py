@@ -182,3 +182,14 @@ def test_a_kept_headers_setmaxnreg_is_read(tmp_path):
     options = CompileOptions(system_include_dirs=(tmp_path / "sys",))
     meaning = read_meaning([path], options, cache=tmp_path, kept_includes=["#include <regs.h>"])
     assert _reads(meaning) == {"k": {"sets its warpgroup's registers (setmaxnreg)"}}
+
+
+def test_a_kept_headers_wgmma_is_read(tmp_path):
+    (tmp_path / "sys").mkdir()
+    (tmp_path / "sys" / "gmma.h").write_text(
+        '#pragma once\n__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\\n"); }\n')
+    path = tmp_path / "k.cu"
+    path.write_text("#include <gmma.h>\n__global__ void k(float* o) { fence(); o[0] = 1.f; }\n")
+    meaning = read_meaning([path], CompileOptions(system_include_dirs=(tmp_path / "sys",)), cache=tmp_path,
+                           kept_includes=["#include <gmma.h>"])
+    assert _reads(meaning) == {"k": {"runs on warpgroups (wgmma)"}}

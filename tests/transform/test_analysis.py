@@ -427,3 +427,23 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
         with pytest.raises(HFuseError, match=r"sets its warpgroup's registers \(setmaxnreg\)") as caught:
             fuse(specs, sources={"k.cu": source}, layout=layout)
         assert caught.value.where.line == 3
+
+
+def test_warpgroup_ptx_runs_only_where_the_part_starts_the_block():
+    # wgmma's warpgroups are four warps whose first is a multiple of four: a part behind 96
+    # threads of another would have run them on warps 3-6
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    source = """
+__global__ void mma(float* out) {
+  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+  out[blockIdx.x * 128 + threadIdx.x] = 0.f;
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "mma", Dim3(128))]
+    with pytest.raises(HFuseError, match=r"runs on warpgroups \(wgmma\)") as caught:
+        fuse(specs, sources={"k.cu": source}, layout="horizontal")
+    assert caught.value.where.line == 3
+    assert fuse(specs, sources={"k.cu": source}).layout.keeps_block_whole

@@ -32,7 +32,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
-from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER, PTX_REGISTERS, REGISTERS_SET
+from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET, WARPGROUP_RUN
 from .options import CompileOptions
 
 BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim",
@@ -270,6 +270,8 @@ class _Walker:
                     found.add(CLUSTER_READ)
                 if PTX_REGISTERS.search(text):
                     found.add(REGISTERS_SET)
+                if PTX_WARPGROUP.search(text):
+                    found.add(WARPGROUP_RUN)
                 continue
             target = node.referenced
             if target is None or target == node:

@@ -31,6 +31,12 @@ and block) and aligned warpgroups of its own, and an increase waits until the po
 registers, which a fused block's other parts may hold: it may hang."""
 REGISTERS_SET = "sets its warpgroup's registers (setmaxnreg)"
 
+PTX_WARPGROUP = re.compile(r"\bwgmma\.")
+"""Inline PTX that runs on a warpgroup (``wgmma.mma_async``, ``wgmma.fence``...): four
+warps whose first is a multiple of four in the block. Placed at another thread offset of
+a fused block, a part's warpgroups are not the hardware's."""
+WARPGROUP_RUN = "runs on warpgroups (wgmma)"
+
 PTX_CLUSTER = re.compile(r"%n?cluster|\bbarrier\.cluster\b|\bmapa\b|multicast::cluster\b")
 """Inline PTX that reads a thread block cluster's registers (``%cluster_ctarank``), waits at
 its barrier, maps another block's shared memory (``mapa``) or multicasts to the cluster.

@@ -14,8 +14,8 @@ from typing import Any, Mapping, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..frontend.model import (PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, REGISTERS_SET, Function,
-                              TopLevelItem, qualify)
+from ..frontend.model import (PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET,
+                              WARPGROUP_RUN, Function, TopLevelItem, qualify)
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
@@ -151,6 +151,9 @@ def analyze(
             facts.opaque.append(("inline PTX that ends the thread (exit/ret): fused, the thread would skip what runs "
                                  "after its part and leave its part's barriers short", line,
                                  "return from the kernel in C++ instead, or keep this kernel unfused"))
+        if node.type in ("gnu_asm_expression", "asm_statement") and PTX_WARPGROUP.search(node.text.decode()):
+            facts.whole_block.append((f"inline PTX that {WARPGROUP_RUN}: four warps aligned to the block's start, "
+                                      "which only a part at the fused block's first thread keeps", line))
         if resolver is not None and known and names_a_value(node) and not hidden_by_local(node):
             key = resolver.resolve(function.scope, compact(node.text.decode()), local, known)
             if key is not None:

@@ -20,11 +20,13 @@ written (``cooperative_groups.py``) and refuses the spellings it cannot convert.
 from __future__ import annotations
 
 from ..frontend.clang import HeaderUse, Meaning
+from ..frontend.model import WARPGROUP_RUN
 from .analysis import ProgramFacts
 from .opaque import REFUSAL_HINT, Unseen
 
 COOPERATIVE_GROUPS = "cooperative_groups::"
-_WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "reads %warpid", "synchronises the block"})
+_WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "reads %warpid", "synchronises the block",
+                                WARPGROUP_RUN})
 """What stays as the kernel saw it where a fused block runs one whole block of it on its first threads."""
 
 
