@@ -19,7 +19,7 @@ from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, brings_one_of, device_closure, template_argument_names
-from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify
+from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program, is_device_variable
@@ -546,7 +546,7 @@ def _generate(
     if namespaces:
         # Parameter types may be written as the kernel's namespace sees them (``Params``
         # for ``mylib::Params``): the fused kernel sees every part's namespace.
-        usings = "\n".join(dict.fromkeys(f"using namespace ::{'::'.join(n for n in s if n)};" for s in namespaces))
+        usings = "\n".join(dict.fromkeys(f"using namespace ::{'::'.join(scope_names(s))};" for s in namespaces))
         kernel_text = namespace_wrap((FUSED_NAMESPACE,), usings + "\n\n" + kernel_text)
         launch_text = launch_text.replace("#ifndef __CUDACC_RTC__\n", f"#ifndef __CUDACC_RTC__\nnamespace {FUSED_NAMESPACE} {{\n", 1)
         launch_text = launch_text.replace("\n#endif", f"\n}}  // namespace {FUSED_NAMESPACE}\n#endif")

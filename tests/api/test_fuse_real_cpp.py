@@ -578,3 +578,33 @@ def test_a_grid_constant_tensor_map_keeps_its_address_in_the_parameter_space(tmp
     assert "const __grid_constant__ CUtensorMap hf2_tmap" in fused.source
     compile_nvcc(fused.source, workdir=tmp_path)
     compile_nvrtc(fused.source, [fused.name])
+
+
+INLINE_NAMESPACE = """
+namespace lib::detail {
+__device__ __forceinline__ int lane() { return threadIdx.x & 31; }
+}
+namespace lib {
+inline namespace v2 {
+__device__ __forceinline__ int warp() { return threadIdx.x >> 5; }
+template <class T> struct Pair { T a, b; };
+}
+}
+__global__ void versioned(int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  lib::Pair<int> p{1, 2};
+  if (i < n) out[i] = lib::detail::lane() + lib::warp() * 100 + p.a + lib::v2::warp();
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_a_librarys_inline_namespace(tmp_path):
+    # once: lib::warp() (lib::v2::warp) was not found, so its read of threadIdx was not seen,
+    # and v2 was emitted without 'inline' (lib::Pair undefined): nvcc failed
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "versioned", Dim3(128))]
+    source = fuse(specs, sources={"k.cu": INLINE_NAMESPACE}).source
+    assert "lib::warp__hf2(hf_ctx) * 100 + p.a + lib::v2::warp__hf2(hf_ctx)" in source
+    assert source.count("inline namespace v2 {") == 2  # the shared Pair, the part's warp
+    compile_nvcc(source, workdir=tmp_path)

@@ -79,3 +79,28 @@ using ::d::other;
     assert resolver.resolve((), "lanes", known=functions) is None  # brought into ops only
     assert resolver.resolve(("ops",), "other", known=functions) == "d::other"  # from file scope, outwards
     assert resolver.brought_by("d::lanes", functions) == [(("ops",), "d::lanes")]
+
+
+def test_an_inline_namespace_is_transparent_as_in_cpp():
+    # a library's ABI version (namespace lib { inline namespace v2 { ... } }): lib::warp is
+    # lib::v2::warp; once, hfuse found neither, and emitted the namespace without 'inline'
+    program = Program.merge([model_source(Path("i.cu"), """
+namespace lib { inline namespace v2 { __device__ int warp() { return 1; } struct Pair { int a; }; } }
+namespace lib { __device__ int user() { return warp() + v2::warp(); } }
+namespace a::inline b { __device__ int q() { return 2; } }
+""")])
+    resolver, functions = program.resolver, set(program.functions)
+    assert resolver.resolve((), "lib::warp", known=functions) == "lib::warp"
+    assert resolver.resolve((), "lib::v2::warp", known=functions) == "lib::warp"
+    assert resolver.resolve(("lib",), "v2::warp", known=functions) == "lib::warp"
+    assert resolver.resolve(("lib",), "warp", known=functions) == "lib::warp"
+    assert resolver.resolve((), "::a::b::q", known=functions) == "a::q"
+    assert resolver.resolve((), "lib::Pair") == "lib::Pair"
+    assert resolver.namespace((), "lib::v2") == "lib"
+
+
+def test_an_inline_namespace_is_emitted_inline():
+    from hfuse.frontend.model import namespace_wrap
+
+    assert namespace_wrap(("lib", "inline v2"), "int x;") == (
+        "namespace lib {\ninline namespace v2 {\nint x;\n}  // namespace v2\n}  // namespace lib")

@@ -10,7 +10,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
-from .model import INITIALISERS, Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem, qualify
+from .model import INITIALISERS, INLINE, Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem, qualify
 from .parse import compact, declarator_name, inner_declarator, kernel_attribute, line_of, parse, walk
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
@@ -99,14 +99,19 @@ def _inside_braces(body: ts.Node | None) -> list[ts.Node]:
 
 
 def _namespace_names(node: ts.Node) -> tuple[str, ...]:
-    """``namespace a::b {`` -> ("a", "b"); ``namespace {`` -> ("",)."""
+    """``namespace a::b {`` -> ("a", "b"); ``namespace {`` -> ("",); ``inline namespace v2 {``
+    -> ("inline v2",); ``namespace a::inline b {`` -> ("a", "inline b")."""
     name = node.child_by_field_name("name")
     if name is None:
         named = [c for c in node.named_children if c.type in ("namespace_identifier", "nested_namespace_specifier", "identifier")]
         name = named[0] if named else None
+    inline = any(c.type == "inline" or (not c.is_named and c.text == b"inline") for c in node.children)
     if name is None:
         return ("",)
-    return tuple(p.strip() for p in name.text.decode().split("::") if p.strip() and p.strip() != "inline")
+    names = [re.sub(r"^inline\s+", INLINE, p.strip()) for p in name.text.decode().split("::") if p.strip()]
+    if inline and names:
+        names[0] = INLINE + names[0]
+    return tuple(names)
 
 
 def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopLevelItem]:

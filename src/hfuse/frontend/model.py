@@ -46,18 +46,27 @@ CLUSTER_READ = "works on the thread block cluster"
 
 FunctionKind = Literal["global", "device", "host"]
 Scope = tuple[str, ...]
-"""Enclosing namespaces, outermost first; ``""`` stands for an anonymous namespace."""
+"""Enclosing namespaces, outermost first; ``""`` stands for an anonymous namespace and
+``"inline v2"`` for an inline one (``inline namespace v2 {``)."""
+INLINE = "inline "
+
+
+def scope_names(scope: Scope) -> tuple[str, ...]:
+    """The namespaces of ``scope`` that a name's key spells: anonymous and inline ones are
+    transparent (a library's ``lib::v2::warp`` is ``lib::warp``, as C++ finds it)."""
+    return tuple(s for s in scope if s and not s.startswith(INLINE))
 
 
 def qualify(scope: Scope, name: str) -> str:
-    """The name as it is looked up from file scope (anonymous namespaces are transparent)."""
-    return "::".join([s for s in scope if s] + [name])
+    """The name as it is looked up from file scope (anonymous and inline namespaces are transparent)."""
+    return "::".join([*scope_names(scope), name])
 
 
 def namespace_wrap(scope: Scope, text: str) -> str:
-    """``text`` inside its namespaces again (``namespace a { namespace b { ... } }``)."""
+    """``text`` inside its namespaces again (``namespace a { inline namespace b { ... } }``)."""
     for name in reversed(scope):
-        text = f"namespace {name} {{\n{text.rstrip()}\n}}  // namespace {name or '(anonymous)'}"
+        head = f"inline namespace {name.removeprefix(INLINE)}" if name.startswith(INLINE) else f"namespace {name}"
+        text = f"{head} {{\n{text.rstrip()}\n}}  // namespace {name.removeprefix(INLINE) or '(anonymous)'}"
     return text
 
 

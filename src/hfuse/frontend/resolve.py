@@ -17,14 +17,14 @@ from typing import Iterable
 
 import tree_sitter as ts
 
-from .model import Scope, TopLevelItem, qualify
+from .model import INLINE, Scope, TopLevelItem, qualify, scope_names
 from .parse import compact, parse, walk
 
 COOPERATIVE_GROUPS = "cooperative_groups"
 
 
 def _named(scope: Scope) -> tuple[str, ...]:
-    return tuple(s for s in scope if s)
+    return scope_names(scope)
 
 
 def _levels(scope: Scope) -> list[str]:
@@ -100,6 +100,9 @@ class Resolver:
     type_namespaces: set[str] = field(default_factory=set)
     """Namespace keys ("" for file scope) that define a class, struct, union or enum: the
     namespaces argument-dependent lookup may search for a call's function."""
+    inline_namespaces: set[tuple[str, str]] = field(default_factory=set)
+    """(the key of the namespace it is in, its name) of each inline namespace: transparent
+    in keys, so a written ``lib::v2::warp`` or ``v2::warp`` is looked up as ``lib::warp``."""
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Class key -> the keys of its bases that member lookup searches (``TopLevelItem.class_bases``)."""
     unseen_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -110,6 +113,9 @@ class Resolver:
     def of(cls, items: Iterable[TopLevelItem], function_keys: Iterable[str] = ()) -> "Resolver":
         resolver = cls()
         for item in items:
+            for depth, name in enumerate(item.scope):
+                if name.startswith(INLINE):
+                    resolver.inline_namespaces.add(("::".join(_named(item.scope[:depth])), name.removeprefix(INLINE)))
             named = _named(item.scope)
             for i in range(1, len(named) + 1):
                 resolver.namespaces.add("::".join(named[:i]))
@@ -158,7 +164,7 @@ class Resolver:
         """The namespace a qualifier names (aliases followed), as a key without leading '::'."""
         parts = [p for p in compact(written).split("::")]
         absolute = parts and parts[0] == ""
-        parts = [p for p in parts if p]
+        parts = self._without_inline([p for p in parts if p], scope, bool(absolute), keep_last=False)
         if not parts:
             return ""
         if not absolute:
@@ -196,7 +202,7 @@ class Resolver:
         while "<" in text:  # nested template arguments
             text = re.sub(r"<[^<>]*>", "", text)
         absolute = text.startswith("::")
-        parts = [p for p in text.split("::") if p]
+        parts = self._without_inline([p for p in text.split("::") if p], scope, absolute)
         if not parts:
             return None
         if absolute:
@@ -221,6 +227,25 @@ class Resolver:
                 if key in universe:
                     return key
         return None
+
+    def _without_inline(self, parts: list[str], scope: Scope, absolute: bool, keep_last: bool = True) -> list[str]:
+        """``parts`` of a written name without the inline namespaces it names (keys leave
+        them out): ``v2`` after ``lib`` when ``lib`` has an inline ``v2``; first, when an
+        enclosing namespace (file scope for ``::v2``) has one. ``keep_last``: the last part
+        names the entity (a name), not a namespace (``using namespace lib::v2;``)."""
+        if not self.inline_namespaces:
+            return parts
+        out: list[str] = []
+        for i, part in enumerate(parts):
+            if i > 0:
+                inline = any(name == part and parent.rsplit("::", 1)[-1] == parts[i - 1]
+                             for parent, name in self.inline_namespaces)
+            else:
+                levels = [""] if absolute else _levels(scope)
+                inline = any(name == part and parent in levels for parent, name in self.inline_namespaces)
+            if not (inline and (i < len(parts) - 1 or not keep_last)):
+                out.append(part)
+        return out
 
     def _brought(self, level: str, parts: list[str], known: set[str] | None) -> str | None:
         """What a ``using ns::name;`` of namespace ``level`` makes ``name`` (or ``name::rest``) mean there."""

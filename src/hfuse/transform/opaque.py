@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from ..frontend.model import Scope, TopLevelItem
+from ..frontend.model import Scope, TopLevelItem, scope_names
 from ..frontend.resolve import LocalNames, Resolver, using_declaration
 from ..frontend.parse import compact
 
@@ -143,7 +143,7 @@ class OpaqueNames:
         return None
 
     def _using(self, scope: Scope, name: str) -> str | None:
-        named = [s for s in scope if s]
+        named = list(scope_names(scope))
         for depth in range(len(named), -1, -1):
             target = self.using_declarations.get(("::".join(named[:depth]), name))
             if target is not None:
@@ -151,7 +151,7 @@ class OpaqueNames:
         return None
 
     def _cub_nominated(self, scope: Scope, local: LocalNames) -> bool:
-        named = [s for s in scope if s]
+        named = list(scope_names(scope))
         levels = ["::".join(named[:d]) for d in range(len(named), -1, -1)]
         written = [w for level in levels for w in self.resolver.usings.get(level, [])] + list(local.usings)
         return any(self.resolver.namespace(scope, w, local).split("::")[0] == CUB for w in written)
@@ -173,7 +173,7 @@ def opaque_names(items: Iterable[TopLevelItem], resolver: Resolver) -> OpaqueNam
     usings: dict[tuple[str, str], str] = {}
     for item in items:
         if (target := using_declaration(item.text)) is not None:
-            usings[("::".join(s for s in item.scope if s), target.split("::")[-1])] = target
+            usings[("::".join(scope_names(item.scope)), target.split("::")[-1])] = target
     declarations: dict[str, Unseen] = {}
     changed = True
     while changed:
