@@ -360,7 +360,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                                        types, symbols, whole_block, constants[len(prepared)], host_made))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
-    check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes))
+    notes = (*notes, *check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes)))
     check_disagreements(specs, found, program)
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})

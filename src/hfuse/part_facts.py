@@ -128,19 +128,26 @@ def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], 
 
 
 def check_device_state(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]], program: Program,
-                       per_part: frozenset[str]) -> None:
-    """Refuse parts that would use one written device variable at once (``device_state.py``)."""
+                       per_part: frozenset[str]) -> tuple[str, ...]:
+    """Refuse parts that would use one written device variable at once (``device_state.py``);
+    a note for each device variable a part writes: verification compares the arrays
+    kernels write, not device variables, so it cannot vouch for those."""
     if len(kernels) < 2:
-        return
+        return ()
     _refuse_shared_static_locals(kernels)
     definitions = {key: next(iter(owners.values())) for key, owners in program.symbols.items()
-                   if key not in per_part and any(is_device_variable(i) for i in owners.values())}
+                   if any(is_device_variable(i) for i in owners.values())}
     if not definitions:
-        return
+        return ()
     addresses = {key: "[" in item.text.split("=")[0] or "*" in item.text.split("=")[0] for key, item in definitions.items()}
     uses = [(spec, device_state_uses([f.function for key in facts.reachable(kernel.key) for f in facts.facts[key]],
                                      addresses, program.resolver)) for spec, kernel, facts in kernels]
-    refuse_shared_device_state(uses, definitions)
+    shared = {key: item for key, item in definitions.items() if key not in per_part}
+    refuse_shared_device_state([(spec, [u for u in found if u.key in shared]) for spec, found in uses], shared)
+    return tuple(dict.fromkeys(
+        f"note: {spec.name} writes the device variable '{use.key}' ({use.function.file.name}:{use.line}); hfuse's "
+        "verification (--verify, hfuse tune) compares the arrays kernels write, not device variables: check that "
+        "one yourself" for spec, found in uses for use in found if use.writes))
 
 
 def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:

@@ -115,3 +115,20 @@ def test_a_shared_helpers_static_local_is_refused_for_two_parts(tmp_path):
         fuse([KernelSpec(path, "take", Dim3(128)), KernelSpec(path, "take", Dim3(128))])
     assert err.value.where.line == 1
     fuse([KernelSpec(path, "take", Dim3(128)), KernelSpec(path, "other", Dim3(128))])  # one user, constants
+
+
+def test_what_a_part_writes_to_a_device_variable_is_noted_as_not_verified():
+    # verification compares the arrays kernels write: it cannot vouch for a device variable
+    source = """__device__ unsigned retired;
+__device__ float scale = 2.f;
+__global__ void last_block(const float* a, float* out, int n) {
+  if (threadIdx.x == 0 && atomicInc(&retired, gridDim.x) == gridDim.x - 1) out[0] = a[0] * scale;
+}
+__global__ void other(float* y) { y[threadIdx.x] = scale; }
+"""
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "last_block", Dim3(128))],
+                 sources={"k.cu": source})
+    device = [n for n in fused.notes if "device variable" in n]
+    assert device == ["note: last_block writes the device variable 'retired' (k.cu:4); hfuse's verification "
+                      "(--verify, hfuse tune) compares the arrays kernels write, not device variables: check that "
+                      "one yourself"]  # 'scale' is only read
