@@ -608,3 +608,18 @@ def test_a_librarys_inline_namespace(tmp_path):
     assert "lib::warp__hf2(hf_ctx) * 100 + p.a + lib::v2::warp__hf2(hf_ctx)" in source
     assert source.count("inline namespace v2 {") == 2  # the shared Pair, the part's warp
     compile_nvcc(source, workdir=tmp_path)
+
+
+def test_line_comments_come_back_as_the_user_wrote_them():
+    # once: every '// index' of a fused body read '/* index */'
+    source = """__global__ void commented(int* out, int n) {
+  // leading comment
+  int i = blockIdx.x * blockDim.x + threadIdx.x;  // index
+  if (i < n) out[i] = i;  /* block comment */
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "commented", Dim3(128))],
+                 sources={"k.cu": source}).source
+    assert "  // leading comment\n" in fused and "hf_ctx.threadIdx.x;  // index\n" in fused
+    assert "out[i] = i;  /* block comment */" in fused and "/*//" not in fused

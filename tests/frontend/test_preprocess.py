@@ -12,7 +12,8 @@ import pytest
 
 from hfuse.errors import HFuseError
 from hfuse.frontend.options import CompileOptions
-from hfuse.frontend.preprocess import PreprocessedSource, kept_header_dirs, library_header_dirs, preprocess
+from hfuse.frontend.preprocess import (PreprocessedSource, kept_header_dirs, library_header_dirs, preprocess,
+                                       restore_line_comments)
 from hfuse.toolkit import pytorch_include_dirs
 
 
@@ -176,8 +177,11 @@ def test_comments_never_leak_into_macros():
     pre = preprocess(text, "k.cu")
     assert "int w = 1 + 2; int x = 3;" in pre.text
     y = pre.text[pre.text.index("int y"):pre.text.index("int z")]
-    assert "x))" in y and "//" not in y  # the comment cannot swallow ", x)"
+    assert "x))" in y and "/*// the first */" in y  # a block comment now: it cannot swallow ", x)"
     assert "int z = 4;" in pre.text and "code comments may stay" in pre.text
+    # the emitted file gives back a line comment that still ends its line, not the other
+    restored = restore_line_comments(pre.text)
+    assert "int z = 4; // code comments may stay\n" in restored and "(w /*// the first */) + (x))" in restored
 
 
 # -- headers ----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from typing import Sequence
 
 from ..frontend.options import CompileOptions
 from ..frontend.model import Scope, TopLevelItem, namespace_wrap
+from ..frontend.preprocess import restore_line_comments
 from ..partition import Partition
 from ..transform.compound_literals import without_compound_literals
 from ..transform.register_keyword import without_register
@@ -138,7 +139,7 @@ def assemble(
     out.append("// ---- fused kernel " + "-" * 60)
     out.extend(kernels)
     out.extend(launchers)
-    return "\n\n".join(s.rstrip("\n") for s in out) + "\n"
+    return restore_line_comments("\n\n".join(s.rstrip("\n") for s in out) + "\n")
 
 
 def _usable_on_device(item: TopLevelItem, text: str) -> str:
@@ -168,4 +169,4 @@ def assemble_device_file(header: str, include_lines: Sequence[str], items: Seque
         out.append("\n".join(include_lines) + "\n")
     out.extend(_scoped(_opened_first(namespaces) + [(item.scope, _usable_on_device(item, without_compound_literals(without_register(item.text))))
                                                         for item in items]))
-    return "\n\n".join(s.rstrip("\n") for s in out) + "\n"
+    return restore_line_comments("\n\n".join(s.rstrip("\n") for s in out) + "\n")

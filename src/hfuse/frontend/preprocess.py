@@ -199,7 +199,8 @@ def _quiet_comments(line: list, pp: pcpp.Preprocessor) -> list:
     it never ends up in a macro body, an ``#if`` expression or a kept ``#include``. In
     code, block comments stay; a line comment becomes a block comment, so that one
     written inside a macro invocation's arguments cannot comment out the rest of the
-    expansion's line.
+    expansion's line. It is marked (``/*// index */``) so that the emitted file gives the
+    user their line comment back wherever it still ends its line (``restore_line_comments``).
     """
     first = next((t for t in line if t.type not in pp.t_WS and t.type not in pp.t_COMMENT), None)
     directive = first is not None and first.value == "#"
@@ -210,8 +211,17 @@ def _quiet_comments(line: list, pp: pcpp.Preprocessor) -> list:
         if directive:
             tok.type, tok.value = pp.t_SPACE, " "
         elif tok.type == pp.t_COMMENT2:
-            tok.type, tok.value = pp.t_COMMENT1, "/*" + tok.value[2:].replace("*/", "* /") + " */"
+            tok.type, tok.value = pp.t_COMMENT1, "/*//" + tok.value[2:].replace("*/", "* /") + " */"
     return line
+
+
+_MARKED_LINE_COMMENT = re.compile(r"/\*//((?:(?!\*/).)*) \*/(?=[ \t]*$)", re.M)
+
+
+def restore_line_comments(text: str) -> str:
+    """The user's ``// index`` again for each line comment ``_quiet_comments`` marked
+    (``/*// index */``) that still ends its line; one code follows stays a block comment."""
+    return _MARKED_LINE_COMMENT.sub(r"//\1", text)
 
 
 # -- the preprocessor -------------------------------------------------------------------
