@@ -67,3 +67,16 @@ def test_every_help_page_prints(command, capsys):
     with pytest.raises(SystemExit) as done:
         main([*command, "--help"])
     assert done.value.code == 0 and "usage: hfuse" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("unit", [
+    '#include "kern.cuh"\n',                                                      # in a header the file includes
+    "#define DEFINE_K(n) __global__ void n(float* x) { x[threadIdx.x] = 1.f; }\nDEFINE_K(hdr_kernel)\n",  # by a macro
+])
+def test_a_kernel_no_file_spells_is_found_where_it_is_defined(tmp_path, capsys, unit):
+    # once: "no file defines a kernel named 'hdr_kernel'": the name was looked for in the files' text only
+    (tmp_path / "kern.cuh").write_text("#pragma once\n__global__ void hdr_kernel(float* x) { x[threadIdx.x] *= 2.f; }\n")
+    (tmp_path / "unit.cu").write_text(unit)
+    assert main(["fuse", str(tmp_path / "unit.cu"), VEC, "-k", "hdr_kernel:128", "-k", "vec_scale:128",
+                 "-o", str(tmp_path / "f.cu")]) == 0
+    assert "part 1: hdr_kernel" in capsys.readouterr().err

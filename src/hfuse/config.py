@@ -23,7 +23,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -186,9 +186,12 @@ _CLI_KERNEL = re.compile(
 )
 
 
-def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str]) -> KernelSpec:
+def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
+                        defining: Callable[[str], list[Path]] | None = None) -> KernelSpec:
     """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``; NAME may be
-    qualified (``mylib::scale:256``)."""
+    qualified (``mylib::scale:256``). The file is the one whose text names it; where none
+    does (a kernel in a header a file includes, or one a macro defines), ``defining``: the
+    files whose kernels, preprocessed, have that name."""
     match = _CLI_KERNEL.match(text.strip())
     if not match:
         raise HFuseError(f"--kernel '{text}' is not NAME:BLOCK, NAME<TEMPLATE ARGS>:BLOCK or FILE:NAME:BLOCK (e.g. hist:512, stencil:16x16)")
@@ -205,6 +208,8 @@ def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str]) 
         return KernelSpec(file, name, block, targs)
     plain = name.split("::")[-1]  # a qualified name (mylib::scale) is written 'scale(' in its namespace
     holders = list(dict.fromkeys(f for f in files if re.search(rf"\b{re.escape(plain)}\s*\(", sources[f])))
+    if not holders and defining is not None and len(files) > 1:
+        holders = defining(name)
     if not holders:
         if len(files) == 1:
             return KernelSpec(files[0], name, block, targs)  # fuse() names the file's kernels

@@ -26,7 +26,9 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
         sources = {f: read_text_file(f) for f in files}
         if not args.kernel:
             raise HFuseError("name the kernels to fuse with --kernel NAME:BLOCK (twice or more), or pass --config FILE")
-        request = FuseRequest([parse_kernel_option(k, files, sources) for k in args.kernel])
+        options = options_from_flags(args)
+        request = FuseRequest([parse_kernel_option(k, files, sources, _defining(files, sources, options))
+                               for k in args.kernel])
     request.options = options_from_flags(args, request.options)
     layout, notes = layout_from(args)
     for note in [*request.notes, *notes]:
@@ -68,6 +70,24 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
     if args.verify or args.verify_inputs:
         status = max(status, _verify(fused, request, args, console))
     return status
+
+
+def _defining(files: list[Path], sources: dict[Path, str], options: CompileOptions):
+    """The files whose kernels, preprocessed with ``options``, include one of a name (a
+    kernel of an included header, or one a macro defines): ``parse_kernel_option``'s last resort."""
+    from ..frontend.extract import load_source
+
+    def defining(name: str) -> list[Path]:
+        found = []
+        for file in files:
+            try:
+                kernels = load_source(file, sources[file], options).kernels
+            except HFuseError:
+                continue  # fuse() reports what is wrong with this file
+            if any(name.lstrip(":") in (key, key.split("::")[-1]) for key in kernels):
+                found.append(file)
+        return found
+    return defining
 
 
 def _verify(fused, request, args: argparse.Namespace, console: Console) -> int:
