@@ -388,3 +388,10 @@ def test_the_pragma_operator_becomes_a_pragma_line_of_its_own():
     assert lines.count("#pragma unroll 2") == 2 and "for (;;) {}" in lines and "int a;" in lines
     assert "_Pragma" not in pre.text
     assert [pre.origin(i + 1)[1] for i, line in enumerate(lines) if line == "#pragma unroll 2"] == [4, 5]
+
+
+def test_cuda_h_defines_cuda_version_as_the_toolkit_does():
+    # once: '#if CUDA_VERSION < 12000 #error' fired after <cuda.h>, which the device pass does not read
+    text = "#include <cuda.h>\n#if CUDA_VERSION < 12000\n#error too old\n#endif\nint ok;\n"
+    assert "int ok;" in preprocess(text, "k.cu").text
+    assert "int bad;" not in preprocess("#ifdef CUDA_VERSION\nint bad;\n#endif\n", "k.cu").text  # only with cuda.h

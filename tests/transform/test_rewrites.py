@@ -38,6 +38,14 @@ def test_a_parameter_or_local_named_like_a_builtin_is_left_alone():
     assert "return threadIdx.y * blockDim.x + gridDim.x + hf_ctx.blockIdx.x;" in out
 
 
+def test_a_direct_initialisation_the_grammar_reads_as_a_function_declaration_hides_nothing():
+    # 'T v(x[threadIdx.x]);' parses as a function v taking an x[threadIdx.x]: threadIdx there
+    # (and in every later statement) was once taken for a declared name, and read the fused block
+    out = _apply("__device__ void k(float* x) { __nv_fp8_e4m3 v(x[threadIdx.x]); x[threadIdx.x] = float(v); }",
+                 builtin_edits)
+    assert "v(x[hf_ctx.threadIdx.x]); x[hf_ctx.threadIdx.x] = float(v);" in out
+
+
 def test_barriers_become_named_barriers_of_the_part():
     out = _apply("__device__ void f(int p) { __syncthreads(); int c = __syncthreads_count(p); __syncthreads_or(p); cg::sync(b); }", barrier_edits)
     assert "hfuse_sync<3, 128>();" in out

@@ -159,7 +159,9 @@ def inner_declarator(node: ts.Node | None, stop: tuple[str, ...] = ("function_de
 
 
 def declarator_name(node: ts.Node) -> ts.Node | None:
-    """The identifier a (possibly nested) declarator declares."""
+    """The identifier a (possibly nested) declarator declares; None for an abstract one
+    (``float[4]``, and ``v(x[threadIdx.x])`` read as a function declaration: the grammar's
+    most vexing parse of ``T v(x[threadIdx.x]);``), whose expressions declare nothing."""
     current: ts.Node | None = node
     while current is not None:
         if current.type in ("identifier", "field_identifier", "type_identifier", "qualified_identifier", "operator_name"):
@@ -167,6 +169,8 @@ def declarator_name(node: ts.Node) -> ts.Node | None:
         if current.type == "parameter_pack_expansion":
             current = current.named_children[0] if current.named_children else None
             continue
+        if current.type.startswith("abstract_") or not current.type.endswith("declarator"):
+            return None
         inner = current.child_by_field_name("declarator")
         if inner is None:
             named = [c for c in current.named_children if c.type not in ("type_qualifier", "attribute_specifier")]

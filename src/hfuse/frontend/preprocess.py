@@ -101,6 +101,13 @@ class PreprocessedSource:
         return (self.path, line)
 
 
+TOOLKIT_HEADER_MACROS: dict[str, tuple[tuple[str, str], ...]] = {
+    "cuda.h": (("CUDA_VERSION", str(CUDACC_VERSION[0] * 1000 + CUDACC_VERSION[1] * 10)),),
+}
+"""What a kept toolkit header defines that code tests (``#if CUDA_VERSION >= 12000``): the
+device pass does not read the header, nvcc's does."""
+
+
 def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
     """The macros nvcc's device pass defines before the user's ``-D`` (``nvcc --dryrun``
     shows them), plus ``CUDART_VERSION`` from the ``cuda_runtime.h`` nvcc includes
@@ -393,6 +400,9 @@ class _DevicePass(pcpp.Preprocessor):
                 self.kept.append(line)
                 if self.search.system_header(name):
                     self.define_system_macros(name)
+                for macro, value in TOOLKIT_HEADER_MACROS.get(name, ()):
+                    if macro not in self.macros:
+                        self.define(f"{macro} {value}")
             yield from original_line
             return
         looked = [str(self.dirs[-1])] + [str(d) for d in self.search.user_dirs]
