@@ -237,8 +237,8 @@ class Resolver:
             return parts
         out: list[str] = []
         for i, part in enumerate(parts):
-            if i > 0:
-                inline = any(name == part and parent.rsplit("::", 1)[-1] == parts[i - 1]
+            if out:  # (an inline namespace's parent key leaves out the inline ones around it too)
+                inline = any(name == part and parent.rsplit("::", 1)[-1] == out[-1]
                              for parent, name in self.inline_namespaces)
             else:
                 levels = [""] if absolute else _levels(scope)
