@@ -73,8 +73,8 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
 
 
 def _defining(files: list[Path], sources: dict[Path, str], options: CompileOptions):
-    """The files whose kernels, preprocessed with ``options``, include one of a name (a
-    kernel of an included header, or one a macro defines): ``parse_kernel_option``'s last resort."""
+    """A finder of the files that define a kernel of a given name once preprocessed with
+    ``options`` (in a header they include, or by a macro): ``parse_kernel_option``'s last resort."""
     from ..frontend.extract import load_source
 
     def defining(name: str) -> list[Path]:
