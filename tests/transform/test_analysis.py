@@ -447,3 +447,26 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
         fuse(specs, sources={"k.cu": source}, layout="horizontal")
     assert caught.value.where.line == 3
     assert fuse(specs, sources={"k.cu": source}).layout.keeps_block_whole
+
+
+@pytest.mark.nvcc
+def test_a_data_member_functor_hides_the_helper_of_its_name(tmp_path):
+    # once: S::get's lane(v) (the member functor) went to the part's copy of the file-scope
+    # lane, which reads threadIdx: it compiled, and computed something else
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+    from toolchain import compile_nvcc
+
+    source = """
+__device__ __forceinline__ int lane(int x) { return (threadIdx.x & 31) + x; }
+struct AddK { int k; __device__ int operator()(int x) const { return x + k; } };
+struct Base { AddK lane; };
+struct S { AddK lane; __device__ int get(int v) const { return lane(v); } };
+struct D : Base { __device__ int get(int v) const { return lane(v); } };
+__global__ void k(int* out) { S s; s.lane.k = 5; D d; d.lane.k = 7; out[threadIdx.x] = s.get(1) + d.get(2) + lane(0); }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))], sources={"k.cu": source})
+    assert fused.source.count("__device__ int get(int v) const { return lane(v); }") == 2
+    assert "+ lane__hf2(hf_ctx, 0);" in fused.source  # the kernel's own call: the file-scope helper
+    compile_nvcc(fused.source, workdir=tmp_path)

@@ -10,7 +10,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
-from .model import INITIALISERS, INLINE, Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem, qualify
+from .model import INITIALISERS, INLINE, ClassShape, Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem, qualify
 from .parse import compact, declarator_name, inner_declarator, kernel_attribute, line_of, parse, walk
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
@@ -165,7 +165,7 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
             TopLevelItem(
                 "declaration", text, _declared_names(node), path, line, scope=scope, device=_device_declaration(node),
                 references=_references(node), members=_members(node, data, where, scope),
-                class_bases=_class_bases(node),
+                classes=_classes(node),
             )
         ]
     return [TopLevelItem("other", text, (), path, line, scope=scope, references=_references(node))]
@@ -275,15 +275,14 @@ def _member_initialisers(body: ts.Node, data: bytes, where: Origin, scope: Scope
                     owner=owner)
 
 
-def _class_bases(node: ts.Node) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each class ``node`` defines that has bases, with the bases its members' unqualified
-    names are looked up in, as written. A dependent base (``Base<T>``, ``T`` of an
-    enclosing template) is left out: C++ does not look there (two-phase lookup)."""
+def _classes(node: ts.Node) -> tuple[ClassShape, ...]:
+    """Each class ``node`` defines with bases or data members: the bases its members'
+    unqualified names are looked up in, as written (a dependent base, ``Base<T>`` with ``T``
+    of an enclosing template, is left out: C++ does not look there), and its data members."""
     found = []
     for spec in walk(node):
-        clause = next((c for c in spec.children if c.type == "base_class_clause"), None)
-        name = spec.child_by_field_name("name")
-        if spec.type not in ("struct_specifier", "class_specifier") or clause is None or name is None:
+        name, body = spec.child_by_field_name("name"), spec.child_by_field_name("body")
+        if spec.type not in ("struct_specifier", "class_specifier", "union_specifier") or name is None or body is None:
             continue
         params: set[str] = set()
         current = spec.parent
@@ -292,10 +291,15 @@ def _class_bases(node: ts.Node) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 plist = current.child_by_field_name("parameters")
                 params.update(_template_param_name(p) for p in plist.named_children if p.type != "comment")
             current = current.parent
-        bases = tuple(compact(base.text.decode()) for base in clause.named_children
+        clause = next((c for c in spec.children if c.type == "base_class_clause"), None)
+        bases = tuple(compact(base.text.decode()) for base in (clause.named_children if clause else ())
                       if base.type not in ("access_specifier", "comment")
                       and not {n.text.decode() for n in walk(base) if n.type in _REFERENCE_TYPES} & params)
-        found.append((name.text.decode().split("<")[0].strip(), bases))
+        fields = tuple(n.text.decode() for f in body.named_children if f.type == "field_declaration"
+                       for d in f.children_by_field_name("declarator")
+                       if d.type != "function_declarator" and (n := declarator_name(d)) is not None)
+        if bases or fields:
+            found.append(ClassShape(name.text.decode().split("<")[0].strip(), bases, fields))
     return tuple(found)
 
 

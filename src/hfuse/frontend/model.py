@@ -195,15 +195,25 @@ class TopLevelItem:
     """Names it mentions (identifiers, types, qualified names as written)."""
     members: tuple[Function, ...] = ()
     """Member functions defined in a struct or class body (for analysis)."""
-    class_bases: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """Each class it defines that has bases -> the bases unqualified lookup searches from
-    its members, as written (``extract._class_bases``)."""
+    classes: tuple["ClassShape", ...] = ()
+    """What unqualified lookup from a member function needs of each class it defines."""
     nominates: str | None = None
     """``using namespace X;`` names X; ``namespace A = X;`` names X (kind ``using``)."""
 
     @property
     def keys(self) -> tuple[str, ...]:
         return tuple(qualify(self.scope, n) for n in self.names)
+
+
+@dataclass(frozen=True)
+class ClassShape:
+    """What a member function's unqualified names may find in its class (``extract._classes``)."""
+
+    name: str
+    bases: tuple[str, ...] = ()
+    """The bases lookup searches, as written: a dependent one (``Base<T>``) is left out, as C++ does."""
+    fields: tuple[str, ...] = ()
+    """Its data members (a functor ``lane`` hides a namespace's function ``lane`` in its members)."""
 
 
 @dataclass(frozen=True)

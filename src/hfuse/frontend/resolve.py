@@ -104,7 +104,9 @@ class Resolver:
     """(the key of the namespace it is in, its name) of each inline namespace: transparent
     in keys, so a written ``lib::v2::warp`` or ``v2::warp`` is looked up as ``lib::warp``."""
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Class key -> the keys of its bases that member lookup searches (``TopLevelItem.class_bases``)."""
+    """Class key -> the keys of its bases that member lookup searches (``ClassShape.bases``)."""
+    class_fields: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Class key -> the names of its data members (``ClassShape.fields``)."""
     unseen_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Class key -> its bases no input defines, as written (a toolkit's or library's
     class): which members they have is unknown."""
@@ -134,10 +136,11 @@ class Resolver:
                 resolver.type_namespaces.add(level)
         resolver.declared.update(function_keys)
         for item in items:
-            for name, written in item.class_bases:
-                bases = [(w, resolver.resolve(item.scope, w)) for w in written]
-                key = qualify(item.scope, name)
+            for shape in item.classes:
+                bases = [(w, resolver.resolve(item.scope, w)) for w in shape.bases]
+                key = qualify(item.scope, shape.name)
                 resolver.class_bases[key] = tuple(b for _, b in bases if b is not None)
+                resolver.class_fields[key] = frozenset(shape.fields)
                 if unseen := tuple(w for w, b in bases if b is None):
                     resolver.unseen_bases[key] = unseen
         return resolver
@@ -145,7 +148,8 @@ class Resolver:
     def member(self, scope: Scope, owner: str, name: str, known: set[str]) -> tuple[str | None, str | None]:
         """What the unqualified ``name`` finds among the members of class ``owner`` (of
         namespace ``scope``) and of its bases, as C++ looks from a member function: the
-        member's key (None: no member of that name), and the first base on the way that no
+        member's key (None: no member of that name; a data member's is not in ``known``, a
+        functor or pointer the call goes through), and the first base on the way that no
         input defines (None: every base was seen), whose members may hide the rest."""
         classes, seen, unseen = [qualify(scope, owner)], set(), None
         while classes:  # the class first, then its bases (in a valid program one member is found)
@@ -153,7 +157,7 @@ class Resolver:
             if key in seen:
                 continue
             seen.add(key)
-            if f"{key}::{name}" in known:
+            if f"{key}::{name}" in known or name in self.class_fields.get(key, ()):
                 return f"{key}::{name}", None
             unseen = unseen or next(iter(self.unseen_bases.get(key, ())), None)
             classes.extend(self.class_bases.get(key, ()))

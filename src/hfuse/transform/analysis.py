@@ -219,6 +219,8 @@ def _record_call(
                           else (qualify(function.scope, f"{function.owner}::{simple}"), None))
         if member in known:
             key, own_member = member, True
+        elif member is not None and resolver is not None:
+            return  # a data member (a functor, a pointer): what it calls is its type's, not a namespace's function
         elif unseen is not None and key is not None:
             facts.unseen_bases.append((key, unseen, line))
     if key is not None:
