@@ -470,3 +470,45 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
     assert fused.source.count("__device__ int get(int v) const { return lane(v); }") == 2
     assert "+ lane__hf2(hf_ctx, 0);" in fused.source  # the kernel's own call: the file-scope helper
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+FRIEND = """
+__device__ __forceinline__ int lane(int x) { return (threadIdx.x & 31) + x; }
+struct V {
+  int x;
+  __device__ operator int() const { return x; }
+  friend __device__ int lane(V v) { return v.x * 2; }
+};
+__global__ void k(int* out) { V v; v.x = 3; out[threadIdx.x] = lane(v)CALL; }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+def test_a_hidden_friend_beside_a_block_reading_helper_of_its_name_is_refused():
+    # once: lane(v) (C++: V's friend, by argument-dependent lookup) went to the part's copy of
+    # the file-scope lane, through V's conversion to int: it compiled, and computed something else
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))]
+    with pytest.raises(HFuseError, match=r"the call of 'lane' may also find V::lane by argument-dependent lookup") as e:
+        fuse(specs, sources={"k.cu": FRIEND.replace("CALL", " + lane(1)")})
+    assert e.value.where.line == 8
+
+
+@pytest.mark.nvcc
+def test_a_hidden_friend_alone_is_shared_and_analysed(tmp_path):
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+    from toolchain import compile_nvcc
+
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))]
+    source = FRIEND.replace("CALL", "").replace("__device__ __forceinline__ int lane(int x) "
+                                                "{ return (threadIdx.x & 31) + x; }\n", "")
+    fused = fuse(specs, sources={"k.cu": source}).source
+    assert "friend __device__ int lane(V v) { return v.x * 2; }" in fused and "out[hf_ctx.threadIdx.x] = lane(v);" in fused
+    compile_nvcc(fused, workdir=tmp_path)
+    # a friend that reads the block is seen, and refused: no object carries the part's view to it
+    with pytest.raises(HFuseError, match="'lane', a friend defined in 'V', reads the block") as e:
+        fuse(specs, sources={"k.cu": source.replace("v.x * 2", "v.x + threadIdx.x")})
+    assert e.value.where.line == 5

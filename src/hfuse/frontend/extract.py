@@ -245,11 +245,17 @@ def _members(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> tuple[F
         for member in body.named_children:
             definition = member
             if member.type == "template_declaration":
-                inner = [c for c in member.named_children if c.type == "function_definition"]
+                inner = [c for c in member.named_children if c.type in ("function_definition", "friend_declaration")]
                 definition = inner[0] if inner else member
+            friend = definition.type == "friend_declaration"
+            if friend:  # a hidden friend: a function of the namespace that only argument-dependent lookup finds
+                definition = next((c for c in definition.named_children if c.type == "function_definition"), definition)
             if definition.type == "function_definition":
                 try:
-                    members.append(_function(member, definition, data, where, scope, owner=owner))
+                    fn = _function(member, definition, data, where, scope, owner=owner)
+                    if friend:  # (its text is analysed as a function of its own: 'friend' belongs to the class)
+                        fn = replace(fn, text=re.sub(r"\bfriend\s+", "", fn.text, count=1), hidden_friend=True)
+                    members.append(fn)
                 except HFuseError:
                     continue  # a member we cannot model (operator forms the grammar splits oddly)
     return tuple(members)

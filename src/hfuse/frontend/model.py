@@ -131,6 +131,10 @@ class Function:
     scope: Scope = ()
     owner: str | None = None
     """The struct or class a member function is defined in (None at namespace scope)."""
+    hidden_friend: bool = False
+    """A friend defined in its class (``friend __device__ int lane(V v) {...}``): no member,
+    and no ordinary lookup finds it, only argument-dependent lookup; keyed like a member
+    (``V::lane``) so that nothing takes it for the namespace's function of its name."""
     defined_outside: bool = False
     """A member defined outside its class (``__device__ float Tile::swap(int j) const {...}``):
     a file-scope item of its own, and one of its class item's ``members`` too."""

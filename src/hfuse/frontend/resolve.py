@@ -105,6 +105,8 @@ class Resolver:
     in keys, so a written ``lib::v2::warp`` or ``v2::warp`` is looked up as ``lib::warp``."""
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Class key -> the keys of its bases that member lookup searches (``ClassShape.bases``)."""
+    hidden_friends: dict[str, set[str]] = field(default_factory=dict)
+    """A function name -> the keys of the hidden friends of that name (``Function.hidden_friend``)."""
     class_fields: dict[str, frozenset[str]] = field(default_factory=dict)
     """Class key -> the names of its data members (``ClassShape.fields``)."""
     unseen_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -132,6 +134,8 @@ class Resolver:
                 resolver.using_declarations.setdefault(level, []).append(brought)
             resolver.declared.update(item.keys)
             resolver.declared.update(m.key for m in item.members)
+            for friend in (m for m in item.members if m.hidden_friend):
+                resolver.hidden_friends.setdefault(friend.name, set()).add(friend.key)
             if _DEFINES_TYPE.match(item.text):
                 resolver.type_namespaces.add(level)
         resolver.declared.update(function_keys)
@@ -157,8 +161,9 @@ class Resolver:
             if key in seen:
                 continue
             seen.add(key)
-            if f"{key}::{name}" in known or name in self.class_fields.get(key, ()):
-                return f"{key}::{name}", None
+            found = f"{key}::{name}"
+            if (found in known and found not in self.hidden_friends.get(name, ())) or name in self.class_fields.get(key, ()):
+                return found, None
             unseen = unseen or next(iter(self.unseen_bases.get(key, ())), None)
             classes.extend(self.class_bases.get(key, ()))
         return None, unseen

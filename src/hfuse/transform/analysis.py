@@ -223,15 +223,19 @@ def _record_call(
             return  # a data member (a functor, a pointer): what it calls is its type's, not a namespace's function
         elif unseen is not None and key is not None:
             facts.unseen_bases.append((key, unseen, line))
+    args = node.child_by_field_name("arguments")
+    friends = resolver.hidden_friends.get(reference.split("<")[0].strip(), set()) if resolver is not None else set()
+    if key is None and friends and "::" not in reference and args is not None and args.named_children:
+        key = min(friends)  # only argument-dependent lookup finds a hidden friend: the call may well be its
     if key is not None:
         facts.calls.add(key)
-        args = node.child_by_field_name("arguments")
         # (a class member found by ordinary lookup: C++ does no argument-dependent lookup)
         if resolver is not None and known and "::" not in reference and not own_member and args is not None \
                 and args.named_children:
             simple = reference.split("<")[0].strip()
             others = tuple(sorted(k for k in known if k != key and k.rsplit("::", 1)[-1] == simple
-                                  and (k.rsplit("::", 1)[0] if "::" in k else "") in resolver.type_namespaces))
+                                  and ((k.rsplit("::", 1)[0] if "::" in k else "") in resolver.type_namespaces
+                                       or k in friends)))
             if others:
                 facts.other_candidates.append((key, others, line))
         if _another_instance(target):

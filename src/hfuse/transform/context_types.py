@@ -124,6 +124,13 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
             )
         declared_static = "static" in member.text.split("(")[0].split() or (  # (outside, only its declaration says so)
             member.defined_outside and re.search(rf"\bstatic\b[^;{{}}]*\b{re.escape(member.name)}\s*\(", item.text))
+        if member.key in needs_context and member.hidden_friend:
+            raise HFuseError(
+                f"'{member.name}', a friend defined in '{plain}', reads the block or its dynamic shared memory; "
+                "it is no member, so no object carries the part's context to it",
+                Location(member.file, member.line, kernel),
+                hint="make it a member function, or read threadIdx in the kernel and pass the value in",
+            )
         if member.key in needs_context and declared_static:
             raise HFuseError(
                 f"static member '{member.name}' of '{plain}' reads the block or its dynamic shared memory; "
