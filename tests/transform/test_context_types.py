@@ -313,3 +313,20 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
     with pytest.raises(HFuseError, match="static member 'tid' of 'Idx' reads the block") as caught:
         fuse(specs, sources={"k.cu": source})
     assert caught.value.where.line == 4
+
+
+@pytest.mark.nvcc
+def test_a_member_called_by_its_qualified_name_stays_the_member(tmp_path):
+    # once: W::lane() became W__hf2::lane__hf2(hf_ctx), a member the part's copy does not have
+    source = """struct W {
+  int b;
+  __device__ int lane() const { return (threadIdx.x & 31) + b; }
+  __device__ int f() const { return W::lane() + this->lane(); }
+};
+__global__ void k_q(int* out) { W w; w.b = 1; out[threadIdx.x] = w.f(); }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_q", Dim3(128))],
+                 sources={"k.cu": source}).source
+    assert "__device__ int f() const { return W__hf2::lane() + this->lane(); }" in fused
+    compile_nvcc(fused, workdir=tmp_path)

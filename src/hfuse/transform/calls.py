@@ -48,8 +48,8 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         key = ctx.resolver.resolve(scope, reference, local, set(ctx.known)) if ctx.known else reference
         if "::" not in reference and _own_member(node, reference, scope, ctx):
             continue  # a member of the enclosing class hides the namespace's function of that name
-        if key not in ctx.specialised:
-            continue
+        if key not in ctx.specialised or (key.rsplit("::", 1)[0] if "::" in key else None) in ctx.context_types:
+            continue  # (a member, called W::lane(): the part's copy of its class has it, under its own name)
         name = _name_node(node)
         edits.append(TextEdit.replace(name, ctx.clone_name(name.text.decode())))
         args = node.child_by_field_name("arguments")
