@@ -330,3 +330,28 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
                  sources={"k.cu": source}).source
     assert "__device__ int f() const { return W__hf2::lane() + this->lane(); }" in fused
     compile_nvcc(fused, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_members_early_return_before_its_barrier_is_made_safe(tmp_path):
+    # once: the member's 'if (i >= n) return;' stayed before the part's named barrier (a hang
+    # where a warp's threads all return); it is made safe as a helper's is
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "member_return", Dim3(128))],
+                 sources={"k.cu": MEMBER_RETURN + "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n"}).source
+    op = fused[fused.index("struct Op__hf2"):fused.index("};", fused.index("struct Op__hf2"))]
+    assert "if (hf_active && (i >= n)) hf_active = false;" in op and "return;" not in op
+    compile_nvcc(fused, workdir=tmp_path)
+
+
+MEMBER_RETURN = """struct Op {
+  float* s;
+  __device__ void operator()(float* out, int n) const {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    s[threadIdx.x] = out[i];
+    __syncthreads();
+    out[i] = s[(threadIdx.x + 1) % 128];
+  }
+};
+__global__ void member_return(float* out, int n) { __shared__ float s[128]; Op op; op.s = s; op(out, n); }
+"""

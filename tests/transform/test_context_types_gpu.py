@@ -113,3 +113,20 @@ def test_default_member_initialisers_that_read_the_block_equal_unfused(cp, tmp_p
 
     problems = differences(cp, [PARTNER, spec], [_partner, initialised], fused, [20261126, 13])
     assert not problems, "\n".join(problems)
+
+
+def test_a_members_early_return_before_its_barrier_equals_unfused(cp, tmp_path):
+    # 96 of the last block's 128 threads have work: its last warp returns whole before the barrier
+    from test_context_types import MEMBER_RETURN
+
+    path = tmp_path / "member_return.cu"
+    path.write_text(MEMBER_RETURN)
+    spec = KernelSpec(path, "member_return", Dim3(128))
+    fused = fuse([PARTNER, spec])
+
+    def member_return(rng, cp) -> Launch:
+        n = 992
+        return Launch([cp.asarray(rng.standard_normal(n, dtype=np.float32)), np.int32(n)], Dim3(cdiv(n, 128)), 0, (0,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, member_return], fused, [20261126, 17])
+    assert not problems, "\n".join(problems)

@@ -398,3 +398,25 @@ def test_helper_barrier_inside_arithmetic_stores_only_while_active():
                      "  if (i >= n) return;\n  out[i] = exchange(buf, 1) + 1;", "const int* in, int* out, int n")
     out = _squash(_safe(kernel, _helpers(exchange=EXCHANGE, k=kernel)))
     assert "{ auto hf_ret = exchange(buf, 1, hf_active) + 1; if (hf_active) out[i] = hf_ret; }" in out
+
+
+@pytest.mark.parametrize("barrier", [
+    "sync();",                               # a local lambda that synchronises
+    "run(sync);",                            # ... given to a helper, which may run it
+    "run([&] { __syncthreads(); });",
+    "op();",                                 # a functor whose operator() synchronises
+    "run(Sync{});",
+    "Sync()();",
+])
+def test_a_barrier_behind_a_lambda_or_a_functor_counts(barrier):
+    # once: such a barrier after 'if (i >= n) return;' was not seen, the return stayed, and the
+    # returned threads' warps never reached the part's named barrier (a hang)
+    text = _kernel("auto sync = [&]() { __syncthreads(); };\nSync op;\nint i = threadIdx.x;\n"
+                   f"if (i >= n) return;\na[i] = 1;\n{barrier}\na[i + 1] = 2;")
+    helpers = Helpers(frozenset({"Sync::operator()", "operator()"}))
+    assert _refused(text, helpers).where.line == 7
+
+
+def test_without_an_early_return_they_stay_as_written():
+    text = _kernel("auto sync = [&]() { __syncthreads(); };\nint i = threadIdx.x;\na[i] = 1;\nsync();\na[i + 1] = 2;")
+    assert _safe(text) == text

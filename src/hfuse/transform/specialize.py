@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import HFuseError, Location
-from ..frontend.model import Function, Param, Scope, TopLevelItem, qualify
+from ..frontend.model import INITIALISERS, Function, Param, Scope, TopLevelItem, qualify
 from ..frontend.parse import inner_declarator, parse, source_text, walk
 from .analysis import ProgramFacts
 from .barriers import barrier_edits
@@ -127,7 +127,7 @@ def specialise_part(
     """``context_types``: the definitions of the context types this part uses (see
     context_types.py); ``symbols``: the definitions of the symbols it has its own copy of."""
     symbol_copies = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx)) for item in symbols)
-    type_copies = tuple(ScopedCode(item.scope, type_copy(_rewrite(_definition(item), ctx), ctx,
+    type_copies = tuple(ScopedCode(item.scope, type_copy(_rewrite(_type_definition(item, ctx), ctx), ctx,
                                                          host_made=bool(set(item.keys) & ctx.host_made)))
                         for item in context_types)
     # the members of a type copy defined outside it, after every helper (so they can call any)
@@ -159,6 +159,20 @@ def _using_copy(scope: Scope, brought: str, ctx: PartContext) -> ScopedCode:
     the part's calls of ``lanes`` from there reach its copy (the original is not emitted)."""
     qualifier, name = brought.rsplit("::", 1)
     return ScopedCode(scope, f"using {qualifier}::{ctx.clone_name(name)};")
+
+
+def _type_definition(item: TopLevelItem, ctx: PartContext) -> Definition:
+    """A context type's definition with each member function written in it made safe for
+    its early returns first, as a helper's is (a member's ``return`` before its barrier left
+    the returned threads' warps out of the part's named barrier: a hang)."""
+    text = item.text
+    for member in item.members:
+        if member.defined_outside or member.hidden_friend or member.name == INITIALISERS or "return" not in member.text:
+            continue
+        safe = _early_exits_safe(member, ctx).text
+        if safe != member.text and text.count(member.text) == 1:
+            text = text.replace(member.text, safe)
+    return Definition(text, item.scope, item.file, item.line)
 
 
 def _definition(item: TopLevelItem) -> Definition:

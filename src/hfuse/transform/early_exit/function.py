@@ -37,6 +37,15 @@ class ParsedFunction(UniformityProof, RegionPlanner):
         self.name = _plain_name(declarator.child_by_field_name("declarator")) if declarator is not None else None
         self.params = declarator.child_by_field_name("parameters") if declarator is not None else None
         self.block_vars = cg_block_variables(self.definition, helpers.cg)
+        # types with a member that synchronises (``Sync::operator()``), the objects of them here,
+        # and the local lambdas that synchronise: calling one, or giving one to a call, is a barrier
+        self.sync_types = {key.rsplit("::", 2)[-2] for key in helpers.barriers if "::" in key}
+        self.sync_objects = {name.text.decode() for node in walk(self.definition)
+                             if node.type in ("declaration", "parameter_declaration")
+                             and (kind := node.child_by_field_name("type")) is not None and self._names_sync_type(kind)
+                             for d in node.children_by_field_name("declarator") if (name := declarator_name(d)) is not None}
+        self.sync_lambdas: set[str] = set()
+        self.sync_lambdas = self._synchronising_lambdas()
         self.first_return: ts.Node | None = None
         self.uniform: set[str] = set()
         self.reasons: dict[str, str] = {}
@@ -67,7 +76,40 @@ class ParsedFunction(UniformityProof, RegionPlanner):
         if name is None and fn is not None and fn.type == "field_expression":  # obj.f(): a member that syncs
             name = _plain_name(fn.child_by_field_name("field"))
         return (name in SYNC_BUILTINS or name in self.helpers.barriers or is_cg_sync_call(node, self.helpers.cg)
-                or is_block_sync_call(node, self.block_vars))
+                or is_block_sync_call(node, self.block_vars) or name in self.sync_lambdas
+                or self._passes_a_barrier(node))
+
+    def _passes_a_barrier(self, call: ts.Node) -> bool:
+        """A call given a lambda or an object that synchronises (``apply(sync)``, ``apply([&] {
+        __syncthreads(); })``, ``run(Sync{})``) or made of one (``sync()`` of a functor,
+        ``Sync()()``): the callee may run its barrier."""
+        fn, args = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+        if fn is not None and (self._names_sync_type(fn) or (fn.type == "identifier" and fn.text.decode() in self.sync_objects)):
+            return True
+        return args is not None and any(
+            (a.type == "identifier" and a.text.decode() in self.sync_lambdas | self.sync_objects)
+            or (a.type == "lambda_expression" and self.reaches(a)) or self._names_sync_type(a)
+            for a in args.named_children)
+
+    def _names_sync_type(self, node: ts.Node) -> bool:
+        return bool(self.sync_types) and any(n.type in ("type_identifier", "identifier", "namespace_identifier")
+                                             and n.text.decode() in self.sync_types for n in walk(node))
+
+    def _synchronising_lambdas(self) -> set[str]:
+        """The function's local lambdas whose bodies synchronise (``auto sync = [&] {
+        __syncthreads(); };``): calling one is a barrier (a fixed point: one may call another)."""
+        lambdas = {}
+        for node in walk(self.body):
+            if node.type == "init_declarator" and (value := node.child_by_field_name("value")) is not None \
+                    and value.type == "lambda_expression" and (name := declarator_name(node)) is not None:
+                lambdas[name.text.decode()] = value.child_by_field_name("body")
+        found: set[str] = set()
+        while True:
+            self.sync_lambdas = found
+            more = {name for name, body in lambdas.items() if name not in found and body is not None and self.reaches(body)}
+            if not more:
+                return found
+            found = found | more
 
     def reaches(self, node: ts.Node) -> bool:
         return any(self.is_barrier_call(n) for n in walk(node))
