@@ -376,7 +376,7 @@ __global__ void staged(const float* in, float* out) {
   tile[block.thread_rank()] = in[blockIdx.x * 128 + block.thread_rank()];
   cg::sync(block);
   COLLECTIVE
-  out[blockIdx.x * 128 + block.thread_rank()] = first_of(block, tile) + warp.thread_rank();
+  out[blockIdx.x * 128 + block.thread_rank()] = first_of(block, tile) + warp.thread_rank() + cg::group_size(block);
 }
 __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
 """
@@ -398,7 +398,7 @@ def test_a_collective_of_the_cuda_headers_over_the_block_is_refused(collective, 
 
 
 @pytest.mark.nvcc
-def test_the_block_given_to_a_helper_tiles_and_cg_sync_are_the_parts(tmp_path):
+def test_the_block_given_to_a_helper_tiles_group_functions_and_cg_sync_are_the_parts(tmp_path):
     from hfuse.api import fuse
     from hfuse.spec import Dim3, KernelSpec
     from toolchain import compile_nvcc

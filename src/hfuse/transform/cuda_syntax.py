@@ -141,13 +141,20 @@ def is_block_sync_call(node: ts.Node, block_vars: set[str]) -> bool:
     return (target.type == "identifier" and target.text.decode() in block_vars) or is_cg_block_call(target)
 
 
+_GROUP_FUNCTIONS = ("sync", "tiled_partition", "thread_rank", "group_size", "num_threads")
+"""Cooperative groups' free functions a part's thread block may be given: ``sync`` is its
+barrier and ``tiled_partition`` its tiles (``cooperative_groups.py``); the others call the
+group's own members, which the part's block has."""
+
+
 def library_block_collective(node: ts.Node, block_vars: set[str], cg: frozenset[str] = CG_NAMESPACES) -> str | None:
     """The name a call gives a thread block to, as written, when that may be a collective of
     the CUDA headers over the whole block (``cg::memcpy_async(block, ...)``, ``cg::wait(block)``,
     ``cuda::memcpy_async(block, ...)``); None for any other call, for ``sync(block)`` (a
-    barrier hfuse rewrites, however qualified), ``tiled_partition`` and member calls (``block.sync()``)."""
-    if node.type != "call_expression" or called_name(node) in ("sync", "tiled_partition"):
-        return None  # (a part's barrier, and tiles of a part's block, are hfuse's: cooperative_groups.py)
+    barrier hfuse rewrites, however qualified), the group functions of ``_GROUP_FUNCTIONS`` and member
+    calls (``block.sync()``)."""
+    if node.type != "call_expression" or called_name(node) in _GROUP_FUNCTIONS:
+        return None
     fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
     if fn is None or args is None or fn.type not in ("identifier", "qualified_identifier", "template_function"):
         return None
