@@ -355,3 +355,17 @@ MEMBER_RETURN = """struct Op {
 };
 __global__ void member_return(float* out, int n) { __shared__ float s[128]; Op op; op.s = s; op(out, n); }
 """
+
+
+def test_a_block_reading_type_the_kernel_makes_of_a_template_parameter_is_refused():
+    # once: nvcc failed on the fused file (the instance named the original type, and 'Op op{};'
+    # got no part's view of the block); by value from the host it is converted (above)
+    source = """template <class T> struct Square { __device__ T operator()(T v) const { return v * v + threadIdx.x; } };
+template <class Op>
+__global__ void made(float* x) { Op op{}; x[threadIdx.x] = op(x[threadIdx.x]); }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "made", Dim3(128), ("Square<float>",))]
+    with pytest.raises(HFuseError, match=r"template argument 'Square<float>' names 'Square'") as caught:
+        fuse(specs, sources={"k.cu": source})
+    assert caught.value.where.line == 2 and "as a kernel parameter (by value)" in caught.value.hint

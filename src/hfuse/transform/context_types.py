@@ -182,6 +182,15 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
             hint="read threadIdx/blockIdx in the kernel and pass what the member needs as arguments, or keep this "
             "kernel unfused",
         )
+    for argument in arguments:
+        for named in (n for n in _IDENTIFIER.findall(argument) if n in names and not set(names[n].keys) & found):
+            raise HFuseError(
+                f"its template argument '{argument}' names '{named}', which has a member function that reads the "
+                "block: each part has its own copy of such a type, and an object the kernel makes of a template "
+                "parameter is not given the part's view of the block",
+                Location(kernel.file, kernel.line, spec_name),
+                hint=f"take the {named} object as a kernel parameter (by value), or keep this kernel unfused",
+            )
     return frozenset(found)
 
 
