@@ -413,8 +413,15 @@ def test_a_barrier_behind_a_lambda_or_a_functor_counts(barrier):
     # returned threads' warps never reached the part's named barrier (a hang)
     text = _kernel("auto sync = [&]() { __syncthreads(); };\nSync op;\nint i = threadIdx.x;\n"
                    f"if (i >= n) return;\na[i] = 1;\n{barrier}\na[i + 1] = 2;")
-    helpers = Helpers(frozenset({"Sync::operator()", "operator()"}))
+    helpers = Helpers(frozenset({"Sync::operator()", "operator()"}), barrier_types=frozenset({"Sync"}))
     assert _refused(text, helpers).where.line == 7
+
+
+def test_a_namespace_with_a_synchronising_function_is_no_synchronising_type():
+    # once: every call into 'mylib' after an early return counted as a barrier, because
+    # mylib::bsync synchronises (a refusal of kernels with no barrier at all)
+    text = _kernel("int i = threadIdx.x;\nif (i >= n) return;\na[i] = mylib::twice(a[i]);")
+    assert _safe(text, Helpers(frozenset({"mylib::bsync", "bsync"}))) == text
 
 
 def test_without_an_early_return_they_stay_as_written():

@@ -24,6 +24,9 @@ class Helpers:
     """A definition's text -> (file, line of its first line), for messages."""
     cg: frozenset[str] = CG_NAMESPACES
     """Spellings of cooperative groups in the program (``g`` after ``namespace g = cooperative_groups;``)."""
+    barrier_types: frozenset[str] = frozenset()
+    """Names of the classes with a member function that (transitively) synchronises: an object
+    of one, called or given to a function, may run a barrier."""
     attempts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
     """Memo of one fusion request: helper text -> its flagged rewrite, and "needed" -> ``_needed``."""
 
@@ -33,7 +36,8 @@ class Helpers:
 
     @cached_property
     def key(self) -> tuple:
-        return (self.barriers, tuple(sorted(self.texts.items())), tuple(sorted(self.origins.items())), self.cg)
+        return (self.barriers, tuple(sorted(self.texts.items())), tuple(sorted(self.origins.items())), self.cg,
+                self.barrier_types)
 
     def definitions(self, name: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.texts.get(name, ())))
@@ -51,7 +55,9 @@ def program_helpers(program) -> Helpers:
             texts[name] = texts.get(name, ()) + defs
     barriers = {name for key in program.has_barrier for name in (key, key.split("::")[-1])}
     cg = frozenset().union(CG_NAMESPACES, *(f.cg for facts in program.facts.values() for f in facts))
-    return Helpers(frozenset(barriers), texts, origins, cg)
+    types = frozenset(f.function.owner for key in program.has_barrier for f in program.facts.get(key, ())
+                      if f.function.owner)
+    return Helpers(frozenset(barriers), texts, origins, cg, barrier_types=types)
 
 
 def functions_of(program) -> Helpers:

@@ -39,7 +39,7 @@ class ParsedFunction(UniformityProof, RegionPlanner):
         self.block_vars = cg_block_variables(self.definition, helpers.cg)
         # types with a member that synchronises (``Sync::operator()``), the objects of them here,
         # and the local lambdas that synchronise: calling one, or giving one to a call, is a barrier
-        self.sync_types = {key.rsplit("::", 2)[-2] for key in helpers.barriers if "::" in key}
+        self.sync_types = helpers.barrier_types
         self.sync_objects = {name.text.decode() for node in walk(self.definition)
                              if node.type in ("declaration", "parameter_declaration")
                              and (kind := node.child_by_field_name("type")) is not None and self._names_sync_type(kind)
