@@ -89,3 +89,16 @@ def test_a_lambda_that_reads_the_block_captures_the_context():
     assert "auto a = [&hf_ctx]() {" in out and "auto b = [x, &n, &hf_ctx](int k)" in out
     assert "auto c = [&]()" in out and "auto d = [](float v)" in out
     assert "auto e = [&hf_ctx, dyn](int t)" in out
+
+
+def test_a_lambda_in_a_kernel_template_captures_the_context_too():
+    # once only a plain function's lambdas did: 'template <int M> __global__ void k' with
+    # 'auto idx = [] () { return threadIdx.x; };' became a part nvcc refused (hf_ctx not captured)
+    from hfuse.transform.lambda_capture import lambda_capture_edits
+
+    out = _apply("template <int M>\n__device__ void f() { auto idx = [] () { return threadIdx.x; }; }",
+                 lambda_capture_edits)
+    assert "auto idx = [&hf_ctx] () {" in out
+    out = _apply("template <class T> struct S { __device__ int g() { return [] { return threadIdx.x; }(); } };",
+                 lambda_capture_edits)
+    assert "[] {" in out  # a type's members reach the context through the type (context_types.py)

@@ -19,7 +19,7 @@ from .edits import TextEdit
 
 
 def lambda_capture_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
-    if not any(n.type == "function_definition" for n in definition.root.children):
+    if not _defines_a_function(definition.root):
         return []  # a type's member functions reach the context otherwise (context_types.py)
     # an extern __shared__ array of the function becomes a local pointer into the part's slice
     local_dynamic = {name.text.decode() for node in walk(definition.root) if is_extern_shared_declaration(node)
@@ -41,6 +41,12 @@ def lambda_capture_edits(definition: Definition, ctx: PartContext) -> list[TextE
         close = captures.end_byte - 1  # the ']'
         edits.append(TextEdit(close, close, (", " if written else "") + ", ".join(wanted)))
     return edits
+
+
+def _defines_a_function(node: ts.Node) -> bool:
+    """A function or a function template (a kernel template's part is one), not a type."""
+    return any(n.type == "function_definition" or n.type == "template_declaration" and _defines_a_function(n)
+               for n in node.children)
 
 
 def _names(node: ts.Node) -> set[str]:
