@@ -206,6 +206,17 @@ def test_host_headers_are_dropped_and_listed():
     assert plan == IncludePlan((), tuple(lines), ())
 
 
+def test_half_types_reached_through_a_dropped_library_header_are_included_in_its_stead():
+    # once: __nv_bfloat16 came by way of cublas_v2.h only, and the fused file did not know it
+    plan = plan_includes(["#include <cublas_v2.h>", "#include <cstdint>"], uses=frozenset({"__nv_bfloat16", "y"}))
+    assert plan.dropped == ("#include <cublas_v2.h>",)
+    assert plan.lines[:2] == ("#include <cuda_fp16.h>", "#include <cuda_bf16.h>")
+    # kept once where the file includes them itself, and not at all where nothing uses them
+    plan = plan_includes(["#include <cuda_bf16.h>", "#include <nccl.h>"], uses=frozenset({"__half"}))
+    assert plan.lines == ("#include <cuda_bf16.h>", "#include <cuda_fp16.h>")
+    assert plan_includes(["#include <cublas_v2.h>"], uses=frozenset({"float"})).lines == ()
+
+
 def test_unknown_headers_are_kept_for_nvcc_only():
     plan = plan_includes(["#include <thrust/device_vector.h>", "#include <cuda_fp16.h>", "#include <omp_stuff.h>"])
     assert plan.unknown == ("#include <thrust/device_vector.h>", "#include <omp_stuff.h>")

@@ -76,7 +76,9 @@ cuda_profiler_api.h, curand.h, cublas*, cufft*, cusparse*, cusolver*, cudnn.h, n
 nvrtc.h, nvToolsExt.h, nvtx3/*) and the CUDA samples' host helpers (helper_cuda.h,
 helper_functions.h, helper_string.h, helper_timer.h, helper_image.h). Device code uses
 nothing of them: nvcc includes cuda_runtime.h implicitly, NVRTC has its device part
-built in. One exception: ``cuda.h`` (or ``cudaTypedefs.h``) where the fused code names
+built in. The CUDA libraries' headers (cuBLAS, cuSPARSE, cuSOLVER, cuDNN, NCCL) include
+``cuda_fp16.h`` and ``cuda_bf16.h``: where one is dropped and the code uses half or
+bfloat16 names, those two are included in its stead. One exception: ``cuda.h`` (or ``cudaTypedefs.h``) where the fused code names
 the driver's ``CUtensorMap`` (a TMA descriptor a Hopper kernel takes as a
 ``__grid_constant__`` parameter) is kept for nvcc, and NVRTC gets the same type declared
 (128-byte aligned, 16 opaque 64-bit words, as in ``cuda.h``).
@@ -139,6 +141,11 @@ _DROP = frozenset({
     "cuda_gl_interop.h", "cuda_egl_interop.h",
 })
 _DROP_PREFIXES = ("sys/", "nvtx3/")
+_BRING_HALF_TYPES = frozenset({"cublas.h", "cublas_v2.h", "cublasLt.h", "cusparse.h", "cusparse_v2.h", "cusolverDn.h",
+                               "cusolverSp.h", "cudnn.h", "nccl.h"})
+"""Host headers that include ``cuda_fp16.h`` and ``cuda_bf16.h``: code that uses their
+types, reaching them through one of these only, gets them included in its stead."""
+_HALF_NAME = re.compile(r"half|bfloat16")
 _DRIVER_HEADERS = frozenset({"cuda.h", "cudaTypedefs.h"})
 _DRIVER_DEVICE_TYPES = frozenset({"CUtensorMap", "CUtensorMap_st"})
 """What device code may take of the driver API's headers: TMA descriptors."""
@@ -408,6 +415,12 @@ def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset
             kind = "nvcc_only"  # (NVRTC: _implicit declares the tensor map)
         if kind == "drop":
             dropped.append(line)
+            if name in _BRING_HALF_TYPES and any(_HALF_NAME.search(u) for u in uses):
+                # what device code took of it (__nv_bfloat16 by way of cublas_v2.h), without it
+                for brought in ("cuda_fp16.h", "cuda_bf16.h"):
+                    if brought not in seen:
+                        seen.add(brought)
+                        entries.append(("keep", f"#include <{brought}>", brought))
             continue
         if kind == "unknown":
             unknown.append(line)
