@@ -80,3 +80,19 @@ def test_a_kernel_no_file_spells_is_found_where_it_is_defined(tmp_path, capsys, 
     assert main(["fuse", str(tmp_path / "unit.cu"), VEC, "-k", "hdr_kernel:128", "-k", "vec_scale:128",
                  "-o", str(tmp_path / "f.cu")]) == 0
     assert "part 1: hdr_kernel" in capsys.readouterr().err
+
+
+@pytest.mark.nvcc
+def test_the_builds_language_flags_reach_the_compile_check_and_the_header(tmp_path, capsys):
+    # a kernel calling std::max compiles only with --expt-relaxed-constexpr, as in its own build
+    source = tmp_path / "k.cu"
+    source.write_text("#include <algorithm>\n__global__ void k(const float* x, float* y) {\n"
+                      "  y[threadIdx.x] = std::max(x[threadIdx.x], 0.f);\n}\n")
+    out = tmp_path / "f.cu"
+    args = ["fuse", str(source), VEC, "-k", "k:64", "-k", "vec_scale:128", "-o", str(out), "--check"]
+    assert main(args) != 0
+    assert "if your build gives it nvcc, give it hfuse too (hfuse fuse ... --expt-relaxed-constexpr)" in \
+        capsys.readouterr().err
+    assert main([*args, "-expt-relaxed-constexpr"]) == 0
+    assert "can launch" in capsys.readouterr().err
+    assert "language flags: --expt-relaxed-constexpr" in out.read_text()

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tests")]
 
-from corpus.styles.manifest import CASES, HERE  # noqa: E402
+from corpus.styles.manifest import CASES, HERE, options_of  # noqa: E402
 from toolchain import compile_nvcc, compile_nvrtc  # noqa: E402
 
 from hfuse.api import fuse  # noqa: E402
@@ -47,7 +47,8 @@ def main() -> None:
             nvcc = compile_nvcc(fused.source, flags=flags, workdir=Path(tmp), check=False)
             nvcc_ok += nvcc.ok
             nvrtc = compile_nvrtc(fused.source, [fused.name_expression],
-                                  flags=case.options().compiler_flags(std=False, pre_includes=False), check=False)
+                                  flags=case.options().compiler_flags(std=False, pre_includes=False,
+                                                                      compiler="nvrtc"), check=False)
             nvrtc_ok += nvrtc.ok
             problems += [f"{case.name}: {tool} failed" for tool, r in (("nvcc", nvcc), ("nvrtc", nvrtc)) if not r.ok]
     firsts = list({c.file: c for c in reversed(CASES)}.values())
@@ -55,7 +56,7 @@ def main() -> None:
     pairs_ok = 0
     for a, b in pairs:
         try:
-            fuse([a.spec(), b.spec()])
+            fuse([a.spec(), b.spec()], options=options_of(a, b))
             pairs_ok += 1
         except HFuseError as exc:
             problems.append(f"{a.name} + {b.name}: refused: {str(exc).splitlines()[0]}")

@@ -27,13 +27,14 @@ from .spec import Dim3, KernelSpec
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
 from .transform.early_exit import functions_of
-from .transform.context_types import check_context_type, host_made_types
+from .transform.context_types import check_context_type, host_made_types, static_members_with_context
 from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaque_names
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
 from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
-                         check_shared_types, check_static_shared, instance_constants, renamed_types, slice_alignment_of)
+                         check_shared_types, check_static_shared, check_stored_functions, instance_constants,
+                         renamed_types, slice_alignment_of)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -340,6 +341,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     context_types = close_over_types(everything, program.items, program.resolver,
                                      {k.key: template_argument_names(s.template_args) for k, s in zip(found, specs)})
     check_free_operators(closure.items, everything.needs_context, specs)
+    check_stored_functions(closure.items, everything.needs_context, specs, program)
     prepared = []
     for spec, kernel in zip(specs, found):
         for key in everything.reachable(kernel.key):
@@ -525,6 +527,7 @@ def _generate(
             kernel_constants=unit_kernel.constants,
             kernel_at=(str(part.kernel.file), part.kernel.line),
             host_made=unit_kernel.host_made,
+            static_members=static_members_with_context(unit_kernel.context_types, facts.needs_context),
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
                for key, by_source in program.function_clashes.items()}
@@ -556,6 +559,9 @@ def _generate(
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
                    "kernels' own namespaces.\n")
+    if prepared.options.language_flags:
+        header += (f"// Compile it with the originals' language flags: {' '.join(prepared.options.language_flags)} "
+                   "(for nvcc and NVRTC alike).\n")
     header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
     for arch in dict.fromkeys(f.arch for f in program.files if f.arch_macros):
         header += arch_guard(CompileOptions(arch=arch), [m for f in program.files if f.arch == arch

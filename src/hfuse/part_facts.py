@@ -214,3 +214,32 @@ def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str
                 Location(fn.file, fn.line, next((s.name for s in specs if s.file == item.file), None)),
                 hint="read threadIdx/blockIdx where the operator is used and pass the value in, make it a member "
                 "operator, or keep this kernel unfused")
+
+
+_NOT_A_VARIABLE = re.compile(r"\s*(?:template|typedef|using|struct|class|union|enum|namespace)\b")
+_NAME = re.compile(r"[A-Za-z_][\w:]*")
+
+
+def check_stored_functions(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec],
+                           program: Program) -> None:
+    """Refuse a variable that holds a function reading the block (``__device__ binop_t
+    table[] = {add, lane_scale};``): a call through it runs the original, not the part's
+    copy, and no pointer can carry the part's view of the block. (A function's own uses of
+    such a value are refused by ``check_kernel``.)"""
+    known = set(program.functions)
+    for item in closure:
+        if item.kind != "declaration" or item.function is not None or item.members or item.classes \
+                or _NOT_A_VARIABLE.match(item.text):
+            continue
+        starts = [i for i in (item.text.find("="), item.text.find("{")) if i >= 0]
+        written_in_value = set(_NAME.findall(item.text[min(starts):])) if starts else set()
+        for written in sorted(item.references & written_in_value - set(item.names)):
+            key = program.resolver.resolve(item.scope, written, known=known)
+            if key is not None and key in needs_context:
+                raise HFuseError(
+                    f"cannot prove the fused kernel correct: '{', '.join(item.names)}' holds '{written}', a function "
+                    "that reads the block: a call through it runs the original function, and no pointer can carry "
+                    "a part's view of the fused block",
+                    Location(item.file, item.line, next((s.name for s in specs if s.file == item.file), None)),
+                    hint=f"call {written.rsplit('::', 1)[-1]}(...) directly, or keep this kernel unfused")
+

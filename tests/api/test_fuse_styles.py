@@ -17,7 +17,7 @@ from hfuse.api import fuse
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.toolkit import pytorch_include_dirs
 
-from corpus.styles.manifest import CASES, HERE, Case
+from corpus.styles.manifest import CASES, HERE, Case, options_of
 from toolchain import compile_nvcc, compile_nvrtc
 
 PARTNER = KernelSpec(HERE / "partner.cu", "axpy", Dim3(96))
@@ -64,8 +64,8 @@ def test_the_fused_file_compiles_with_nvcc(case, fused_second, tmp_path):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_the_fused_file_compiles_with_nvrtc(case, fused_second):
     fused = _fused(case, fused_second)
-    compile_nvrtc(fused.source, [fused.name_expression], flags=case.options().compiler_flags(std=False,
-                                                                                           pre_includes=False))
+    flags = case.options().compiler_flags(std=False, pre_includes=False, compiler="nvrtc")
+    compile_nvrtc(fused.source, [fused.name_expression], flags=flags)
 
 
 @pytest.mark.nvrtc
@@ -76,7 +76,7 @@ def test_the_original_hfuse_tune_compiles_compiles_with_nvrtc(case):
 
     original = device_source(case.spec(), options=case.options())
     compile_nvrtc(original.source, [original.name_expression],
-                  flags=case.options().compiler_flags(std=False, pre_includes=False))
+                  flags=case.options().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
 
 
 FIRST_OF_EACH_FILE = tuple({c.file: c for c in reversed(CASES)}.values())
@@ -85,11 +85,11 @@ PAIRS = [(a, b) for a in FIRST_OF_EACH_FILE for b in FIRST_OF_EACH_FILE if a is 
 
 def test_a_sample_of_the_ordered_pairs_of_files_fuses():
     # two other people's files at once: their helpers, constants and types meet in one file.
-    # Every 4th pair, each file first and second in some (all of them: bench/scripts/styles_corpus.py)
-    sample = PAIRS[::4]
+    # Every 5th pair, each file first and second in some (all of them: bench/scripts/styles_corpus.py)
+    sample = PAIRS[::5]
     assert {a.file for a, _ in sample} == {b.file for _, b in sample} == {c.file for c in FIRST_OF_EACH_FILE}
     for a, b in sample:
-        fused = fuse([a.spec(), b.spec()])
+        fused = fuse([a.spec(), b.spec()], options=options_of(a, b))
         assert [p.spec.name for p in fused.parts] == [a.spec().name, b.spec().name]
 
 
@@ -97,9 +97,10 @@ def test_a_sample_of_the_ordered_pairs_of_files_fuses():
 @pytest.mark.parametrize("pair", PAIRS[::15], ids=lambda p: f"{p[0].name}+{p[1].name}")
 def test_a_sample_of_the_pairs_compiles(pair, tmp_path):
     a, b = pair
-    flags = []
+    options = options_of(a, b)
+    flags = options.compiler_flags(pre_includes=False)
     if {a.file, b.file} & NEEDS_TORCH_FOR_NVCC:
         if not pytorch_include_dirs():
             pytest.skip("torch is not installed: nvcc cannot read torch/extension.h, which the output keeps for it")
-        flags = [f"-I{d}" for d in pytorch_include_dirs()]
-    compile_nvcc(fuse([a.spec(), b.spec()]).source, flags=flags, workdir=tmp_path)
+        flags += [f"-I{d}" for d in pytorch_include_dirs()]
+    compile_nvcc(fuse([a.spec(), b.spec()], options=options).source, flags=flags, workdir=tmp_path)

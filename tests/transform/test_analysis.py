@@ -235,11 +235,28 @@ def _fuse_values(use: str, *targs: str, name: str = "k"):
     "y[threadIdx.x] = apply<lane_scale>(x[threadIdx.x])",
     "y[threadIdx.x] = call(lane_scale, x[threadIdx.x])",
     "float (*f)(float) = &lane_scale; y[threadIdx.x] = f(x[threadIdx.x])",
+    # once: a branch of ?: was not taken for a value, and nvcc failed on the original's name
+    "float (*f)(float) = x[0] > 0.f ? lane_scale : twice; y[threadIdx.x] = f(x[threadIdx.x])",
+    "y[threadIdx.x] = call((lane_scale), x[threadIdx.x])",
 ])
 def test_a_function_that_reads_the_block_used_as_a_value_is_refused(use):
     # (before: the fused file named the original, which hfuse had left out: nvcc failed)
     with pytest.raises(HFuseError, match="'lane_scale' reads the block and is used as a value"):
         _fuse_values(use)
+
+
+def test_a_variable_holding_one_is_refused_where_it_is_defined():
+    # '__device__ fn_t table[] = {twice, lane_scale};' called through table[i]: the call runs
+    # the original, which reads the fused block (and was left out of the output: nvcc failed)
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    source = FUNCTION_VALUES.replace("USE", "y[threadIdx.x] = table[1](x[threadIdx.x])")
+    source = source.replace("__global__ void k", "__device__ float (*table[2])(float) = {twice, lane_scale};\n"
+                            "__global__ void k")
+    with pytest.raises(HFuseError, match="'table' holds 'lane_scale', a function that reads the block") as err:
+        fuse([KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "k", Dim3(128))], sources={"k.cu": source})
+    assert err.value.where.line == 7  # the table's line
 
 
 def test_as_an_instance_s_template_argument_too():

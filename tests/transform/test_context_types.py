@@ -300,19 +300,110 @@ def test_default_member_initialisers_that_read_the_block_make_a_context_type(tmp
     compile_nvcc(fused, workdir=tmp_path)
 
 
-def test_a_static_member_defined_outside_that_reads_the_block_is_refused():
-    # only its declaration in the class says 'static' (once: nvcc failed on the part's copy)
-    source = """struct Idx {
-  static __device__ int tid();
+OTHER = "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n"
+
+STATICS = """
+#include <cuda_fp16.h>
+struct Warp {
+  static __device__ int lane();                                   // defined outside: only here 'static'
+  static __device__ int warp() { return threadIdx.x / 32; }
+  __device__ static int lane_in(int width) { return lane() % width; }  // an unqualified call of another
+  static constexpr int kSize = 32;
 };
-__device__ int Idx::tid() { return threadIdx.x; }
-__global__ void k_static(int* out) { out[threadIdx.x] = Idx::tid(); }
-__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+__device__ int Warp::lane() { return threadIdx.x & 31; }
+
+template <typename T, typename Enable = void> struct Loader;   // a traits family, one per type
+template <typename T> struct Loader<T, typename std::enable_if<std::is_floating_point<T>::value>::type> {
+  static __device__ float load(const T* p) { return static_cast<float>(p[threadIdx.x]); }
+};
+template <> struct Loader<__half, void> {
+  static __device__ float load(const __half* p) { return __half2float(p[threadIdx.x]); }
+};
+
+__global__ void warp_ids(int* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = Warp::lane() * 1000 + Warp::warp() * 10 + Warp::lane_in(8) + Warp::kSize * 0;
+}
+
+template <typename T>
+__global__ void load_rows(const T* __restrict__ x, float* __restrict__ y, int n) {
+  const int base = blockIdx.x * blockDim.x;
+  if (base + threadIdx.x < n) y[base + threadIdx.x] = Loader<T>::load(x + base);
+}
 """
-    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_static", Dim3(128))]
-    with pytest.raises(HFuseError, match="static member 'tid' of 'Idx' reads the block") as caught:
+
+
+@pytest.mark.nvcc
+def test_static_members_that_read_the_block_take_the_parts_context(tmp_path):
+    # once refused: a static member has no object to carry the part's view of the block, so
+    # each part's copy of the type declares it with the context first and every call passes it
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "warp_ids", Dim3(128))]
+    fused = fuse(specs, sources={"k.cu": "#include <type_traits>\n" + STATICS + OTHER}).source
+    assert "static __device__ int lane(const hfuse_ctx& hf_ctx);" in fused
+    assert "__device__ int Warp__hf2::lane(const hfuse_ctx& hf_ctx) { return hf_ctx.threadIdx.x & 31; }" in fused
+    assert "__device__ static int lane_in(const hfuse_ctx& hf_ctx, int width) { return lane(hf_ctx) % width; }" in fused
+    assert "Warp__hf2::lane(hf_ctx) * 1000 + Warp__hf2::warp(hf_ctx) * 10 + Warp__hf2::lane_in(hf_ctx, 8)" in fused
+    compile_nvcc(fused, workdir=tmp_path)
+    for args in (("float",), ("__half",)):
+        specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "load_rows", Dim3(128), args)]
+        fused = fuse(specs, sources={"k.cu": "#include <type_traits>\n" + STATICS + OTHER}).source
+        assert "Loader__hf2<T>::load(hf_ctx, x + base)" in fused
+        assert "static __device__ float load(const hfuse_ctx& hf_ctx, const __half* p)" in fused  # the family
+        compile_nvcc(fused, workdir=tmp_path)
+
+
+def test_a_name_both_static_and_not_among_its_members_is_refused():
+    source = """struct Idx {
+  static __device__ int tid(int k) { return threadIdx.x + k; }
+  __device__ int tid() const { return threadIdx.x; }
+};
+__global__ void k_both(int* out) { Idx i; out[threadIdx.x] = Idx::tid(1) + i.tid(); }
+""" + OTHER
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_both", Dim3(128))]
+    with pytest.raises(HFuseError, match="'tid' of 'Idx' .* overloaded as a static and a non-static member"):
         fuse(specs, sources={"k.cu": source})
-    assert caught.value.where.line == 4
+
+
+def test_a_static_member_reached_through_the_kernels_template_parameter_is_refused():
+    # Op::id() in the part would call the original's copy, which reads the fused block
+    source = """struct Lane {
+  float scale;
+  static __device__ int id() { return threadIdx.x & 31; }
+};
+template <class Op> __global__ void host_op(float* y, Op op) { y[threadIdx.x] = op.scale + Op::id(); }
+""" + OTHER
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "host_op", Dim3(128), ("Lane",))]
+    with pytest.raises(HFuseError, match="static member 'id' reads the block, and a call through the kernel's "
+                                         "template parameter cannot"):
+        fuse(specs, sources={"k.cu": source})
+
+
+CRTP = """
+template <class Derived> struct KernelBase {
+  __device__ int tid() const { return static_cast<const Derived*>(this)->offset() + threadIdx.x; }
+};
+struct Shifted : public KernelBase<Shifted> {
+  int shift;
+  __device__ int offset() const { return shift; }
+};
+__global__ void crtp_k(int* y, int shift, int n) {
+  Shifted s;
+  s.shift = shift;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = s.tid();
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_a_derived_type_gives_its_context_base_the_parts_view_of_the_block(tmp_path):
+    # once: Shifted__hf2's constructor left KernelBase__hf2, which has only the context-taking
+    # one, to a default constructor: nvcc failed
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "crtp_k", Dim3(128))],
+                 sources={"k.cu": CRTP + OTHER}).source
+    assert ("explicit Shifted__hf2(const hfuse_ctx& hf_part_ctx) : KernelBase__hf2<Shifted__hf2>(hf_part_ctx), "
+            "hf_ctx(hf_part_ctx) {}") in fused
+    compile_nvcc(fused, workdir=tmp_path)
 
 
 @pytest.mark.nvcc

@@ -130,3 +130,40 @@ def test_a_members_early_return_before_its_barrier_equals_unfused(cp, tmp_path):
 
     problems = differences(cp, [PARTNER, spec], [_partner, member_return], fused, [20261126, 17])
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("kernel, args", [("warp_ids", ()), ("load_rows", ("float",)), ("load_rows", ("__half",))])
+def test_static_members_that_read_the_block_equal_unfused(cp, tmp_path, kernel, args):
+    # the part sits at thread 96: a static member reading the fused block's threadIdx would be off
+    from test_context_types import OTHER, STATICS
+
+    path = tmp_path / "statics.cu"
+    path.write_text("#include <type_traits>\n" + STATICS + OTHER)
+    spec = KernelSpec(path, kernel, Dim3(128), args)
+    fused = fuse([PARTNER, spec])
+
+    def statics(rng, cp) -> Launch:
+        if kernel == "warp_ids":
+            return Launch([cp.zeros(N, dtype=np.int32), np.int32(N)], Dim3(cdiv(N, 128)), 0, (0,))
+        dtype = np.float16 if args == ("__half",) else np.float32
+        x = cp.asarray(rng.standard_normal(N).astype(dtype))
+        return Launch([x, cp.zeros(N, dtype=np.float32), np.int32(N)], Dim3(cdiv(N, 128)), 0, (1,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, statics], fused, [20261126, 19])
+    assert not problems, "\n".join(problems)
+
+
+def test_a_crtp_base_that_reads_the_block_equals_unfused(cp, tmp_path):
+    from test_context_types import CRTP, OTHER
+
+    path = tmp_path / "crtp.cu"
+    path.write_text(CRTP + OTHER)
+    spec = KernelSpec(path, "crtp_k", Dim3(128))
+    fused = fuse([PARTNER, spec])
+
+    def crtp(rng, cp) -> Launch:
+        return Launch([cp.zeros(N, dtype=np.int32), np.int32(rng.integers(1, 1000)), np.int32(N)],
+                      Dim3(cdiv(N, 128)), 0, (0,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, crtp], fused, [20261126, 23])
+    assert not problems, "\n".join(problems)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import HFuseError
-from ..frontend.options import KNOWN_STDS, NO_OPTIONS, CompileOptions
+from ..frontend.options import KNOWN_STDS, LANGUAGE_SWITCHES, LANGUAGE_VALUED, NO_OPTIONS, CompileOptions
 from ..layouts import LAYOUTS, Layout, layout_of
 
 
@@ -28,15 +28,41 @@ def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) ->
     group.add_argument("-include", dest="pre_includes", action="append", default=[], metavar="FILE",
                        help="read FILE before each source, as if its first line included it (repeatable)")
     group.add_argument("-std", dest="std", choices=KNOWN_STDS, help="language dialect (default c++17)")
+    group.set_defaults(language_flags=[])
+    for spelling, flag in LANGUAGE_SWITCHES.items():
+        shown = spelling == flag
+        group.add_argument(f"--{spelling}", f"-{spelling}", dest="language_flags", action="append_const",
+                           const=f"--{flag}",
+                           help=(_LANGUAGE_HELP.get(flag) if shown else argparse.SUPPRESS))
+    for name in LANGUAGE_VALUED:
+        group.add_argument(f"--{name}", f"-{name}", dest="language_flags", action="append",
+                           type=_valued(name), metavar="true|false",
+                           help=f"as nvcc's --{name}, for every compile of the originals and the fused file")
     if arch:
         group.add_argument("-arch", dest="arch", metavar="sm_XX",
                            help="the device pass that decides #if __CUDA_ARCH__ (default sm_90)")
 
 
+_LANGUAGE_HELP = {
+    "expt-relaxed-constexpr": "as nvcc's: device code may call constexpr host functions (std::max, "
+                              "std::numeric_limits); given to every compile of the originals and the fused file",
+    "extended-lambda": "as nvcc's (also --expt-extended-lambda): __device__ lambdas",
+    "use_fast_math": "as nvcc's: fast math, for the originals and the fused file alike",
+}
+
+
+def _valued(name: str):
+    def flag(value: str) -> str:
+        if value not in ("true", "false"):
+            raise argparse.ArgumentTypeError(f"--{name} takes true or false, not '{value}'")
+        return f"--{name}={value}"
+    return flag
+
+
 def options_from_flags(args: argparse.Namespace, base: CompileOptions = NO_OPTIONS) -> CompileOptions:
     """``base`` (a config's options) with the command line's flags on top."""
     return base.extended(args.include_dirs, args.defines, args.undefines, args.pre_includes, args.std,
-                         getattr(args, "arch", None), args.system_include_dirs)
+                         getattr(args, "arch", None), args.system_include_dirs, args.language_flags)
 
 
 def _layout_argument(text: str) -> Layout:

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
-from ..frontend.options import CompileOptions
+from ..frontend.options import LANGUAGE_SWITCHES, CompileOptions
 from .flags import add_compile_flags, add_layout_flag, layout_from, options_from_flags
 
 
@@ -118,13 +118,21 @@ def _compile_check(fused, options: CompileOptions, console: Console) -> int:
     """``--check``: compile the fused file with nvcc and say whether it can launch at its block."""
     from ..registers import WarpgroupRegisters
     from ..runtime.launchable import launch_check
-    from ..runtime.ptxas import find_resources, nvcc_resources
+    from ..runtime.ptxas import NvccError, find_resources, nvcc_resources
 
     arch = options.arch
     if isinstance(fused.register_cap, WarpgroupRegisters) and not arch.endswith("a"):
         arch += "a"  # setmaxnreg is sm_90a only
-    resources = nvcc_resources(fused.source, arch=arch, options=options.compiler_flags(std=False, pre_includes=False),
-                               std=options.emitted_std)
+    try:
+        resources = nvcc_resources(fused.source, arch=arch, std=options.emitted_std,
+                                   options=options.compiler_flags(std=False, pre_includes=False))
+    except NvccError as failed:
+        wanted = [flag for flag in LANGUAGE_SWITCHES.values() if f"--{flag}" in failed.log]
+        if wanted:
+            named = " ".join(f"--{flag}" for flag in dict.fromkeys(wanted))
+            raise HFuseError(failed.message, hint=f"nvcc asks for {named}: if your build gives it nvcc, give it "
+                             f"hfuse too (hfuse fuse ... {named})\n{failed.hint}") from None
+        raise
     found = find_resources(resources, fused.name)
     if found is None:
         raise HFuseError(f"nvcc compiled the fused file but reported nothing for '{fused.name}'")

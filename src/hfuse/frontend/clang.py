@@ -152,13 +152,16 @@ def clang_arguments(options: CompileOptions) -> list[str] | str:
             # C++14's 'register', which nvcc lets through under C++17 with a warning
             "-Wno-register",
             "-Xclang", "-target-sdk-version={}.{}".format(*CUDACC_VERSION),
-            *options.compiler_flags(std=False, pre_includes=False), *(f"-isystem{d}" for d in libraries)]
+            *options.compiler_flags(std=False, pre_includes=False, compiler="clang"),
+            *(f"-isystem{d}" for d in libraries)]
 
 
 def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) -> list[str]:
     """``-include-pch`` of the kept headers, built once per set of headers and arguments;
     no arguments where it cannot be built (the parse is then only slower)."""
     text = "".join(f"{line}\n" for line in includes if line.lstrip("# \t").startswith("include") and "<" in line)
+    if not text:
+        return []  # nothing to precompile: the parse reads only the user's text
     library = Path(ci.conf.lib._name)
     built = library.stat() if library.is_file() else None
     version = f"{library}:{built.st_size}:{built.st_mtime_ns}" if built else str(library)

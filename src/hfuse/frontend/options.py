@@ -1,6 +1,8 @@
 """How the user's sources are compiled: nvcc's preprocessing flags as one value.
 
-``-I``, ``-D``, ``-U``, ``-include`` and ``-std`` mean what they mean to nvcc. The same
+``-I``, ``-D``, ``-U``, ``-include`` and ``-std`` mean what they mean to nvcc, and so do
+the language flags a build gives both nvcc and NVRTC (``--expt-relaxed-constexpr``,
+``--extended-lambda``, ``--use_fast_math``...). The same
 ``CompileOptions`` drives preprocessing (which conditionals hold, which headers are read),
 the NVRTC and nvcc compiles of the fused file, and the tuning cache key, so a kernel is
 never fused under one set of macros and compiled or cached under another.
@@ -9,13 +11,49 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Literal, Sequence
 
 from ..errors import HFuseError
 
 DEFAULT_STD = "c++17"
 DEFAULT_ARCH = "sm_90"
 KNOWN_STDS = ("c++11", "c++14", "c++17", "c++20")
+
+LANGUAGE_SWITCHES = {"expt-relaxed-constexpr": "expt-relaxed-constexpr", "extended-lambda": "extended-lambda",
+                     "expt-extended-lambda": "extended-lambda", "use_fast_math": "use_fast_math"}
+"""nvcc's flags that change what device code may say (device code calling ``constexpr``
+host functions, ``__device__`` lambdas) or what it computes (fast math), each spelling to
+the one nvcc and NVRTC both take (``-expt-extended-lambda``: ``--extended-lambda``)."""
+LANGUAGE_VALUED = ("ftz", "prec-div", "prec-sqrt", "fmad")
+"""Those that take ``=true`` or ``=false``."""
+
+
+CompilerKind = Literal["nvcc", "nvrtc", "clang"]
+
+NVRTC_LANGUAGE = {"--expt-relaxed-constexpr": "-default-device", "--extended-lambda": None}
+"""NVRTC (13.0) knows neither flag. A ``constexpr`` function without an execution space
+that device code calls (what the first allows under nvcc) is a device function under
+``-default-device``, and NVRTC compiles no host code. ``__device__`` lambdas have no NVRTC
+flag: such a file fails under NVRTC with its own message, naming the flag."""
+
+
+def language_flags_for(flags: Sequence[str], compiler: CompilerKind) -> list[str]:
+    if compiler == "clang":
+        return []  # Clang allows both; its answers do not depend on the math flags
+    if compiler == "nvrtc":
+        return [spelled for f in flags if (spelled := NVRTC_LANGUAGE.get(f, f)) is not None]
+    return list(flags)
+
+
+def language_flag(text: str) -> str:
+    """``text`` (``-use_fast_math``, ``--ftz=true``...) as nvcc and NVRTC both spell it."""
+    name, sep, value = text.lstrip("-").partition("=")
+    if not sep and name in LANGUAGE_SWITCHES:
+        return f"--{LANGUAGE_SWITCHES[name]}"
+    if sep and name in LANGUAGE_VALUED and value in ("true", "false"):
+        return f"--{name}={value}"
+    known = [f"--{n}" for n in dict.fromkeys(LANGUAGE_SWITCHES.values())] + [f"--{n}=true|false" for n in LANGUAGE_VALUED]
+    raise HFuseError(f"'{text}' is not a language flag hfuse knows", hint=f"known: {', '.join(known)}")
 
 
 @dataclass(frozen=True)
@@ -59,8 +97,16 @@ class CompileOptions:
     """``-std``: the language dialect for NVRTC and nvcc (and ``__cplusplus``)."""
     arch: str = DEFAULT_ARCH
     """The device pass that preprocessing models (``__CUDA_ARCH__``): sm_90 is 900."""
+    language_flags: tuple[str, ...] = ()
+    """``--expt-relaxed-constexpr``, ``--extended-lambda``, ``--use_fast_math``, ``--ftz=``,
+    ``--prec-div=``, ``--prec-sqrt=``, ``--fmad=`` as the user's build gives them: every
+    nvcc and NVRTC compile of the originals and of the fused file gets them (a kernel
+    calling ``std::max`` compiles only with the first; fast math changes results, of the
+    originals and the fused kernel alike). Clang's front end needs none of them."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "language_flags", tuple(dict.fromkeys(language_flag(str(f))
+                                                                        for f in self.language_flags)))
         object.__setattr__(self, "include_dirs", tuple(Path(d) for d in self.include_dirs))
         object.__setattr__(self, "system_include_dirs", tuple(Path(d) for d in self.system_include_dirs))
         object.__setattr__(self, "pre_includes", tuple(Path(f) for f in self.pre_includes))
@@ -111,13 +157,16 @@ class CompileOptions:
             pre_includes=tuple(f if f.is_absolute() else base / f for f in self.pre_includes),
         )
 
-    def compiler_flags(self, *, std: bool = True, pre_includes: bool = True) -> list[str]:
-        """The flags both NVRTC and nvcc take (no ``-arch``: each compile picks its own).
+    def compiler_flags(self, *, std: bool = True, pre_includes: bool = True,
+                       compiler: CompilerKind = "nvcc") -> list[str]:
+        """The flags for ``compiler`` (no ``-arch``: each compile picks its own).
 
         ``std=False`` leaves ``-std`` to a compiler object that sets it itself.
         ``pre_includes=False`` is for compiling hfuse's *output*: the ``-include`` files'
         contents are already inlined there, and including them again would define their
         contents twice. ``-I/-D/-U`` stay: the toolkit headers the output keeps may read them.
+        The language flags go to nvcc as given and to NVRTC as it spells them
+        (``language_flags_for``); Clang's front end takes none of them.
         """
         flags = [f"-std={self.std}"] if std else []
         flags += [f"-I{d}" for d in self.include_dirs]
@@ -128,6 +177,7 @@ class CompileOptions:
         if pre_includes:
             for f in self.pre_includes:
                 flags += ["-include", str(f)]
+        flags += language_flags_for(self.language_flags, compiler)
         return flags
 
     def pre_include_flags(self) -> list[str]:
@@ -144,6 +194,7 @@ class CompileOptions:
         std: str | None = None,
         arch: str | None = None,
         system_include_dirs: Sequence[str | Path] = (),
+        language_flags: Sequence[str] = (),
     ) -> "CompileOptions":
         """These options with command-line flags on top (a config file's, then the flags).
 
@@ -160,6 +211,7 @@ class CompileOptions:
             pre_includes=self.pre_includes + tuple(Path(f) for f in pre_includes),
             std=std or self.std,
             arch=arch or self.arch,
+            language_flags=self.language_flags + tuple(language_flags),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -172,17 +224,19 @@ class CompileOptions:
             "pre_includes": [str(f) for f in self.pre_includes],
             "std": self.std,
             "arch": self.arch,
+            **({"language_flags": list(self.language_flags)} if self.language_flags else {}),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "CompileOptions":
         data = dict(data or {})
         unknown = set(data) - {"include_dirs", "system_include_dirs", "defines", "undefines", "pre_includes", "std",
-                               "arch"}
+                               "arch", "language_flags"}
         if unknown:
             raise HFuseError(
                 f"unknown compile options: {', '.join(sorted(unknown))} "
-                "(known: include_dirs, system_include_dirs, defines, undefines, pre_includes, std, arch)"
+                "(known: include_dirs, system_include_dirs, defines, undefines, pre_includes, std, arch, "
+                "language_flags)"
             )
         return cls(
             include_dirs=tuple(_strings(data.get("include_dirs"), "include_dirs")),
@@ -192,6 +246,7 @@ class CompileOptions:
             pre_includes=tuple(_strings(data.get("pre_includes"), "pre_includes")),
             std=str(data.get("std", DEFAULT_STD)),
             arch=str(data.get("arch", DEFAULT_ARCH)),
+            language_flags=tuple(_strings(data.get("language_flags"), "language_flags")),
         )
 
     @classmethod
@@ -204,6 +259,7 @@ class CompileOptions:
         std: str | None = None,
         arch: str | None = None,
         system_include_dirs: Sequence[str] = (),
+        language_flags: Sequence[str] = (),
     ) -> "CompileOptions":
         return cls(
             include_dirs=tuple(Path(d) for d in include_dirs),
@@ -213,6 +269,7 @@ class CompileOptions:
             pre_includes=tuple(Path(f) for f in pre_includes),
             std=std or DEFAULT_STD,
             arch=arch or DEFAULT_ARCH,
+            language_flags=tuple(language_flags),
         )
 
 

@@ -223,10 +223,35 @@ def in_default_argument(node: ts.Node) -> bool:
 
 def names_a_value(node: ts.Node) -> bool:
     """Whether ``node`` is a name used as a value where a function may be one: an argument
-    (``g(f)``, ``apply<f>``), an address (``&f``), an initializer or the right of ``=``."""
+    (``g(f)``, ``apply<f>``), an address (``&f``), an initializer or the right of ``=``, a
+    branch of ``?:`` (``c ? f : g``), a returned value, a cast's operand."""
     parent = node.parent
     if parent is None or node.type not in ("identifier", "qualified_identifier", "type_identifier"):
         return False
+    if node.type == "type_identifier":
+        return (parent.type == "type_descriptor" and parent.text == node.text and parent.parent is not None
+                and parent.parent.type == "template_argument_list")
+    return _value_position(node)
+
+
+def _value_position(node: ts.Node) -> bool:
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type in ("argument_list", "template_argument_list", "initializer_list", "return_statement",
+                       "comma_expression"):
+        return True
+    if parent.type == "parenthesized_expression":  # '(f)(x)' calls f; '(f)' elsewhere is its address
+        return _value_position(parent)
+    if parent.type == "pointer_expression":
+        return parent.child_by_field_name("operator") is not None and parent.child_by_field_name("operator").type == "&"
+    if parent.type in ("init_declarator", "assignment_expression"):
+        return parent.child_by_field_name("value" if parent.type == "init_declarator" else "right") == node
+    if parent.type == "conditional_expression":
+        return parent.child_by_field_name("condition") != node
+    if parent.type == "cast_expression":
+        return parent.child_by_field_name("value") == node
+    return False
     if node.type == "type_identifier":
         return (parent.type == "type_descriptor" and parent.text == node.text and parent.parent is not None
                 and parent.parent.type == "template_argument_list")

@@ -46,22 +46,31 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         if reference is None or (target.type == "identifier" and hidden_by_local(target)):
             continue  # a local lambda or functor of that name is what is called
         key = ctx.resolver.resolve(scope, reference, local, set(ctx.known)) if ctx.known else reference
-        if "::" not in reference and _own_member(node, reference, scope, ctx):
-            continue  # a member of the enclosing class hides the namespace's function of that name
+        member = _own_member(node, reference, scope, ctx) if "::" not in reference else None
+        if member is not None or key in ctx.static_members:
+            # a member of the enclosing class hides the namespace's function of that name; one
+            # that is static and reads the block takes the part's context (W::lane(), lane())
+            if (member or key) in ctx.static_members:
+                edits.append(_context_argument(node))
+            continue
         if key not in ctx.specialised or (key.rsplit("::", 1)[0] if "::" in key else None) in ctx.context_types:
             continue  # (a member, called W::lane(): the part's copy of its class has it, under its own name)
         name = _name_node(node)
         edits.append(TextEdit.replace(name, ctx.clone_name(name.text.decode())))
-        args = node.child_by_field_name("arguments")
-        if args.named_children:
-            edits.append(TextEdit(args.start_byte + 1, args.start_byte + 1, f"{CTX}, "))
-        else:
-            edits.append(TextEdit(args.start_byte + 1, args.end_byte - 1, CTX))
+        edits.append(_context_argument(node))
     return edits
 
 
-def _own_member(call: ts.Node, reference: str, scope: tuple[str, ...], ctx: PartContext) -> bool:
-    """Whether ``call`` is in a member function of a class that has a member named ``reference``."""
+def _context_argument(call: ts.Node) -> TextEdit:
+    """The part's context as the call's first argument."""
+    args = call.child_by_field_name("arguments")
+    if args.named_children:
+        return TextEdit(args.start_byte + 1, args.start_byte + 1, f"{CTX}, ")
+    return TextEdit(args.start_byte + 1, args.end_byte - 1, CTX)
+
+
+def _own_member(call: ts.Node, reference: str, scope: tuple[str, ...], ctx: PartContext) -> str | None:
+    """The member named ``reference`` of the class whose member function ``call`` is in (None: none)."""
     name = reference.split("<")[0].strip()
     current = call.parent
     while current is not None:
@@ -74,10 +83,11 @@ def _own_member(call: ts.Node, reference: str, scope: tuple[str, ...], ctx: Part
             plain = re.sub(r"<[^<>]*>", "", owner).strip()
             # the part's copy is renamed (S__hf2); the program knows the original's members
             original = plain.removesuffix(f"__hf{ctx.index}")
-            if any(ctx.resolver.member(scope, o, name, ctx.known)[0] is not None for o in {plain, original}):
-                return True
+            for candidate in (plain, original):
+                if (member := ctx.resolver.member(scope, candidate, name, ctx.known)[0]) is not None:
+                    return member
         current = current.parent
-    return False
+    return None
 
 
 def _class_qualifier(function: ts.Node, scope: tuple[str, ...], ctx: PartContext) -> str | None:
@@ -100,11 +110,14 @@ def signature_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     if name.type == "template_function":  # an explicit specialisation: ``cast__hf1<half2, float>``
         name = name.child_by_field_name("name")
     params = declarator.child_by_field_name("parameters")
+    return [TextEdit.replace(name, ctx.clone_name(name.text.decode())), context_parameter(params)]
+
+
+def context_parameter(params: ts.Node) -> TextEdit:
+    """The part's context as the first parameter of a parameter list (so default arguments
+    and ``...`` stay last)."""
     new_param = f"const hfuse_ctx& {CTX}"
-    edits = [TextEdit.replace(name, ctx.clone_name(name.text.decode()))]
     real = [p for p in params.named_children if p.type != "comment"]
     if not real or (len(real) == 1 and real[0].text.decode() == "void"):
-        edits.append(TextEdit(params.start_byte + 1, params.end_byte - 1, new_param))
-    else:  # first, so default arguments and '...' stay last
-        edits.append(TextEdit(params.start_byte + 1, params.start_byte + 1, f"{new_param}, "))
-    return edits
+        return TextEdit(params.start_byte + 1, params.end_byte - 1, new_param)
+    return TextEdit(params.start_byte + 1, params.start_byte + 1, f"{new_param}, ")

@@ -39,6 +39,10 @@ class PartContext:
     (``kTile`` = 32 of ``layer_norm<32>``): constants of the kernel's own definition."""
     kernel_at: tuple[str, int] = ("", 0)
     """(file, line) of the kernel's definition, which ``kernel_constants`` belong to."""
+    static_members: frozenset[str] = frozenset()
+    """Keys of static member functions of context types that read the block: each part's
+    copy of the type declares them with the part's context first, as a helper's copy takes
+    it (``Warp__hf2::lane(hf_ctx)``), and every call passes it."""
     host_made: frozenset[str] = frozenset()
     """Keys of context types of which the kernel takes an object from the host (by value):
     their copies are made from a twin of the host's layout."""

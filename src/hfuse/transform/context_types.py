@@ -14,10 +14,14 @@ constructor, and every object of the type in that part's code is constructed wit
 part's context. Member bodies are rewritten like any other part code, so they see the
 part's own slice of dynamic shared memory, thread index and barrier.
 
+A static member function that reads the block has no object: each part's copy declares
+it with the part's context as its first parameter, and every call passes it
+(``Warp__hf2::lane(hf_ctx)``), as a helper's copy takes it.
+
 Supported: default construction (``S<T> s;``, ``S<T>()``, ``S<T>{}``, ``S<T> s = S<T>();``),
-pointers and references to the type. Refused with a clear error: user-declared
-constructors, static member functions that need the context, arrays of the type, and
-aggregate initialisation with values.
+pointers and references to the type, static members. Refused with a clear error:
+user-declared constructors, arrays of the type, aggregate initialisation with values, and
+a name overloaded as a static and a non-static member.
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ from ..errors import HFuseError, Location
 from ..frontend.model import Function, Scope, TopLevelItem
 from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames
+from .calls import context_parameter
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit, apply_edits
@@ -122,8 +127,6 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
                 Location(member.file, member.line, kernel),
                 hint="use the wrapper through a default constructor, or read threadIdx/extern __shared__ in a free helper",
             )
-        declared_static = "static" in member.text.split("(")[0].split() or (  # (outside, only its declaration says so)
-            member.defined_outside and re.search(rf"\bstatic\b[^;{{}}]*\b{re.escape(member.name)}\s*\(", item.text))
         if member.key in needs_context and member.hidden_friend:
             raise HFuseError(
                 f"'{member.name}', a friend defined in '{plain}', reads the block or its dynamic shared memory; "
@@ -131,13 +134,62 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
                 Location(member.file, member.line, kernel),
                 hint="make it a member function, or read threadIdx in the kernel and pass the value in",
             )
-        if member.key in needs_context and declared_static:
+        overloads = [m for m in item.members if m.key == member.key]
+        if member.key in needs_context and 0 < sum(map(_declared_static, overloads, [item] * len(overloads))) \
+                < len(overloads):
             raise HFuseError(
-                f"static member '{member.name}' of '{plain}' reads the block or its dynamic shared memory; "
-                "it has no object to carry the part's context",
+                f"'{member.name}' of '{plain}' reads the block or its dynamic shared memory, and is overloaded as a "
+                "static and a non-static member: hfuse gives the static ones the part's view of the block as a "
+                "parameter and the others through their object, and cannot tell the calls apart",
                 Location(member.file, member.line, kernel),
-                hint="make it a non-static member or a free __device__ helper",
+                hint="give the static and the non-static members different names, or keep this kernel unfused",
             )
+
+
+def _declared_static(member: Function, item: TopLevelItem) -> bool:
+    return "static" in member.text.split("(")[0].split() or bool(  # (outside, only its declaration says so)
+        member.defined_outside and re.search(rf"\bstatic\b[^;{{}}]*\b{re.escape(member.name)}\s*\(", item.text))
+
+
+def static_members_with_context(types: Sequence[TopLevelItem], needs_context: set[str]) -> frozenset[str]:
+    """Keys of the types' static member functions that read the block (or call what does)."""
+    return frozenset(m.key for item in types for m in item.members
+                     if m.key in needs_context and _declared_static(m, item))
+
+
+def static_member_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
+    """A static member function that reads the block, declared or defined here (in its
+    class, or outside it as ``T W<T>::lane(...)``), takes the part's context first: it has no
+    object to carry it, so it is given as a helper's copy is given it (``calls.py``)."""
+    if not ctx.static_members:
+        return []
+    wanted = {tuple(key.split("::")[-2:]) for key in ctx.static_members}
+    edits = []
+    for node in walk(definition.root):
+        if node.type != "function_declarator" or (named := node.child_by_field_name("declarator")) is None:
+            continue
+        if named.type == "qualified_identifier":
+            owner, _, name = re.sub(r"<[^<>]*>", "", compact(named.text.decode())).rpartition("::")
+            owner = owner.rpartition("::")[2]
+        else:
+            owner = _enclosing_class(node)
+            name = named.text.decode()
+        params = node.child_by_field_name("parameters")
+        if owner is None or (owner, name) not in wanted or params is None:
+            continue
+        edits.append(context_parameter(params))
+    return edits
+
+
+def _enclosing_class(node: ts.Node) -> str | None:
+    """The name of the class a member is declared in (None: not in a class's body)."""
+    current = node.parent
+    while current is not None and current.type != "compound_statement":  # (a body: no member)
+        if current.type in ("struct_specifier", "class_specifier"):
+            named = current.child_by_field_name("name")
+            return re.sub(r"<.*", "", named.text.decode(), flags=re.S).strip() if named is not None else None
+        current = current.parent
+    return None
 
 
 def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopLevelItem], needs_context: set[str],
@@ -169,7 +221,7 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
         if named is None:
             continue
         item = names[named]
-        why = _not_by_value(whole, named, param.text) or _not_convertible(item)
+        why = _not_by_value(whole, named, param.text) or _not_convertible(item) or _static_reader(item, needs_context)
         if why is None:
             found.update(item.keys)
             continue
@@ -186,12 +238,21 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
         for named in (n for n in _IDENTIFIER.findall(argument) if n in names and not set(names[n].keys) & found):
             raise HFuseError(
                 f"its template argument '{argument}' names '{named}', which has a member function that reads the "
-                "block: each part has its own copy of such a type, and an object the kernel makes of a template "
-                "parameter is not given the part's view of the block",
+                "block: each part has its own copy of such a type, and neither an object the kernel makes of a "
+                "template parameter nor a static member called through one is given the part's view of the block",
                 Location(kernel.file, kernel.line, spec_name),
                 hint=f"take the {named} object as a kernel parameter (by value), or keep this kernel unfused",
             )
     return frozenset(found)
+
+
+def _static_reader(item: TopLevelItem, needs_context: set[str]) -> str | None:
+    """Why the kernel cannot call the type's members through its template parameter (None: it can)."""
+    member = next((m for m in item.members if m.key in needs_context and _declared_static(m, item)), None)
+    if member is None:
+        return None
+    return (f"its static member '{member.name}' reads the block, and a call through the kernel's template parameter "
+            "cannot be given the part's view of the block")
 
 
 _QUALIFIERS = re.compile(r"\b(?:const|volatile|__restrict__|__grid_constant__|struct|class|typename)\b")
@@ -310,8 +371,13 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
                 continue
             plain = name.text.decode().split("<")[0].strip()
             access = "public:\n  " if node.type == "class_specifier" else ""
+            # a base that is a context type too (CRTP's KernelBase<Derived>) has only the constructor taking it
+            bases = "".join(f"{compact(b.text.decode())}(hf_part_ctx), " for c in node.children
+                            if c.type == "base_class_clause" for b in c.named_children
+                            if b.type in ("type_identifier", "template_type", "qualified_identifier")
+                            and f"__hf{ctx.index}" in b.text.decode())
             member = (f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
-                      f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {CTX}(hf_part_ctx) {{}}\n")
+                      f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {bases}{CTX}(hf_part_ctx) {{}}\n")
             if host_made:
                 copies = "".join(f"    memcpy((void*)&{f}, (const void*)&hf_host.{f}, sizeof({f}));\n"
                                  for f in _fields(body)[0])

@@ -19,7 +19,7 @@ from .barriers import barrier_edits
 from .builtins import builtin_edits
 from .calls import call_edits, signature_edits
 from .context import CTX, PartContext
-from .context_types import context_type_edits, type_copy
+from .context_types import context_type_edits, static_member_edits, type_copy
 from .register_keyword import register_edits
 from .compound_literals import compound_literal_edits
 from .symbols import symbol_edits
@@ -55,7 +55,7 @@ class PartCode:
 
 REWRITES = (builtin_edits, barrier_edits, cooperative_groups_edits, shared_memory_edits, call_edits,
             context_type_edits, symbol_edits, register_edits, static_shared_edits, compound_literal_edits,
-            lambda_capture_edits)
+            lambda_capture_edits, static_member_edits)
 """Every rewrite of a part's code, applied together (none of their edits overlap)."""
 
 

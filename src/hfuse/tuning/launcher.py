@@ -101,7 +101,8 @@ def plan_compiler(plan: Plan) -> Compiler:
     arch = None
     if plan.should_fuse and isinstance(plan.register_cap, WarpgroupRegisters):
         arch = DeviceLimits.current().arch + "a"
-    return Compiler(arch, std=plan.options.emitted_std, options=plan.options.compiler_flags(std=False, pre_includes=False))
+    flags = plan.options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc")
+    return Compiler(arch, std=plan.options.emitted_std, options=flags)
 
 
 def launcher_for(plan: Plan, compiler: Compiler | None = None, *,

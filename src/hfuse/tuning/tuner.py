@@ -140,7 +140,7 @@ class _Session:
         """The user's options, for this GPU's device pass (``#if __CUDA_ARCH__``)."""
         # Every source compiled here (fused or device side) has the -include files inlined already.
         self.compiler = Compiler(limits=self.limits, std=self.options.emitted_std,
-                                 options=self.options.compiler_flags(std=False, pre_includes=False), cache=binaries,
+                                 options=self.options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"), cache=binaries,
                                  runner=runner)
         self.specs = front_end.specs
         self.unit = front_end.unit
@@ -154,7 +154,7 @@ class _Session:
         """Every candidate built, by its fusion."""
         # Hopper's arch-specific target, for candidates with per-part budgets (setmaxnreg)
         self.sm90a_compiler = (Compiler(arch=self.limits.arch + "a", limits=self.limits, std=self.options.emitted_std,
-                                        options=self.options.compiler_flags(std=False, pre_includes=False),
+                                        options=self.options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"),
                                         cache=binaries, runner=runner)
                                if self.limits.compute_capability == (9, 0) else None)
 

@@ -34,7 +34,14 @@ class Case:
         return KernelSpec(HERE / self.file, m.group(1), Dim3.of(self.block), args)
 
     def options(self) -> CompileOptions:
-        return CompileOptions.from_flags(include_dirs=[f[2:] for f in self.flags if f.startswith("-I")])
+        return options_of(self)
+
+
+def options_of(*cases: Case) -> CompileOptions:
+    """The build flags of the cases' files together (a pair of files is compiled as one)."""
+    flags = [f for case in cases for f in case.flags]
+    return CompileOptions.from_flags(include_dirs=[f[2:] for f in flags if f.startswith("-I")],
+                                     language_flags=[f for f in flags if not f.startswith("-I")])
 
 
 def _split(text: str) -> list[str]:
@@ -137,6 +144,10 @@ CASES = (
     Case("lambdas.cu", "local_lambda", 128),
     Case("lambdas.cu", "capture_free_index", 128),
     Case("lambdas.cu", "lambda_dynamic_stage", 128),
+    # built for --expt-relaxed-constexpr: std::max and constexpr helpers without __device__
+    Case("relaxed_constexpr.cu", "clamp_rows<__half, 8>", 128, flags=("--expt-relaxed-constexpr",)),
+    Case("relaxed_constexpr.cu", "clamp_rows<float, 4>", 256, flags=("--expt-relaxed-constexpr",)),
+    Case("relaxed_constexpr.cu", "row_warp_max<float>", 128, flags=("--expt-relaxed-constexpr",)),
     # classes: CRTP, static members, anonymous namespace, nested namespaces, operators
     Case("classes.cu", "crtp_kernel", 128),
     Case("classes.cu", "hash_mask<8>", 256),

@@ -1,0 +1,38 @@
+"""Compile options as one value: the language flags a build gives nvcc, and how each
+compiler is told them."""
+from __future__ import annotations
+
+import pytest
+
+from hfuse.errors import HFuseError
+from hfuse.frontend.options import CompileOptions
+
+
+def test_language_flags_are_read_in_any_of_nvccs_spellings_and_kept_once():
+    options = CompileOptions(language_flags=("-expt-relaxed-constexpr", "--expt-extended-lambda", "-use_fast_math",
+                                             "-ftz=true", "--expt-relaxed-constexpr"))
+    assert options.language_flags == ("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math", "--ftz=true")
+
+
+def test_each_compiler_is_told_the_language_flags_as_it_spells_them():
+    options = CompileOptions(language_flags=("--expt-relaxed-constexpr", "--extended-lambda", "--fmad=false"))
+    assert options.compiler_flags(std=False)[-3:] == ["--expt-relaxed-constexpr", "--extended-lambda", "--fmad=false"]
+    # NVRTC 13 knows neither spelling: an unannotated constexpr function is a device one
+    # under -default-device; __device__ lambdas have no NVRTC flag at all
+    assert options.compiler_flags(std=False, compiler="nvrtc") == ["-default-device", "--fmad=false"]
+    assert options.compiler_flags(std=False, compiler="clang") == []
+
+
+def test_language_flags_travel_in_options_data_and_on_top_of_a_config():
+    options = CompileOptions(language_flags=("--use_fast_math",))
+    assert CompileOptions.from_dict(options.to_dict()) == options
+    assert "language_flags" not in CompileOptions().to_dict()  # old cache keys stay as they were
+    assert options.extended(language_flags=["-expt-relaxed-constexpr"]).language_flags == (
+        "--use_fast_math", "--expt-relaxed-constexpr")
+
+
+@pytest.mark.parametrize("flag", ["--fast", "--ftz", "--ftz=yes", "-O3"])
+def test_a_flag_hfuse_does_not_know_is_refused_with_the_ones_it_does(flag):
+    with pytest.raises(HFuseError) as err:
+        CompileOptions(language_flags=(flag,))
+    assert flag in err.value.message and "--expt-relaxed-constexpr" in (err.value.hint or "")
