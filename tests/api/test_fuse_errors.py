@@ -92,7 +92,7 @@ ERROR_CASES = [
     ErrorCase("return-before-helper-that-syncs", (("return_before_helper_sync.cu", "return_then_helper", 256), OTHER),
               "return_before_helper_sync.cu", "return_then_helper", "mark", ("return", "rh_exchange", "in[i]")),
     ErrorCase("return-before-helper-with-per-call-loop", (("helper_loop_param.cu", "helper_loop_param", 256), OTHER),
-              "helper_loop_param.cu", "helper_loop_param", "mark", ("return at line 15", "hlp_rounds", "'rounds'")),
+              "helper_loop_param.cu", "helper_loop_param", "mark", ("return at line 16", "hlp_rounds", "'rounds'")),
     ErrorCase("return-before-warp-shuffle-vertical", (("vertical_warp.cu", "vertical_warp", 256), OTHER),
               "vertical_warp.cu", "vertical_warp", "mark", ("return at line 8", "vertical", "__shfl_sync"), "vertical"),
     ErrorCase("launch-bounds-violated", (("launch_bounds.cu", "bounded", 256), OTHER), "launch_bounds.cu", "bounded", "mark",

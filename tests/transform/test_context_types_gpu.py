@@ -46,7 +46,7 @@ def _affine(scale: float, shift: int) -> np.uint64:
 def _partner(rng, cp) -> Launch:
     x = cp.asarray(rng.standard_normal(N, dtype=np.float32))
     return Launch([cp.asarray(rng.standard_normal(N, dtype=np.float32)), x, np.float32(1.5), np.int32(N)],
-                  Dim3(cdiv(N, 96)), 0, (0,))
+                  Dim3(cdiv(N, 96)), 0, (1,))  # axpy(x, y, a, n) writes y
 
 
 def _apply(block: Dim3):

@@ -286,14 +286,26 @@ def test_helpers_take_the_flag_recursively():
     assert "bool hf_caller_active = true" in _safe(EXCHANGE, helpers)
 
 
+ROWS = "__device__ void rows(int* buf, int m) {\n  for (int r = 0; r < m; ++r) { buf[r] = 0; __syncthreads(); }\n}\n"
+
+
+def test_a_helpers_parameter_every_caller_passes_a_uniform_value_bounds_a_loop_around_a_barrier():
+    # (call_sites.py) the kernel passes its own parameter n: every thread gives rows the same m
+    kernel = _kernel("  __shared__ int buf[256];\n  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     "  if (i >= n) return;\n  rows(buf, n);", "const int* in, int* out, int n")
+    helpers = _helpers(rows=ROWS, k=kernel)
+    assert "rows(buf, n, hf_active);" in _squash(_safe(kernel, helpers))
+    assert "for (int r = 0; r < m; ++r) { if (hf_active) { buf[r] = 0; } __syncthreads(); }" in \
+        _squash(_safe(ROWS, helpers))
+
+
 @pytest.mark.parametrize(
     "call, helper, words",
     [
         # the threads that returned would evaluate the argument: out-of-range read
         ("out[i] = exchange(buf, in[i]);", EXCHANGE, ("in[i]", "reads memory")),
-        # a loop inside the helper bounded by its parameter (callers may pass per-thread values)
-        ("rows(buf, n);", "__device__ void rows(int* buf, int m) {\n  for (int r = 0; r < m; ++r) { buf[r] = 0; "
-                          "__syncthreads(); }\n}\n", ("'m'", "parameter")),
+        # a loop inside the helper bounded by its parameter, to which a caller passes a per-thread value
+        ("rows(buf, n - threadIdx.x % 2);", ROWS, ("'m'", "parameter")),
         # relies on a default argument: the flag would land in its place
         ("out[i] = dflt(buf);", "__device__ int dflt(int* buf, int v = 3) { __syncthreads(); return buf[v]; }\n",
          ("every parameter",)),

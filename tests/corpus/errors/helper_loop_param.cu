@@ -1,6 +1,7 @@
 // An early return, then a call of a helper that synchronises inside a loop bounded by its
-// parameter: the threads that returned must call it too, and hfuse cannot prove that every
-// caller passes the same bound. Refused.
+// parameter: the threads that returned must call it too, and this caller passes each thread
+// its own bound (with 'n % 7', a kernel parameter, every thread would pass the same: taken).
+// Refused.
 
 __device__ void hlp_rounds(int* buf, int v, int rounds) {
   for (int k = 0; k < rounds; ++k) {
@@ -14,6 +15,6 @@ extern "C" __global__ void helper_loop_param(const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const int v = in[i];
-  hlp_rounds(hlp_buf, v, n % 7);  // ERROR-LINE
+  hlp_rounds(hlp_buf, v, i % 7);  // ERROR-LINE
   out[i] = hlp_buf[(threadIdx.x + 1) % blockDim.x];
 }

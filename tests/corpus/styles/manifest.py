@@ -172,6 +172,7 @@ CASES = (
     Case("paged.cu", "reshape_and_cache<__half, 128>", 256),
     Case("paged.cu", "reshape_and_cache<float, 64>", 128),
     Case("paged.cu", "gather_cached_kv<128>", 128),
+    Case("paged.cu", "paged_scores_v2<64, 16, 128, 256>", 128),
     # libcu++ in device code, warp reduction intrinsics, printf/assert, textures, unions, bitfields
     Case("libcudacxx.cu", "array_minmax<4>", 128),
     Case("libcudacxx.cu", "atomic_ref_count", 256),

@@ -49,6 +49,8 @@ class ParsedFunction(UniformityProof, RegionPlanner):
         self.first_return: ts.Node | None = None
         self.uniform: set[str] = set()
         self.reasons: dict[str, str] = {}
+        self.read_only: set[str] = set()
+        """``const T* __restrict__`` parameters the function never assigns (``call_sites.py``)."""
 
     # ---- text
 

@@ -7,6 +7,7 @@ import tree_sitter as ts
 
 from ...frontend.parse import declarator_name, walk
 from ..cuda_syntax import called_name, is_block_sync_call, SYNC_BUILTINS
+from .call_sites import read_only_parameters, uniform_arguments
 from .syntax import _base_identifier, _key, _LOOPS, _parameters, _PURE_CALLS, _real, _RED, _same, _TYPE_NODES, _UNIFORM_BUILTINS
 
 
@@ -31,9 +32,17 @@ class UniformityProof:
             return f"reads '{name}', which {self.reasons.get(name, 'may differ between threads')}"
         if t == "field_expression":
             if node.child_by_field_name("operator").type == "->":
+                if self._read_only_pointer(node.child_by_field_name("argument"), uniform):
+                    return None
                 return f"reads memory ('{self.describe(node)}')"
             return self.non_uniform(node.child_by_field_name("argument"), uniform)
-        if t == "subscript_expression" or (t == "pointer_expression" and node.child_by_field_name("operator").type == "*"):
+        if t == "subscript_expression":
+            if self._read_only_pointer(node.child_by_field_name("argument"), uniform):
+                return self.non_uniform(node.child_by_field_name("indices"), uniform)
+            return f"reads memory ('{self.describe(node)}')"
+        if t == "pointer_expression" and node.child_by_field_name("operator").type == "*":
+            if self._read_only_pointer(node.child_by_field_name("argument"), uniform):
+                return None
             return f"reads memory ('{self.describe(node)}')"
         if t == "pointer_expression":
             return f"takes an address ('{self.describe(node)}')"
@@ -41,6 +50,17 @@ class UniformityProof:
             name = called_name(node)
             if name in _RED:
                 return None  # the same result in every thread of the block
+            if name == "__ldg":  # a load through the read-only cache: data no one writes during the kernel
+                args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+                address = args[0] if len(args) == 1 else None
+                if address is not None and address.type == "pointer_expression" and \
+                        address.child_by_field_name("operator").type == "&" and \
+                        address.child_by_field_name("argument").type == "subscript_expression":
+                    address = address.child_by_field_name("argument")  # &p[i]: p and i
+                if address is not None and address.type in ("subscript_expression", "binary_expression", "identifier"):
+                    return self.non_uniform(address, uniform) if address.type != "subscript_expression" else (
+                        self.non_uniform(address.child_by_field_name("argument"), uniform)
+                        or self.non_uniform(address.child_by_field_name("indices"), uniform))
             if name not in _PURE_CALLS:
                 return f"calls '{name or self.describe(node)}', which hfuse cannot prove returns the same value in every thread"
             return self.non_uniform(node.child_by_field_name("arguments"), uniform)
@@ -66,6 +86,21 @@ class UniformityProof:
             if why is not None:
                 return why
         return None
+
+    def _read_only_pointer(self, node: ts.Node | None, uniform: set[str]) -> bool:
+        """Whether ``node`` is a uniform pointer into memory nothing writes while the function
+        runs: a ``const T* __restrict__`` parameter it never assigns, or such a parameter plus
+        or minus a uniform offset (``call_sites.py``)."""
+        while node is not None and node.type == "parenthesized_expression":
+            node = node.named_children[0] if node.named_children else None
+        if node is None:
+            return False
+        if node.type == "identifier":
+            return node.text.decode() in self.read_only and node.text.decode() in uniform
+        if node.type == "binary_expression" and node.child_by_field_name("operator").type in ("+", "-"):
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            return self._read_only_pointer(left, uniform) and self.non_uniform(right, uniform) is None
+        return False
 
     def control(self, loop: ts.Node) -> list[ts.Node]:
         if loop.type == "for_statement":
@@ -134,12 +169,13 @@ class UniformityProof:
         declared: dict[str, str] = {}
         bad: dict[str, str] = {"threadIdx": "differs between threads"}
         names = {n.text.decode() for n in walk(self.definition) if n.type == "identifier"}
-        for param in _real(self.params.named_children) if self.params is not None else []:
+        passed = frozenset() if self.is_kernel else uniform_arguments(self.helpers, self.name)
+        for index, param in enumerate(_real(self.params.named_children) if self.params is not None else []):
             name = declarator_name(param.child_by_field_name("declarator")) if param.child_by_field_name("declarator") else None
             if name is None:
                 continue
             declared[name.text.decode()] = "param"
-            if not self.is_kernel:
+            if not self.is_kernel and index not in passed:
                 bad[name.text.decode()] = "is a parameter of a __device__ function (callers may pass different values per thread)"
         defs: list[tuple[str, list[ts.Node], ts.Node]] = []
         for node in walk(self.body):
@@ -191,6 +227,7 @@ class UniformityProof:
                 bad[name] = f"is assigned at line {self.line(where)} and is not a local of the function"
         uniform = names - set(bad)
         reasons = dict(bad)
+        self.read_only = set(read_only_parameters(self.params)) - {name for name, _, _ in defs}
         self.reasons = reasons
         changed = True
         while changed:
