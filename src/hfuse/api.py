@@ -1,7 +1,6 @@
 """The Python API of the fusion compiler: ``fuse(...)`` returns a ``FusedKernel``."""
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,13 +27,13 @@ from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, cl
 from .transform.context import PartContext
 from .transform.early_exit import functions_of
 from .transform.context_types import check_context_type, host_made_types, static_members_with_context
-from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames, opaque_names
+from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
 from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
                          check_shared_types, check_static_shared, check_stored_functions, instance_constants,
-                         renamed_types, slice_alignment_of)
+                         renamed_types, slice_alignment_of, whole_block_need)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -349,7 +348,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                 _check_parses(fn.function, spec)
         check_kernel(kernel, everything)
         check_function_arguments(spec, kernel, program, everything.needs_context)
-        whole_block = _check_template_arguments(spec, kernel, opaque) or _whole_block(spec, kernel, everything)
+        whole_block = whole_block_need(spec, kernel, everything, opaque)
         own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
         used = [key for key in clashes if any(set(i.keys) & {key} for i in own_closure.items)]
@@ -371,31 +370,6 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
     return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses, values),
                         context_helpers, context_types, frozenset(clashes), notes, requests)
-
-
-def _check_template_arguments(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:
-    """A kernel instantiated with CUB's block-wide types reads the block through them: why
-    it must run as a whole block, or an error where no layout can take it."""
-    for argument in spec.template_args:
-        for written in re.findall(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", argument):
-            found = opaque.reason(kernel.scope, written, unqualified="::" not in written)
-            if found is None:
-                continue
-            error = HFuseError(f"its template argument '{argument}' is {found.why}",
-                               Location(kernel.file, kernel.line, spec.name), hint=WHOLE_BLOCK_HINT)
-            if not found.whole_block:
-                raise HFuseError(f"cannot prove the fused kernel correct: {error.message}", error.where,
-                                 hint=REFUSAL_HINT)
-            return error
-    return None
-
-
-def _whole_block(spec: KernelSpec, kernel: Function, facts: ProgramFacts) -> HFuseError | None:
-    found = facts.whole_block(kernel.key)
-    if found is None:
-        return None
-    why, where, line = found
-    return HFuseError(why, Location(where.function.file, line, spec.name), hint=WHOLE_BLOCK_HINT)
 
 
 @dataclass(frozen=True)
@@ -500,7 +474,7 @@ def _generate(
     program = prepared.program
     found = [k.function for k in prepared.kernels]
     partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement,
-                               [dict(k.constants) for k in prepared.kernels])
+                               [dict(k.constants) for k in prepared.kernels], whole_blocks=layout.keeps_block_whole)
     layout.validate(partition)
     check_static_shared([(k.spec, k.function, k.facts, k.symbols) for k in prepared.kernels])
     fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + layout.suffix
@@ -522,6 +496,7 @@ def _generate(
             symbols=frozenset(k for i in unit_kernel.symbols for k in i.keys),
             functions=functions_of(facts),
             return_exits=layout.return_exits,
+            whole_block=layout.keeps_block_whole,
             offset=part.offset,
             block_threads=part.threads,
             kernel_constants=unit_kernel.constants,

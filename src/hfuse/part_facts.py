@@ -23,7 +23,9 @@ from .frontend.program import Program, is_device_variable, is_shared_variable
 from .spec import KernelSpec
 from .transform.analysis import ProgramFacts
 from .transform.device_state import device_state_uses, mutable_static_locals, refuse_shared_device_state
+from .transform.early_exit import functions_of, make_early_exits_safe
 from .transform.instance_constants import constant_questions, template_constants
+from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames
 from .transform.shared_memory import slice_alignment
 from .transform.static_shared import static_shared_bytes
 
@@ -243,3 +245,52 @@ def check_stored_functions(closure: Sequence[TopLevelItem], needs_context: set[s
                     Location(item.file, item.line, next((s.name for s in specs if s.file == item.file), None)),
                     hint=f"call {written.rsplit('::', 1)[-1]}(...) directly, or keep this kernel unfused")
 
+
+def whole_block_need(spec: KernelSpec, kernel: Function, facts: ProgramFacts, opaque: OpaqueNames) -> HFuseError | None:
+    """Why the kernel must run as one whole block of its own (only layouts that keep a block
+    whole take it): CUB's block collectives in its code or its template arguments, or an
+    early return that cannot be made safe where it shares a block. None: it may share one."""
+    return (_template_arguments_need(spec, kernel, opaque) or _facts_need(spec, kernel, facts)
+            or _early_exits_need(spec, kernel, facts))
+
+
+def _template_arguments_need(spec: KernelSpec, kernel: Function, opaque: OpaqueNames) -> HFuseError | None:
+    """A kernel instantiated with CUB's block-wide types reads the block through them: why
+    it must run as a whole block, or an error where no layout can take it."""
+    for argument in spec.template_args:
+        for written in re.findall(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", argument):
+            found = opaque.reason(kernel.scope, written, unqualified="::" not in written)
+            if found is None:
+                continue
+            error = HFuseError(f"its template argument '{argument}' is {found.why}",
+                               Location(kernel.file, kernel.line, spec.name), hint=WHOLE_BLOCK_HINT)
+            if not found.whole_block:
+                raise HFuseError(f"cannot prove the fused kernel correct: {error.message}", error.where,
+                                 hint=REFUSAL_HINT)
+            return error
+    return None
+
+
+def _early_exits_need(spec: KernelSpec, kernel: Function, facts: ProgramFacts) -> HFuseError | None:
+    """Why an early return before a barrier cannot be made safe where the kernel shares its
+    block (named barriers: ``transform/early_exit``); a layout that runs each block of it alone
+    keeps the returns as written (``partition.WHOLE_BLOCK_BARRIER``)."""
+    helpers = functions_of(facts)
+    for key in facts.reachable(kernel.key):
+        if key not in facts.has_barrier:
+            continue  # it reaches no barrier: nothing to make safe
+        for f in facts.facts[key]:
+            try:
+                make_early_exits_safe(f.function.text, helpers, str(f.function.file), f.function.line - 1, spec.name,
+                                      exits=key == kernel.key)
+            except HFuseError as err:
+                return err
+    return None
+
+
+def _facts_need(spec: KernelSpec, kernel: Function, facts: ProgramFacts) -> HFuseError | None:
+    found = facts.whole_block(kernel.key)
+    if found is None:
+        return None
+    why, where, line = found
+    return HFuseError(why, Location(where.function.file, line, spec.name), hint=WHOLE_BLOCK_HINT)

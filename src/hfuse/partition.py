@@ -34,6 +34,13 @@ class Placement(Enum):
 WARP = 32
 MAX_BLOCK_THREADS = 1024
 MAX_BARRIER_ID = 15  # barrier 0 belongs to __syncthreads()
+WHOLE_BLOCK_BARRIER = 0
+"""The barrier of a part that runs alone in its fused block: ``__syncthreads()``'s own, over
+the whole block. A thread that exits releases it (PTX ISA, ``exit``: barriers waiting on
+all threads are released when the exiting threads are the only ones holding them up), so
+the threads the part does not use, gone at once, and its own early returns behave exactly
+as in the kernel's own launch. A named barrier counts its N threads by warps, and a warp
+whose threads all exited never arrives: the horizontal layout needs the early-exit rewrite."""
 
 
 def padded(threads: int) -> int:
@@ -100,11 +107,13 @@ def fused_block_threads(sizes: list[int], placement: Placement) -> int:
 
 def make_partition(
     specs: list[KernelSpec], kernels: list[Function], needs_barrier: list[bool], placement: Placement,
-    constants: Sequence[Mapping[str, int]] = (),
+    constants: Sequence[Mapping[str, int]] = (), whole_blocks: bool = False,
 ) -> Partition:
     """Lay kernels out in the fused block (in the given order) and check the limits every
     layout has; a layout checks its own rules (``Layout.validate``). ``constants``: each
-    instance's known constants (``PreparedKernel.constants``), for its launch bound."""
+    instance's known constants (``PreparedKernel.constants``), for its launch bound.
+    ``whole_blocks``: each fused block runs one block of one part (``Layout.keeps_block_whole``),
+    so a part synchronises with the block's own barrier, ``WHOLE_BLOCK_BARRIER``."""
     parts: list[Part] = []
     offset, next_id = 0, 1
     for index, (spec, kernel, barrier) in enumerate(zip(specs, kernels, needs_barrier), start=1):
@@ -118,7 +127,9 @@ def make_partition(
                 hint=f"use at most {bound} threads for this kernel",
             )
         barrier_id = None
-        if barrier:
+        if barrier and whole_blocks:
+            barrier_id = WHOLE_BLOCK_BARRIER
+        elif barrier:
             if next_id > MAX_BARRIER_ID:
                 raise HFuseError(
                     f"more than {MAX_BARRIER_ID} fused kernels use barriers: the GPU has 16 named barriers and 0 is reserved",

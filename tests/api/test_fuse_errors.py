@@ -5,6 +5,7 @@ same message and writes no output file."""
 from __future__ import annotations
 
 import hashlib
+import re
 import importlib.util
 import subprocess
 import sys
@@ -187,7 +188,32 @@ def _cli_kernel_args(case: ErrorCase) -> list[str]:
     for f, k, b in case.kernels:
         block = "x".join(str(v) for v in b) if isinstance(b, tuple) else str(b)
         out += ["--kernel", f"{_path(f)}:{k}:{block}" if len(files) > 1 else f"{k}:{block}"]
-    return out
+    return [*out, "--layout", case.layout]
+
+
+EARLY_RETURNS = [c for c in ERROR_CASES if c.id in (
+    "barrier-loop-bound-from-thread-index", "barrier-loop-bound-loaded-after-return", "return-before-helper-that-syncs",
+    "return-before-helper-with-per-call-loop")]
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("case", EARLY_RETURNS, ids=lambda c: c.id)
+def test_an_early_return_horizontal_fusion_refuses_fuses_where_each_block_runs_alone(case, tmp_path):
+    # issue 20's layout fallback: natively correct where a fused block runs one whole block of
+    # the kernel, whose barriers are then the block's own and its returns stay as written
+    out = tmp_path / "fused.cu"
+    args = [a for a in _cli_kernel_args(case) if a not in ("--layout", case.layout)]
+    result = _hfuse("fuse", *args, "-o", str(out), cwd=tmp_path)
+    report = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode == 0, report
+    assert "so the kernels are fused by the interblock layout" in report and "cannot be made safe" in report
+    source = out.read_text()
+    assert "hfuse_sync<0, " in source and "hf_active" not in source
+    from toolchain import compile_nvcc, compile_nvrtc
+
+    compile_nvcc(source, workdir=tmp_path / "nvcc")
+    name = re.search(r"__global__ void[^\n]*\n(\w+)\(", source).group(1)
+    compile_nvrtc(source, [name])
 
 
 @cli_pending

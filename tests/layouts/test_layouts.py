@@ -93,3 +93,17 @@ def test_dynamic_weights_must_match_the_kernels():
 
 KERNEL_A = "__global__ void a() { }\n"
 KERNEL_B = "__global__ void b() { }\n"
+
+
+def test_a_part_alone_in_its_fused_block_synchronises_with_the_blocks_own_barrier():
+    # barrier id 0: __syncthreads(), which threads that exit release (partition.WHOLE_BLOCK_BARRIER);
+    # so any number of kernels with barriers may share an inter-block fusion
+    from hfuse.partition import WHOLE_BLOCK_BARRIER, make_partition
+    from hfuse.frontend.model import Function
+
+    kernels = [Function(name=f"k{i}", kind="global", file=Path("k.cu"), line=1, text="", params=()) for i in range(17)]
+    specs = [KernelSpec("k.cu", f"k{i}", Dim3(64)) for i in range(17)]
+    partition = make_partition(specs, kernels, [True] * 17, Placement.FROM_ZERO, whole_blocks=True)
+    assert {p.barrier_id for p in partition.parts} == {WHOLE_BLOCK_BARRIER} == {0}
+    with pytest.raises(HFuseError, match="more than 15 fused kernels use barriers"):
+        make_partition(specs, kernels, [True] * 17, Placement.FROM_ZERO)

@@ -64,8 +64,8 @@ OTHER = "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n"
 V2 = KernelSpec("k.cu", "attention_v2", Dim3(128), ("128", "128", "256"))
 
 
-def _fused(source: str, spec: KernelSpec = V2) -> str:
-    return fuse([KernelSpec("k.cu", "other", Dim3(96)), spec], sources={"k.cu": source + OTHER}).source
+def _fused(source: str, spec: KernelSpec = V2, layout: str | None = None) -> str:
+    return fuse([KernelSpec("k.cu", "other", Dim3(96)), spec], sources={"k.cu": source + OTHER}, layout=layout).source
 
 
 @pytest.mark.nvcc
@@ -114,7 +114,10 @@ def test_where_the_flag_cannot_be_used_either_the_return_is_refused():
     source = source.replace("block_sum<NUM_WARPS>(&red_smem[NUM_WARPS], v)",
                             "block_sum<NUM_WARPS>(&red_smem[NUM_WARPS], logits[threadIdx.x])")
     with pytest.raises(HFuseError, match="early return at line 23 comes before a barrier"):
-        _fused(source)
+        _fused(source, layout="horizontal")
+    # where each fused block runs one block of the kernel alone, the return stays as written
+    fused = _fused(source)
+    assert "interblock fusion" in fused and "hfuse_sync<0, 128>();" in fused and "hf_active" not in fused
 
 
 def test_a_struct_field_read_through_a_restrict_const_pointer_is_uniform():

@@ -61,7 +61,8 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
     console.print(f"[bold]{fused.name}[/]: {fused.layout.spec} fusion, block of {fused.block.x} threads, "
                   f"{'register cap ' + fused.register_cap.label if fused.register_cap else 'no register cap'}")
     for p in fused.parts:
-        barrier = f"barrier {p.barrier_id} over {p.size} threads" if p.barrier_id else "no barriers"
+        barrier = ("no barriers" if p.barrier_id is None else "the block's own barrier" if p.barrier_id == 0
+                   else f"barrier {p.barrier_id} over {p.size} threads")
         console.print(f"  part {p.index}: {p.spec.instance:<28} threads [{p.offset}, {p.offset + p.size})  block {p.block}  {barrier}")
     for note in fused.notes:
         console.print(f"[yellow]{escape(note)}[/]")

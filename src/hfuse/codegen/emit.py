@@ -31,7 +31,8 @@ def header_comment(name: str, partition: Partition, layout_spec: str, grid_note:
     ]
     for p in partition.parts:
         lo, hi = p.offset, p.offset + p.size
-        barrier = f"{p.barrier_id}, {p.size}" if p.barrier_id is not None else "none"
+        barrier = ("none" if p.barrier_id is None else "0, the block's" if p.barrier_id == 0
+                   else f"{p.barrier_id}, {p.size}")
         lines.append(f"// {p.index:<5} {p.spec.instance[:30]:<31} [{lo:>4}, {hi:>4})  {str(p.block):<9} {barrier}"
                      + (f"  ({p.threads} threads + {p.padding} padding)" if p.padding else ""))
     lines += [

@@ -19,31 +19,45 @@ struct hfuse_ctx {
 # ``barrier.*`` is PTX's non-aligned form: the parts reach their barriers from different
 # branches, which the aligned ``bar.*`` form does not allow (it happens to work today).
 _BARRIERS = """\
-// Named barrier ID over the N threads of one part (replaces __syncthreads()).
+// Named barrier ID over the N threads of one part (replaces __syncthreads()). ID 0: a part
+// that runs alone in its block uses the block's own barrier, which threads that exit release.
 template <unsigned ID, unsigned N>
 __device__ __forceinline__ void hfuse_sync() {
-  asm volatile("{OP}.sync %0, %1;" :: "n"(ID), "n"(N) : "memory");
+  if constexpr (ID == 0) __syncthreads();
+  else asm volatile("{OP}.sync %0, %1;" :: "n"(ID), "n"(N) : "memory");
 }
 template <unsigned ID, unsigned N>
 __device__ __forceinline__ int hfuse_sync_count(int predicate) {
-  int count;
-  asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; {OP}.red.popc.u32 %0, %2, %3, p; }"
-               : "=r"(count) : "r"(predicate), "n"(ID), "n"(N) : "memory");
-  return count;
+  if constexpr (ID == 0) {
+    return __syncthreads_count(predicate);
+  } else {
+    int count;
+    asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; {OP}.red.popc.u32 %0, %2, %3, p; }"
+                 : "=r"(count) : "r"(predicate), "n"(ID), "n"(N) : "memory");
+    return count;
+  }
 }
 template <unsigned ID, unsigned N>
 __device__ __forceinline__ int hfuse_sync_and(int predicate) {
-  int all;
-  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; {OP}.red.and.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
-               : "=r"(all) : "r"(predicate), "n"(ID), "n"(N) : "memory");
-  return all;
+  if constexpr (ID == 0) {
+    return __syncthreads_and(predicate);
+  } else {
+    int all;
+    asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; {OP}.red.and.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
+                 : "=r"(all) : "r"(predicate), "n"(ID), "n"(N) : "memory");
+    return all;
+  }
 }
 template <unsigned ID, unsigned N>
 __device__ __forceinline__ int hfuse_sync_or(int predicate) {
-  int any;
-  asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; {OP}.red.or.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
-               : "=r"(any) : "r"(predicate), "n"(ID), "n"(N) : "memory");
-  return any;
+  if constexpr (ID == 0) {
+    return __syncthreads_or(predicate);
+  } else {
+    int any;
+    asm volatile("{ .reg .pred p, q; setp.ne.s32 p, %1, 0; {OP}.red.or.pred q, %2, %3, p; selp.s32 %0, 1, 0, q; }"
+                 : "=r"(any) : "r"(predicate), "n"(ID), "n"(N) : "memory");
+    return any;
+  }
 }
 """
 

@@ -46,6 +46,9 @@ class PartContext:
     host_made: frozenset[str] = frozenset()
     """Keys of context types of which the kernel takes an object from the host (by value):
     their copies are made from a twin of the host's layout."""
+    whole_block: bool = False
+    """The part runs alone in its fused block (``Layout.keeps_block_whole``): its barriers are
+    the block's own (``partition.WHOLE_BLOCK_BARRIER``) and its early returns stay as written."""
     return_exits: bool = False
     """A ``return`` from the part's body ends the thread (horizontal fusion: nothing runs
     after the body), so the early-exit rewrite may let threads exit (see early_exit.py)."""

@@ -82,6 +82,8 @@ def _early_exits_safe(function: Function, ctx: PartContext) -> Definition:
     """The first stage: early returns made safe for named barriers (it restructures the
     body, so the other rewrites run on its result)."""
     definition = Definition(function.text, function.scope, function.file, function.line)
+    if ctx.whole_block:
+        return definition  # threads that return exit, and release the block's barrier as natively
     edits = early_exit_edits(definition, ctx)
     return Definition(_applied(definition, edits, ctx), function.scope, function.file, function.line)
 
