@@ -19,7 +19,7 @@ from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
-from .frontend.options import NO_OPTIONS, CompileOptions
+from .frontend.options import NO_OPTIONS, CompileOptions, language_flags_for
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program, is_device_variable
 from .spec import Dim3, KernelSpec
@@ -535,8 +535,9 @@ def _generate(
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
                    "kernels' own namespaces.\n")
     if prepared.options.language_flags:
+        nvrtc = " ".join(language_flags_for(prepared.options.language_flags, "nvrtc"))
         header += (f"// Compile it with the originals' language flags: {' '.join(prepared.options.language_flags)} "
-                   "(for nvcc and NVRTC alike).\n")
+                   f"(NVRTC, which hfuse tune uses: {nvrtc or 'none of them'}).\n")
     header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
     for arch in dict.fromkeys(f.arch for f in program.files if f.arch_macros):
         header += arch_guard(CompileOptions(arch=arch), [m for f in program.files if f.arch == arch
