@@ -537,7 +537,7 @@ def _generate(
     if prepared.options.language_flags:
         nvrtc = " ".join(language_flags_for(prepared.options.language_flags, "nvrtc"))
         header += (f"// Compile it with the originals' language flags: {' '.join(prepared.options.language_flags)} "
-                   f"(NVRTC, which hfuse tune uses: {nvrtc or 'none of them'}).\n")
+                   f"(NVRTC, which hfuse tune uses: {nvrtc or 'none of them'}, and -default-device).\n")
     header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
     for arch in dict.fromkeys(f.arch for f in program.files if f.arch_macros):
         header += arch_guard(CompileOptions(arch=arch), [m for f in program.files if f.arch == arch

@@ -240,6 +240,7 @@ MAKERS: dict[str, Maker] = {
         [_f16(rng, cp, 32 * 4 * 16 * 128), cp.asarray(rng.permutation(32).astype(np.int32)),
          _zeros(cp, 2 * 64 * 4 * 128, np.float16), np.int32(64), np.int32(4), np.int32(16), np.int32(16)],
         Dim3(64, 2), 0, (2,)),
+    "annotated_lambdas<float>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
     # 6 sequences of up to 4 partitions of 256 tokens: the partitions past a sequence's end leave early
     "paged_scores_v2<64, 16, 128, 256>": lambda rng, cp, b: Launch(
         [_zeros(cp, 6 * 4), _f16(rng, cp, 6 * 64), _f16(rng, cp, 384 * 16 * 64),

@@ -102,3 +102,15 @@ def test_a_lambda_in_a_kernel_template_captures_the_context_too():
     out = _apply("template <class T> struct S { __device__ int g() { return [] { return threadIdx.x; }(); } };",
                  lambda_capture_edits)
     assert "[] {" in out  # a type's members reach the context through the type (context_types.py)
+
+
+def test_a_lambdas_execution_space_in_device_code_becomes_a_comment():
+    # NVRTC has no --extended-lambda; inside device code the annotation says nothing
+    from hfuse.transform.lambda_spaces import lambda_space_edits, without_lambda_spaces
+
+    text = ("__device__ int f(int x) { auto a = [] __device__ (int v) { return v; }; "
+            "auto b = [=] __host__ __device__ () mutable { return x; }; auto c = [] { return 1; }; return a(x) + b() + c(); }")
+    out = _apply(text, lambda_space_edits)
+    assert "[] /*__device__*/ (int v)" in out and "[=] /*__host__*/ /*__device__*/ () mutable" in out
+    assert "auto c = [] { return 1; }" in out and out.startswith("__device__ int f(int x)")  # the function's own stays
+    assert without_lambda_spaces(text) == out

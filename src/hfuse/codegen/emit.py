@@ -9,6 +9,7 @@ from ..frontend.model import Scope, TopLevelItem, namespace_wrap
 from ..frontend.preprocess import restore_line_comments
 from ..partition import Partition
 from ..transform.compound_literals import without_compound_literals
+from ..transform.lambda_spaces import without_lambda_spaces
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
 from ..transform.static_shared import with_aligned_shared
@@ -129,8 +130,7 @@ def assemble(
         if item.file != current:
             current = item.file
             blocks.append((item.scope, f"// ---- from {item.file.name} " + "-" * 50))
-        blocks.append((item.scope, _usable_on_device(item, with_aligned_shared(without_compound_literals(
-            without_register(item.text))))))
+        blocks.append((item.scope, _usable_on_device(item, _as_device_code(item.text))))
     out.extend(_scoped(blocks))
     for part, code in zip(partition.parts, parts):
         title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30
@@ -162,12 +162,20 @@ def _usable_on_device(item: TopLevelItem, text: str) -> str:
     return f"{text[:start]}{' ' if start else ''}__host__ __device__ {text[start:].lstrip()}"
 
 
+def _as_device_code(text: str, aligned_shared: bool = True) -> str:
+    """A shared definition as the fused file holds it: what NVRTC and C++17 do not take
+    rewritten (``register``, C99 compound literals, lambdas' execution spaces) and, beside
+    other parts, its static shared arrays aligned."""
+    text = without_lambda_spaces(without_compound_literals(without_register(text)))
+    return with_aligned_shared(text) if aligned_shared else text
+
+
 def assemble_device_file(header: str, include_lines: Sequence[str], items: Sequence[TopLevelItem],
                          namespaces: Sequence[Scope] = ()) -> str:
     """A file of original definitions only (an unfused kernel and what it uses), each in its namespace."""
     out = [header]
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
-    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, _usable_on_device(item, without_compound_literals(without_register(item.text))))
+    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, _usable_on_device(item, _as_device_code(item.text, False)))
                                                         for item in items]))
     return restore_line_comments("\n\n".join(s.rstrip("\n") for s in out) + "\n")

@@ -30,11 +30,12 @@ LANGUAGE_VALUED = ("ftz", "prec-div", "prec-sqrt", "fmad")
 
 CompilerKind = Literal["nvcc", "nvrtc", "clang"]
 
-NVRTC_LANGUAGE = {"--expt-relaxed-constexpr": "-default-device", "--extended-lambda": None}
-"""NVRTC (13.0) knows neither flag. A ``constexpr`` function without an execution space
-that device code calls (what the first allows under nvcc) is a device function under
-``-default-device``, and NVRTC compiles no host code. ``__device__`` lambdas have no NVRTC
-flag: such a file fails under NVRTC with its own message, naming the flag."""
+NVRTC_LANGUAGE = {"--expt-relaxed-constexpr": None, "--extended-lambda": None}
+"""NVRTC (13.0) knows neither flag, and needs neither: hfuse's NVRTC compiles take
+``-default-device`` (``runtime.compile.Compiler``), under which a ``constexpr`` function
+without an execution space that device code calls (what the first allows under nvcc) is a
+device function, and the lambdas of the code hfuse emits carry no execution space
+(``transform/lambda_spaces.py``)."""
 
 
 def language_flags_for(flags: Sequence[str], compiler: CompilerKind) -> list[str]:

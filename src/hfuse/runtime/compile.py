@@ -154,7 +154,10 @@ class Compiler:
         return self._arch
 
     def options(self, extra: Sequence[str] = ()) -> tuple[str, ...]:
-        opts = [f"-arch={self.arch}", f"-std={self.std}"]
+        # -default-device: what NVRTC compiles is device code (hfuse emits no host function), and
+        # without it NVRTC takes a generic lambda's call operator in a __device__ function, and a
+        # constexpr function without an execution space, for host code (nvcc does not)
+        opts = [f"-arch={self.arch}", f"-std={self.std}", "-default-device"]
         opts += [f"-I{d}" for d in self.include_dirs]
         if self.verbose_ptxas:
             opts.append(_REPORTING)

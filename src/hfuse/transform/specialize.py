@@ -27,6 +27,7 @@ from .cooperative_groups import cooperative_groups_edits
 from .definition import Definition
 from .early_exit import early_exit_edits
 from .lambda_capture import lambda_capture_edits
+from .lambda_spaces import lambda_space_edits
 from .edits import OverlappingEdits, TextEdit, apply_edits
 from .shared_memory import shared_memory_edits
 from .static_shared import static_shared_edits
@@ -55,7 +56,7 @@ class PartCode:
 
 REWRITES = (builtin_edits, barrier_edits, cooperative_groups_edits, shared_memory_edits, call_edits,
             context_type_edits, symbol_edits, register_edits, static_shared_edits, compound_literal_edits,
-            lambda_capture_edits, static_member_edits)
+            lambda_capture_edits, static_member_edits, lambda_space_edits)
 """Every rewrite of a part's code, applied together (none of their edits overlap)."""
 
 

@@ -65,3 +65,16 @@ __global__ void lambda_dynamic_stage(const float* __restrict__ x, float* __restr
   __syncthreads();
   if (i < n) y[i] = stage[blockDim.x - 1 - threadIdx.x];
 }
+
+// Lambdas annotated with their execution space and generic ones, inside device code (a build
+// with --extended-lambda): NVRTC has no such flag, and takes a generic lambda's call operator
+// for host code without -default-device.
+template <typename T>
+__global__ void annotated_lambdas(const T* __restrict__ x, T* __restrict__ y, int n) {
+  auto index = [] __device__ () { return blockIdx.x * blockDim.x + threadIdx.x; };
+  auto twice = [] __host__ __device__ (auto v) { return v + v; };
+  auto square = [](auto v) { return v * v; };
+  const unsigned i = index();
+  if (i < n) y[i] = twice(square(x[i]));
+}
+template __global__ void annotated_lambdas<float>(const float* __restrict__, float* __restrict__, int);

@@ -144,6 +144,7 @@ CASES = (
     Case("lambdas.cu", "local_lambda", 128),
     Case("lambdas.cu", "capture_free_index", 128),
     Case("lambdas.cu", "lambda_dynamic_stage", 128),
+    Case("lambdas.cu", "annotated_lambdas<float>", 128, flags=("--extended-lambda",)),
     # built for --expt-relaxed-constexpr: std::max and constexpr helpers without __device__
     Case("relaxed_constexpr.cu", "clamp_rows<__half, 8>", 128, flags=("--expt-relaxed-constexpr",)),
     Case("relaxed_constexpr.cu", "clamp_rows<float, 4>", 256, flags=("--expt-relaxed-constexpr",)),
