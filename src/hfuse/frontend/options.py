@@ -23,7 +23,8 @@ LANGUAGE_SWITCHES = {"expt-relaxed-constexpr": "expt-relaxed-constexpr", "extend
                      "expt-extended-lambda": "extended-lambda", "use_fast_math": "use_fast_math"}
 """nvcc's flags that change what device code may say (device code calling ``constexpr``
 host functions, ``__device__`` lambdas) or what it computes (fast math), each spelling to
-the one nvcc and NVRTC both take (``-expt-extended-lambda``: ``--extended-lambda``)."""
+nvcc's own (``-expt-extended-lambda``: ``--extended-lambda``); ``language_flags_for`` says
+what NVRTC takes of them."""
 LANGUAGE_VALUED = ("ftz", "prec-div", "prec-sqrt", "fmad")
 """Those that take ``=true`` or ``=false``."""
 
@@ -39,6 +40,7 @@ device function, and the lambdas of the code hfuse emits carry no execution spac
 
 
 def language_flags_for(flags: Sequence[str], compiler: CompilerKind) -> list[str]:
+    """What ``compiler`` is given of the language flags ``flags``."""
     if compiler == "clang":
         return []  # Clang allows both; its answers do not depend on the math flags
     if compiler == "nvrtc":
@@ -47,7 +49,7 @@ def language_flags_for(flags: Sequence[str], compiler: CompilerKind) -> list[str
 
 
 def language_flag(text: str) -> str:
-    """``text`` (``-use_fast_math``, ``--ftz=true``...) as nvcc and NVRTC both spell it."""
+    """``text`` (``-use_fast_math``, ``--ftz=true``...) as nvcc spells it."""
     name, sep, value = text.lstrip("-").partition("=")
     if not sep and name in LANGUAGE_SWITCHES:
         return f"--{LANGUAGE_SWITCHES[name]}"
@@ -101,9 +103,10 @@ class CompileOptions:
     language_flags: tuple[str, ...] = ()
     """``--expt-relaxed-constexpr``, ``--extended-lambda``, ``--use_fast_math``, ``--ftz=``,
     ``--prec-div=``, ``--prec-sqrt=``, ``--fmad=`` as the user's build gives them: every
-    nvcc and NVRTC compile of the originals and of the fused file gets them (a kernel
-    calling ``std::max`` compiles only with the first; fast math changes results, of the
-    originals and the fused kernel alike). Clang's front end needs none of them."""
+    nvcc compile of the originals and of the fused file gets them (a kernel calling
+    ``std::max`` compiles only with the first; fast math changes results, of the originals
+    and the fused kernel alike), every NVRTC compile the math ones (``language_flags_for``).
+    Clang's front end needs none of them."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "language_flags", tuple(dict.fromkeys(language_flag(str(f))
