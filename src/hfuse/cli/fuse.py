@@ -11,6 +11,7 @@ from rich.markup import escape
 from ..errors import HFuseError, Location
 from ..files import read_text_file
 from ..frontend.options import LANGUAGE_SWITCHES, CompileOptions
+from ..partition import WHOLE_BLOCK_BARRIER
 from .flags import add_compile_flags, add_layout_flag, layout_from, options_from_flags
 
 
@@ -61,8 +62,8 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
     console.print(f"[bold]{fused.name}[/]: {fused.layout.spec} fusion, block of {fused.block.x} threads, "
                   f"{'register cap ' + fused.register_cap.label if fused.register_cap else 'no register cap'}")
     for p in fused.parts:
-        barrier = ("no barriers" if p.barrier_id is None else "the block's own barrier" if p.barrier_id == 0
-                   else f"barrier {p.barrier_id} over {p.size} threads")
+        barrier = ("no barriers" if p.barrier_id is None else "the block's own barrier"
+                   if p.barrier_id == WHOLE_BLOCK_BARRIER else f"barrier {p.barrier_id} over {p.size} threads")
         console.print(f"  part {p.index}: {p.spec.instance:<28} threads [{p.offset}, {p.offset + p.size})  block {p.block}  {barrier}")
     for note in fused.notes:
         console.print(f"[yellow]{escape(note)}[/]")

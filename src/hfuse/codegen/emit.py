@@ -7,7 +7,7 @@ from typing import Sequence
 from ..frontend.options import CompileOptions
 from ..frontend.model import Scope, TopLevelItem, namespace_wrap
 from ..frontend.preprocess import restore_line_comments
-from ..partition import Partition
+from ..partition import WHOLE_BLOCK_BARRIER, Partition
 from ..transform.compound_literals import without_compound_literals
 from ..transform.lambda_spaces import without_lambda_spaces
 from ..transform.register_keyword import without_register
@@ -32,8 +32,8 @@ def header_comment(name: str, partition: Partition, layout_spec: str, grid_note:
     ]
     for p in partition.parts:
         lo, hi = p.offset, p.offset + p.size
-        barrier = ("none" if p.barrier_id is None else "0, the block's" if p.barrier_id == 0
-                   else f"{p.barrier_id}, {p.size}")
+        barrier = ("none" if p.barrier_id is None else f"{p.barrier_id}, the block's"
+                   if p.barrier_id == WHOLE_BLOCK_BARRIER else f"{p.barrier_id}, {p.size}")
         lines.append(f"// {p.index:<5} {p.spec.instance[:30]:<31} [{lo:>4}, {hi:>4})  {str(p.block):<9} {barrier}"
                      + (f"  ({p.threads} threads + {p.padding} padding)" if p.padding else ""))
     lines += [
