@@ -87,6 +87,11 @@ def test_a_return_on_a_length_read_through_a_restrict_const_parameter_stays_a_re
     ("const int* __restrict__ seq_lens, int max_partitions) {", "const int* seq_lens, int max_partitions) {"),
     # not const: the function may write it
     ("const int* __restrict__ seq_lens, int max_partitions) {", "int* __restrict__ seq_lens, int max_partitions) {"),
+    # const cast away: the function may write through it
+    ("const int seq_len = seq_lens[seq_idx];",
+     "const int seq_len = seq_lens[seq_idx]; if (seq_len < 0) ((int*)seq_lens)[seq_idx] = 0;"),
+    # copied into another pointer (what writes through that is not followed)
+    ("const int seq_len = seq_lens[seq_idx];", "const int seq_len = seq_lens[seq_idx]; const int* lens_copy = seq_lens;"),
     # read at a thread's own index
     ("const int seq_len = seq_lens[seq_idx];", "const int seq_len = seq_lens[seq_idx + threadIdx.x / 64];"),
     # the pointer moved by a value that differs between threads

@@ -33,10 +33,18 @@ from .syntax import _function, _function_declarator, _parameters, _plain_name, _
     _UNIFORM_BUILTINS
 
 _RESTRICT = frozenset({"__restrict__", "__restrict", "restrict"})
+_LOADS = frozenset({"__ldg", "min", "max"})
+"""Calls that only read their arguments' values (a pointer given to one is not written through)."""
 
 
-def read_only_parameters(params: ts.Node | None) -> list[str]:
-    """The parameters declared as a pointer to const with ``__restrict__`` (one level)."""
+def read_only_parameters(params: ts.Node | None, body: ts.Node | None = None) -> list[str]:
+    """The parameters declared as a pointer to const with ``__restrict__`` (one level) that
+    ``body`` neither casts (``const_cast``, ``(int*)p``: it could write through them), copies
+    into another pointer nor hands to a call (that could)."""
+    handed = {n.text.decode() for n in (walk(body) if body is not None else ()) if n.type == "identifier"
+              and (holder := _pointer_holder(n)) is not None
+              and holder.type in ("cast_expression", "argument_list", "init_declarator", "assignment_expression")
+              and not (holder.type == "argument_list" and called_name(holder.parent) in _LOADS)}
     found = []
     for param in _real(params.named_children) if params is not None else []:
         declarator = param.child_by_field_name("declarator")
@@ -45,9 +53,19 @@ def read_only_parameters(params: ts.Node | None) -> list[str]:
             continue
         inner = declarator.child_by_field_name("declarator")
         restrict = any(c.type == "type_qualifier" and c.text.decode() in _RESTRICT for c in declarator.children)
-        if restrict and inner is not None and inner.type == "identifier":
+        if restrict and inner is not None and inner.type == "identifier" and inner.text.decode() not in handed:
             found.append(inner.text.decode())
     return found
+
+
+def _pointer_holder(node: ts.Node) -> ts.Node | None:
+    """What takes ``node`` as a pointer value (``f(p)``, ``f(p + 1)``, ``(int*)p``, ``q = p``), past
+    parentheses and pointer arithmetic; a load through it (``p[i]``, ``*p``) is no hand-over."""
+    current = node.parent
+    while current is not None and (current.type == "parenthesized_expression" or (
+            current.type == "binary_expression" and current.child_by_field_name("operator").type in ("+", "-"))):
+        current = current.parent
+    return current
 
 
 def uniform_arguments(helpers: Helpers, name: str | None) -> frozenset[int]:

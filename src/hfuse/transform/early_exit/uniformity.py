@@ -227,7 +227,7 @@ class UniformityProof:
                 bad[name] = f"is assigned at line {self.line(where)} and is not a local of the function"
         uniform = names - set(bad)
         reasons = dict(bad)
-        self.read_only = set(read_only_parameters(self.params)) - {name for name, _, _ in defs}
+        self.read_only = set(read_only_parameters(self.params, self.body)) - {name for name, _, _ in defs}
         self.reasons = reasons
         changed = True
         while changed:
