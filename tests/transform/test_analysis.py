@@ -381,6 +381,47 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
     assert fuse(specs, sources={"k.cu": source}).layout.keeps_block_whole
 
 
+CAPITAL_FUNCTION_PARAMETERS = """
+__device__ float lane_scale(float v) { return v * (threadIdx.x % 32); }
+__device__ float twice(const float& v) { return v * 2.f; }
+template <typename T, T (*ACT_FN)(const T&)>
+__device__ T act(const T& v) { return ACT_FN(v); }
+template <typename T, T (*ACT_FN)(const T&)>
+struct Act {
+  __device__ T operator()(const T& v) const { return ACT_FN(v); }
+};
+template <typename T, T (*ACT_FN)(const T&)>
+__global__ void act_kernel(const T* x, T* y) {
+  y[threadIdx.x] = ACT_FN(x[threadIdx.x]) + act<T, ACT_FN>(x[threadIdx.x]) + Act<T, ACT_FN>{}(x[threadIdx.x]);
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_a_template_parameter_named_in_capitals_and_called_is_no_macro(tmp_path):
+    # once: vLLM's act_and_mul_kernel<scalar_t, ACT_FN> was refused as "'ACT_FN(...)' looks like
+    # a macro that no -D defines", in the kernel, a function template and a class template's member
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+    from toolchain import compile_nvcc
+
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "act_kernel", Dim3(128), ("float", "twice"))]
+    source = fuse(specs, sources={"k.cu": CAPITAL_FUNCTION_PARAMETERS}).source
+    assert "ACT_FN(x[hf_ctx.threadIdx.x])" in source
+    compile_nvcc(source, workdir=tmp_path)
+
+
+def test_an_undefined_capital_name_called_is_still_taken_for_a_macro():
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    text = CAPITAL_FUNCTION_PARAMETERS.replace("{ return ACT_FN(v); }\ntemplate", "{ return ACT_GN(v); }\ntemplate")
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "act_kernel", Dim3(128), ("float", "twice"))]
+    with pytest.raises(HFuseError, match=r"'ACT_GN\(...\)' looks like a macro"):
+        fuse(specs, sources={"k.cu": text})
+
+
 CG_COLLECTIVES = """
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>

@@ -304,8 +304,9 @@ def _classes(node: ts.Node) -> tuple[ClassShape, ...]:
         fields = tuple(n.text.decode() for f in body.named_children if f.type == "field_declaration"
                        for d in f.children_by_field_name("declarator")
                        if d.type != "function_declarator" and (n := declarator_name(d)) is not None)
-        if bases or fields:
-            found.append(ClassShape(name.text.decode().split("<")[0].strip(), bases, fields))
+        if bases or fields or params:
+            found.append(ClassShape(name.text.decode().split("<")[0].strip(), bases, fields,
+                                    tuple(sorted(p for p in params if p))))
     return tuple(found)
 
 

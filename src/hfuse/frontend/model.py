@@ -218,6 +218,9 @@ class ClassShape:
     """The bases lookup searches, as written: a dependent one (``Base<T>``) is left out, as C++ does."""
     fields: tuple[str, ...] = ()
     """Its data members (a functor ``lane`` hides a namespace's function ``lane`` in its members)."""
+    template_params: tuple[str, ...] = ()
+    """The template parameters its members see (its own and enclosing templates'): ``F(x)`` with
+    ``template <float (*F)(float)>`` calls what an instance passes, not a macro."""
 
 
 @dataclass(frozen=True)

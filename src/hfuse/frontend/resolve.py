@@ -109,6 +109,8 @@ class Resolver:
     """A function name -> the keys of the hidden friends of that name (``Function.hidden_friend``)."""
     class_fields: dict[str, frozenset[str]] = field(default_factory=dict)
     """Class key -> the names of its data members (``ClassShape.fields``)."""
+    class_template_params: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Class key -> the template parameters its members see (``ClassShape.template_params``)."""
     unseen_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Class key -> its bases no input defines, as written (a toolkit's or library's
     class): which members they have is unknown."""
@@ -145,6 +147,7 @@ class Resolver:
                 key = qualify(item.scope, shape.name)
                 resolver.class_bases[key] = tuple(b for _, b in bases if b is not None)
                 resolver.class_fields[key] = frozenset(shape.fields)
+                resolver.class_template_params[key] = frozenset(shape.template_params)
                 if unseen := tuple(w for w, b in bases if b is None):
                     resolver.unseen_bases[key] = unseen
         return resolver

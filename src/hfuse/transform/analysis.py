@@ -248,9 +248,18 @@ def _record_call(
                              "give hfuse its definition (in a header the file includes, or with -include), or keep "
                              "this kernel unfused"))
     elif (elsewhere is None and _MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types
-          and reference not in resolver.value_macros):  # (a declared type, ``BR<128>(tmp)``, is no macro)
+          and reference not in resolver.value_macros  # (a declared type, ``BR<128>(tmp)``, is no macro)
+          and reference not in _template_parameters(function, resolver)):
         facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
                              _MACRO_HINT))
+
+
+def _template_parameters(function: Function, resolver: Resolver) -> frozenset[str]:
+    """The template parameters ``function`` sees, its own and its class's: a call of one
+    (``ACT_FN(x)`` with ``template <T (*ACT_FN)(const T&)>``) goes to what the instance passes."""
+    owner = resolver.class_template_params.get(qualify(function.scope, function.owner), frozenset()) \
+        if function.owner else frozenset()
+    return frozenset(function.template_params) | owner
 
 
 def _another_instance(target: ts.Node | None) -> bool:
