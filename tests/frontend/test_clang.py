@@ -155,6 +155,28 @@ def test_the_precompiled_headers_are_built_once_and_reused(tmp_path):
     assert built == [".cuh", ".pch"]  # one preamble (and the header it was built from), no leftovers
 
 
+def test_the_least_recently_used_precompiled_headers_go_past_the_budget(tmp_path):
+    # every set of options makes a PCH of its own (50 MB with CUDA's headers, 200 MB with
+    # PyTorch's): a test suite's runs had left 555 of them, 12 GB, in the user's cache
+    import os
+    import time
+
+    now = time.time()
+    ages = {"old": 3600 * 5, "older": 3600 * 9, "kept": 3600 * 20, "recent": 60, "new": 0}
+    for name, age in ages.items():
+        for suffix in (".pch", ".cuh"):
+            (tmp_path / f"{name}{suffix}").write_bytes(b"x" * (100 if suffix == ".pch" else 1))
+            os.utime(tmp_path / f"{name}{suffix}", (now - age, now - age))
+    removed = clang_module.prune_precompiled(tmp_path, keep=tmp_path / "kept.pch", budget=250)
+    # the oldest first, never the one just built nor one a request may be loading now
+    assert [p.name for p in removed] == ["older.pch", "old.pch"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.cuh", "kept.pch", "new.cuh", "new.pch",
+                                                          "recent.cuh", "recent.pch"]
+    assert clang_module.prune_precompiled(tmp_path, keep=tmp_path / "kept.pch", budget=250) == []
+    # built by another request, it is only the oldest
+    assert clang_module.prune_precompiled(tmp_path, budget=250) == [tmp_path / "kept.pch"]
+
+
 def _read_in_a_process(cache: str) -> str | None:
     meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_includes=PTX, cache=Path(cache))
     return meaning.unavailable or ",".join(sorted(r for f in meaning.functions for u in f.uses for r in u.reads))

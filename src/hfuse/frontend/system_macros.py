@@ -11,10 +11,17 @@ Only headers of the system's folders are asked about: the CUDA toolkit's define
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+import os
 import re
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 from typing import Mapping
+
+from ..files import default_cache_dir, write_atomically
 
 _MACRO_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
 """A name that may be a library's macro (``CUDA_KERNEL_LOOP``, ``C10_HOST_DEVICE``): only
@@ -38,25 +45,81 @@ def _host_compiler() -> str | None:
 
 
 def _defines(text: str, std: str, dirs: tuple[str, ...] = (),
-             defines: tuple[tuple[str, str], ...] = ()) -> dict[str, str] | None:
+             defines: tuple[tuple[str, str], ...] = (), cache: Path | None = None) -> dict[str, str] | None:
+    """``name or name(params) -> value`` of every macro defined after ``text``, as the host
+    compiler preprocesses it; None when there is no host compiler or ``text`` does not
+    preprocess. ``cache``: a folder where the answer is kept with the files it read (a
+    PyTorch extension's headers take the compiler a second or more each request)."""
     compiler = _host_compiler()
     if compiler is None:
         return None
-    try:
-        done = subprocess.run([compiler, f"-std={std}", *(f"-D{k}={v}" for k, v in defines if k != "__cplusplus"),
-                               *(f"-isystem{d}" for d in dirs), "-dM", "-E", "-x", "c++", "-"],
-                              input=text,
-                              capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
+    command = [compiler, f"-std={std}", *(f"-D{k}={v}" for k, v in defines if k != "__cplusplus"),
+               *(f"-isystem{d}" for d in dirs), "-dM", "-E", "-x", "c++", "-"]
+    kept = _cached(cache, command, text) if cache is not None else None
+    if kept is not None:
+        return kept
+    with tempfile.TemporaryDirectory(prefix="hfuse-macros-") as scratch:
+        deps = Path(scratch) / "deps.d"
+        try:
+            done = subprocess.run([*command, "-MD", "-MF", str(deps), "-MT", "macros"], input=text,
+                                  capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if done.returncode != 0:
+            return None
+        read = _dependencies(deps)
     out = {}
     for line in done.stdout.splitlines():
         m = _DEFINE.match(line)
         if m:
             out[m.group(1) + (m.group(2) or "")] = m.group(3) or ""
+    if cache is not None and read is not None:
+        _keep(cache, command, text, out, read)
     return out
+
+
+def _dependencies(deps: Path) -> list[str] | None:
+    """The files a ``-MD`` run read (make's syntax: ``target: a b \\`` lines)."""
+    try:
+        listed = deps.read_text().replace("\\\n", " ").split(":", 1)[1]
+    except (OSError, IndexError):
+        return None
+    return [name.replace("\\ ", " ") for name in re.findall(r"(?:\\ |\S)+", listed)]
+
+
+def _signature(path: str) -> list | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return [found.st_size, found.st_mtime_ns]
+
+
+def _cache_file(cache: Path, command: list[str], text: str) -> Path:
+    compiler = _signature(command[0])
+    key = hashlib.sha256(json.dumps([command, compiler, text]).encode()).hexdigest()[:32]
+    return cache / "host_macros" / f"{key}.json"
+
+
+def _cached(cache: Path, command: list[str], text: str) -> dict[str, str] | None:
+    """A kept answer whose every file is as it was read (size and time), else None."""
+    try:
+        kept = json.loads(_cache_file(cache, command, text).read_text())
+        if all(_signature(path) == signature for path, signature in kept["read"]):
+            return dict(kept["macros"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def _keep(cache: Path, command: list[str], text: str, macros: dict[str, str], read: list[str]) -> None:
+    signatures = [(path, _signature(path)) for path in read]
+    if any(signature is None for _, signature in signatures):
+        return  # a file gone already: nothing to check the answer against later
+    try:
+        write_atomically(_cache_file(cache, command, text), json.dumps({"read": signatures, "macros": macros}))
+    except Exception:  # a read-only cache or a full disk: asked again next time
+        pass
 
 
 @functools.cache
@@ -71,9 +134,10 @@ def header_macros(header: str | tuple[str, ...], std: str = "c++17", dirs: tuple
     __device__`` there, empty for the host compiler alone). ``toolkit``: the CUDA toolkit's
     folders, for the headers that include its own (its macros come along: the caller
     keeps ``__device__`` and the like out of the device pass)."""
-    base = _defines("", std, (), defines)
+    cache = default_cache_dir()
+    base = _defines("", std, (), defines, cache)
     headers = (header,) if isinstance(header, str) else header
-    found = _defines("".join(f"#include <{h}>\n" for h in headers), std, (*dirs, *toolkit), defines)
+    found = _defines("".join(f"#include <{h}>\n" for h in headers), std, (*dirs, *toolkit), defines, cache)
     if base is None or found is None:
         return ()
     plain = {key.split("(")[0] for key in base}
@@ -93,7 +157,7 @@ STANDARD_HEADERS = ("cassert", "cfloat", "climits", "cmath", "cstddef", "cstdint
 def standard_macro_names(std: str = "c++17", defines: tuple[tuple[str, str], ...] = ()) -> frozenset[str]:
     """The names the C and C++ library's headers (and the compiler) define: ``FLT_MAX``,
     ``M_PI``, ``__FLT_MAX__``. Not a library's own macros, whatever header brought them."""
-    found = _defines("".join(f"#include <{h}>\n" for h in STANDARD_HEADERS), std, (), defines)
+    found = _defines("".join(f"#include <{h}>\n" for h in STANDARD_HEADERS), std, (), defines, default_cache_dir())
     return frozenset(key.split("(")[0] for key in (found or {}))
 
 

@@ -40,8 +40,9 @@ class Case:
 def options_of(*cases: Case) -> CompileOptions:
     """The build flags of the cases' files together (a pair of files is compiled as one)."""
     flags = [f for case in cases for f in case.flags]
-    return CompileOptions.from_flags(include_dirs=[f[2:] for f in flags if f.startswith("-I")],
-                                     language_flags=[f for f in flags if not f.startswith("-I")])
+    std = max((f.removeprefix("-std=") for f in flags if f.startswith("-std=")), default=None)
+    return CompileOptions.from_flags(include_dirs=[f[2:] for f in flags if f.startswith("-I")], std=std,
+                                     language_flags=[f for f in flags if not f.startswith(("-I", "-std="))])
 
 
 def _split(text: str) -> list[str]:
@@ -185,6 +186,7 @@ CASES = (
     Case("launch_macros.cu", "ops::fill_ints", 256),
     Case("launch_macros.cu", "ops::unrolled_add<4>", 128),
     # a PyTorch extension file (no -I: PyTorch's folders are found when torch is installed)
-    Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256),
-    Case("torch_ext.cu", "bias_add_kernel<double>", 128),
+    # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older)
+    Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20",)),
+    Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20",)),
 )
