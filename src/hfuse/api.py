@@ -19,7 +19,7 @@ from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.closure import DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
-from .frontend.options import NO_OPTIONS, CompileOptions, language_flags_for
+from .frontend.options import DEFAULT_STD, NO_OPTIONS, CompileOptions, language_flags_for
 from .frontend.parse import first_error, line_of, parse
 from .frontend.program import Program, is_device_variable
 from .spec import Dim3, KernelSpec
@@ -312,6 +312,13 @@ def _header_meaning(specs: Sequence[KernelSpec], files: Sequence[SourceFile],
         spec = next(s for s in specs if s.file == source.path)
         meaning = read_meaning([source.path], spec.options or options, user_files=source.headers,
                                kept_includes=source.kept_includes, sources=given)
+        if meaning.dialect is not None:
+            used = (spec.options or options).std
+            raise HFuseError(
+                f"a header this file keeps requires {meaning.dialect.replace('c', 'C', 1)} ({meaning.dialect_where}); "
+                f"hfuse reads the file as -std={used}, as nvcc would", Location(source.path),
+                hint=f"pass -std {meaning.dialect} (or std: {meaning.dialect} under compile: in a config), as your "
+                "build does: nvcc stops at the same #error without it (PyTorch's extension build passes -std=c++20)")
         if meaning.unavailable is not None:
             notes.append(f"note: {meaning.unavailable}; hfuse checked the headers it keeps by the names alone")
         found.extend(meaning.functions)
@@ -534,6 +541,8 @@ def _generate(
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
                    "kernels' own namespaces.\n")
+    if prepared.options.std != DEFAULT_STD:
+        header += f"// Compile it with -std={prepared.options.std}, as the originals (NVRTC too).\n"
     if prepared.options.language_flags:
         nvrtc = " ".join(language_flags_for(prepared.options.language_flags, "nvrtc"))
         header += (f"// Compile it with the originals' language flags: {' '.join(prepared.options.language_flags)} "

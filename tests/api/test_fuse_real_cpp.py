@@ -623,3 +623,36 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
                  sources={"k.cu": source}).source
     assert "  // leading comment\n" in fused and "hf_ctx.threadIdx.x;  // index\n" in fused
     assert "out[i] = i;  /* block comment */" in fused and "/*//" not in fused
+
+
+def _needs_cpp20(tmp_path):
+    # PyTorch's ATen and torch/all.h, from 2.10 or so: '#error C++20 or later compatible
+    # compiler is required'. Read as nvcc's default C++17, hfuse went on with Clang's reading
+    # lost (a note), and nvcc failed on the fused file with the same #error
+    from hfuse.frontend.options import CompileOptions
+
+    library = tmp_path / "include" / "lib"
+    library.mkdir(parents=True)
+    (library / "all.h").write_text("#pragma once\n#if __cplusplus < 202002L\n"
+                                   "#error C++20 or later compatible compiler is required to use lib.\n#endif\n"
+                                   "namespace lib { __device__ inline float twice(float v) { return 2.f * v; } }\n")
+    source = tmp_path / "k.cu"
+    source.write_text("#include <lib/all.h>\n__global__ void k(float* y) { y[threadIdx.x] = lib::twice(y[threadIdx.x]); }\n")
+    return source, lambda std=None: CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "include")], std=std)
+
+
+def test_a_kept_header_that_requires_a_later_standard_says_which(tmp_path):
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    source, options = _needs_cpp20(tmp_path)
+    with pytest.raises(HFuseError, match=r"a header this file keeps requires C\+\+20 \(.*all.h:3: C\+\+20 or later") \
+            as err:
+        fuse([AXPY, KernelSpec(source, "k", Dim3(128))], options=options())
+    assert err.value.where.file == source and "-std c++20" in err.value.hint
+
+
+@pytest.mark.nvcc
+def test_with_that_standard_it_fuses_and_compiles(tmp_path):
+    source, options = _needs_cpp20(tmp_path)
+    fused = fuse([AXPY, KernelSpec(source, "k", Dim3(128))], options=options("c++20"))
+    assert "-std=c++20" in fused.source[:2000]
+    compile_nvcc(fused.source, flags=["-std=c++20", "-isystem", str(tmp_path / "include")], workdir=tmp_path)

@@ -215,3 +215,55 @@ def test_a_kept_headers_wgmma_is_read(tmp_path):
     meaning = read_meaning([path], CompileOptions(system_include_dirs=(tmp_path / "sys",)), cache=tmp_path,
                            kept_includes=["#include <gmma.h>"])
     assert _reads(meaning) == {"k": {"runs on warpgroups (wgmma)"}}
+
+
+@pytest.mark.parametrize("message, std, wanted", [
+    ("C++20 or later compatible compiler is required to use PyTorch.", "c++17", "c++20"),
+    ("This library requires C++17", "c++14", "c++17"),
+    ("requires at least C++ 17", "c++11", "c++17"),
+    ("C++20 or later compatible compiler is required to use PyTorch.", "c++20", None),  # not later
+    ("unknown type name 'C++20'", "c++17", None),  # no demand
+    ("expected ';' after expression", "c++17", None),
+])
+def test_a_header_asking_for_a_later_standard_is_told_apart(message, std, wanted):
+    assert clang_module.required_dialect(message, std) == wanted
+
+
+BLOCK_SUM_HEADER = """#pragma once
+namespace lib { namespace utils {
+template <typename T>
+__device__ T block_sum(T v, T* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  T s = 0;
+  for (int i = 0; i < 32; ++i) s += shared[i];
+  return s;
+}
+} }
+"""
+
+
+@pytest.mark.parametrize("before, call", [
+    ("", "lib::utils::block_sum<T>(v, sh)"),
+    ("", "lib::utils::block_sum(v, sh)"),
+    ("using lib::utils::block_sum;", "block_sum<T>(v, sh)"),
+    ("using lib::utils::block_sum;", "block_sum(v, sh)"),
+    ("using namespace lib::utils;", "block_sum(v, sh)"),
+    ("namespace u = lib::utils;", "u::block_sum<T>(v, sh)"),
+])
+def test_a_kernel_templates_dependent_call_into_a_header_is_read(tmp_path, before, call):
+    # once: in a kernel template, a call whose arguments depend on T is an unresolved name in
+    # Clang's tree (OVERLOADED_DECL_REF, its "referenced" itself): hfuse saw no call at all, and
+    # fused PyTorch's at::native::cuda_utils::BlockReduceSum<acc_t> horizontally, where its
+    # __syncthreads and threadIdx were the fused block's
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "red.cuh").write_text(BLOCK_SUM_HEADER)
+    source = tmp_path / "k.cu"
+    source.write_text(f"#include <lib/red.cuh>\n{before}\ntemplate <typename T>\n__global__ void k(T* out, const T* in) "
+                      "{\n  __shared__ T sh[32];\n  T v = in[threadIdx.x];\n"
+                      f"  v = {call};\n  out[threadIdx.x] = v;\n}}\n")
+    meaning = read_meaning([source], CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")]),
+                           kept_includes=["#include <lib/red.cuh>"], cache=tmp_path)
+    assert meaning.unavailable is None
+    uses = {(u.qualified, u.line): set(u.reads) for f in meaning.functions for u in f.uses}
+    assert uses[("lib::utils::block_sum", 7)] >= {"reads threadIdx", "synchronises the block"}

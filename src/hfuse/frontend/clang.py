@@ -25,6 +25,7 @@ import glob
 import hashlib
 import logging
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -79,6 +80,11 @@ class Meaning:
     functions: tuple[FunctionMeaning, ...] = ()
     unavailable: str | None = None
     """Why Clang gave no answer (not installed, or the file did not parse); None when it did."""
+    dialect: str | None = None
+    """The later ``-std`` a header's ``#error`` asks for (PyTorch's ``C++20 or later ... is
+    required``), where that was why: nvcc, given the same flags, stops at it too."""
+    dialect_where: str = ""
+    """``file:line: message`` of that ``#error``."""
     _index: dict[tuple[str, str], list[FunctionMeaning]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -91,6 +97,19 @@ class Meaning:
             if found.first_line <= line <= found.last_line:
                 return found
         return None
+
+
+_DIALECT = re.compile(r"\bC\+\+\s?(11|14|17|20|23)\b")
+_DEMANDS = re.compile(r"requir|or later|or newer|or above|or higher|at least|support", re.IGNORECASE)
+
+
+def required_dialect(message: str, std: str) -> str | None:
+    """``c++NN`` when ``message`` (a diagnostic) asks for a C++ standard later than ``std``."""
+    found = _DIALECT.search(message)
+    if found is None or not _DEMANDS.search(message):
+        return None
+    wanted = f"c++{found.group(1)}"
+    return wanted if wanted > std else None  # (c++11 < c++14 < c++17 < c++20 < c++23 as text too)
 
 
 def _key(path: Path) -> str:
@@ -292,6 +311,33 @@ class _Walker:
             else:
                 yield from self.definitions(cursor, defining)
 
+    def targets(self, node) -> list:
+        """What ``node`` refers to: its declaration, or, for a name a template's dependent call
+        leaves unresolved (``lib::block_sum<T>(v)``, ``block_sum(v)`` after ``using
+        lib::block_sum;``), every declaration it may pick: each may be the one that runs."""
+        ck, lib = self.ci.CursorKind, self.ci.conf.lib
+        if node.kind != ck.OVERLOADED_DECL_REF:
+            target = node.referenced
+            return [] if target is None or target == node else [target]
+        found, pending, seen = [], [node], set()
+        while pending:
+            reference = pending.pop()
+            for i in range(lib.clang_getNumOverloadedDecls(reference)):
+                declaration = lib.clang_getOverloadedDecl(reference, i)
+                declaration._tu = reference._tu
+                if declaration.kind not in (ck.UNEXPOSED_DECL, ck.USING_DECLARATION):
+                    found.append(declaration)
+                    continue
+                # a using-declaration's shadow: the names it brings are at its own location
+                where = declaration.location
+                if where.file is None or (where.file.name, where.offset) in seen:
+                    continue
+                seen.add((where.file.name, where.offset))
+                brought = self.ci.Cursor.from_location(reference._tu, where)
+                if brought is not None and brought.kind == ck.OVERLOADED_DECL_REF:
+                    pending.append(brought)
+        return found
+
     def is_device(self, function) -> bool:
         """``__device__`` or ``__global__`` (what device code can run); constexpr functions,
         which Clang lets device code call, compute constants and read no built-in."""
@@ -325,19 +371,17 @@ class _Walker:
                 if PTX_WARPGROUP.search(text):
                     found.add(WARPGROUP_RUN)
                 continue
-            target = node.referenced
-            if target is None or target == node:
-                continue
-            name = target.spelling
-            if (node.kind == ck.DECL_REF_EXPR and name in BUILTIN_VARIABLES and target.kind == ck.VAR_DECL
-                    and target.semantic_parent.kind == ck.TRANSLATION_UNIT):  # not a parameter called gridDim
-                found.add(BUILTIN_VARIABLES[name])
-            elif name in BARRIER_FUNCTIONS:
-                found.add("synchronises the block")
-            elif target.kind in self.functions and not self.is_user(target):
-                inner, inner_cut = self.reads(target)
-                found.update(inner)
-                cut = cut or inner_cut
+            for target in self.targets(node):
+                name = target.spelling
+                if (node.kind == ck.DECL_REF_EXPR and name in BUILTIN_VARIABLES and target.kind == ck.VAR_DECL
+                        and target.semantic_parent.kind == ck.TRANSLATION_UNIT):  # not a parameter called gridDim
+                    found.add(BUILTIN_VARIABLES[name])
+                elif name in BARRIER_FUNCTIONS:
+                    found.add("synchronises the block")
+                elif target.kind in self.functions and not self.is_user(target):
+                    inner, inner_cut = self.reads(target)
+                    found.update(inner)
+                    cut = cut or inner_cut
         self.known[usr] = (tuple(sorted(found)), cut)
         return self.known[usr]
 
@@ -470,9 +514,11 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
             return Meaning(unavailable=f"Clang could not read {path}: {exc}")
         errors = [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
         if errors:
-            first = errors[0]
+            first = next((d for d in errors if required_dialect(d.spelling, options.std)), errors[0])
             where = f"{first.location.file}:{first.location.line}" if first.location.file else str(path)
-            return Meaning(unavailable=f"Clang could not read {path} ({where}: {first.spelling})")
+            return Meaning(unavailable=f"Clang could not read {path} ({where}: {first.spelling})",
+                           dialect=required_dialect(first.spelling, options.std),
+                           dialect_where=f"{where}: {first.spelling}")
         for cursor in walker.definitions(unit.cursor, defining):
             file = Path(cursor.location.file.name)
             start = cursor.extent.start.line
@@ -481,26 +527,26 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
             seen.add((_key(file), start))
             uses: dict[tuple[str, int], HeaderUse] = {}
             for node in cursor.walk_preorder():
-                target = node.referenced
-                if target is None or target == node or target.location.file is None or walker.is_user(target):
-                    continue
-                if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
-                    continue
-                qualified = _qualified(target, ci)
-                reads, cut = (), False
-                if target.kind in walker.functions:
-                    if target.spelling in BARRIER_FUNCTIONS:
-                        continue  # the user's own barriers are rewritten
-                    reads, cut = walker.reads(target)
-                elif target.kind in walker.classes or target.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL,
-                                                                    ck.TYPE_ALIAS_TEMPLATE_DECL):
-                    reads, cut = walker.type_reads(target)
-                elif node.kind == ck.DECL_REF_EXPR and target.spelling in BUILTIN_VARIABLES:
-                    continue  # the user's own reads of threadIdx are rewritten
-                line = node.location.line if node.location.file and walker.is_user(node) else start
-                key = (qualified, line)
-                if key not in uses or (reads and not uses[key].reads):
-                    uses[key] = HeaderUse(qualified, line, reads, cut)
+                for target in walker.targets(node):
+                    if target.location.file is None or walker.is_user(target):
+                        continue
+                    if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
+                        continue
+                    qualified = _qualified(target, ci)
+                    reads, cut = (), False
+                    if target.kind in walker.functions:
+                        if target.spelling in BARRIER_FUNCTIONS:
+                            continue  # the user's own barriers are rewritten
+                        reads, cut = walker.reads(target)
+                    elif target.kind in walker.classes or target.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL,
+                                                                        ck.TYPE_ALIAS_TEMPLATE_DECL):
+                        reads, cut = walker.type_reads(target)
+                    elif node.kind == ck.DECL_REF_EXPR and target.spelling in BUILTIN_VARIABLES:
+                        continue  # the user's own reads of threadIdx are rewritten
+                    line = node.location.line if node.location.file and walker.is_user(node) else start
+                    key = (qualified, line)
+                    if key not in uses or (reads and not uses[key].reads):
+                        uses[key] = HeaderUse(qualified, line, reads, cut)
             functions.append(FunctionMeaning(file, cursor.spelling, start, cursor.extent.end.line,
                                              tuple(uses.values())))
     return Meaning(tuple(functions))
