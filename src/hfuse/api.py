@@ -541,8 +541,8 @@ def _generate(
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
                    "kernels' own namespaces.\n")
-    if prepared.options.std != DEFAULT_STD:
-        header += f"// Compile it with -std={prepared.options.std}, as the originals (NVRTC too).\n"
+    if prepared.options.emitted_std > DEFAULT_STD:
+        header += f"// Compile it with -std={prepared.options.emitted_std}, as the originals (NVRTC too).\n"
     if prepared.options.language_flags:
         nvrtc = " ".join(language_flags_for(prepared.options.language_flags, "nvrtc"))
         header += (f"// Compile it with the originals' language flags: {' '.join(prepared.options.language_flags)} "

@@ -267,3 +267,49 @@ def test_a_kernel_templates_dependent_call_into_a_header_is_read(tmp_path, befor
     assert meaning.unavailable is None
     uses = {(u.qualified, u.line): set(u.reads) for f in meaning.functions for u in f.uses}
     assert uses[("lib::utils::block_sum", 7)] >= {"reads threadIdx", "synchronises the block"}
+
+
+POLICY_HEADER = """#pragma once
+namespace lib2 {
+struct Block1D {
+  static __device__ int Tid() { return threadIdx.x; }
+  static __device__ int Warps() { return blockDim.x / 32; }
+};
+template <typename T, typename B = Block1D>
+__device__ T block_sum(T v, T* shared) {
+  const int tid = B::Tid();
+  if (tid % 32 == 0) shared[tid / 32] = v;
+  T s = 0;
+  for (int i = 0; i < B::Warps(); ++i) s += shared[i];
+  return s;
+}
+template <typename T, class Op>
+__device__ T combine(T a, T b, const Op& op) { return op(a, b); }
+}
+"""
+
+
+@pytest.mark.parametrize("template", [False, True])
+def test_a_call_through_a_headers_template_parameter_is_never_taken_for_nothing(tmp_path, template):
+    # PyTorch's BlockReduceSum<T, B = Block1D> reads threadIdx and blockDim through B::Tid()
+    # and B::Warps(). Called from a kernel template, Clang has only the header's template to
+    # walk, where B::Tid() names nothing yet: the walk found no read and the kernel was fused
+    # horizontally. From an ordinary kernel, the instance is walked and the reads are found.
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "red2.cuh").write_text(POLICY_HEADER)
+    source = tmp_path / "k.cu"
+    head, t = ("template <typename T>\n", "T") if template else ("\n", "float")
+    source.write_text(f"#include <lib/red2.cuh>\n{head}__global__ void k({t}* out, const {t}* in) {{\n"
+                      f"  __shared__ {t} sh[32];\n  {t} v = lib2::block_sum<{t}>(in[threadIdx.x], sh);\n"
+                      "  out[threadIdx.x] = lib2::combine(v, v, [](float a, float b) { return a + b; });\n}\n")
+    meaning = read_meaning([source], CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")]),
+                           kept_includes=["#include <lib/red2.cuh>"], cache=tmp_path)
+    assert meaning.unavailable is None
+    uses = {u.qualified: u for f in meaning.functions for u in f.uses}
+    if template:
+        assert uses["lib2::block_sum"].unknown  # refused: what B::Tid() runs is the instance's
+    else:
+        assert not uses["lib2::block_sum"].unknown
+        assert set(uses["lib2::block_sum"].reads) == {"reads threadIdx", "reads blockDim"}
+    # a call through a parameter runs the caller's functor, which hfuse reads as the user's
+    assert not uses["lib2::combine"].unknown and not uses["lib2::combine"].reads

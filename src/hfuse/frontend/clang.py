@@ -338,6 +338,20 @@ class _Walker:
                     pending.append(brought)
         return found
 
+    def through_type_parameter(self, node) -> bool:
+        """``B::Tid()`` in a template: a call of a member of a template type parameter, which
+        names no declaration until the template is instantiated (PyTorch's
+        ``BlockReduceSum<T, B = Block1D>`` reads ``threadIdx`` and ``blockDim`` that way)."""
+        ck = self.ci.CursorKind
+        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced != node):
+            return False
+        callee = next(iter(node.get_children()), None)
+        if callee is None or callee.kind != ck.DECL_REF_EXPR:
+            return False  # (an unresolved name's template arguments, f<T>(x), are no qualifier)
+        qualifier = next(iter(callee.get_children()), None)  # the B of B::Tid
+        return (qualifier is not None and qualifier.kind == ck.TYPE_REF and qualifier.referenced is not None
+                and qualifier.referenced.kind == ck.TEMPLATE_TYPE_PARAMETER)
+
     def is_device(self, function) -> bool:
         """``__device__`` or ``__global__`` (what device code can run); constexpr functions,
         which Clang lets device code call, compute constants and read no built-in."""
@@ -370,6 +384,9 @@ class _Walker:
                     found.add(REGISTERS_SET)
                 if PTX_WARPGROUP.search(text):
                     found.add(WARPGROUP_RUN)
+                continue
+            if self.through_type_parameter(node):
+                cut = True  # what runs is the instance's argument's member: unknown in the template
                 continue
             for target in self.targets(node):
                 name = target.spelling

@@ -36,8 +36,9 @@ def classify(use: HeaderUse) -> Unseen | None:
         return None
     where = f"'{use.qualified}' of a header hfuse keeps as an #include"
     if use.unknown:
-        return Unseen(f"{where}, whose code Clang's walk could not follow to its end (hfuse does not know "
-                      "what it reads)", whole_block=False)
+        return Unseen(f"{where}, whose code Clang's walk could not follow to its end (a call through a "
+                      "template parameter, B::f(), names no code until the template is instantiated; or calls "
+                      "nested deeper than hfuse follows): hfuse does not know what it reads", whole_block=False)
     if not use.reads:
         return None
     what = ", ".join(use.reads)
@@ -60,10 +61,11 @@ def add_header_reads(program: ProgramFacts, meaning: Meaning) -> int:
                 continue
             refused = {line for _, line, _ in f.opaque}
             whole = {line for _, line in f.whole_block}
+            own_whole = set(whole)
             findings = [(use, unseen) for use in found.uses if (unseen := classify(use)) is not None]
             for use, unseen in sorted(findings, key=lambda found: found[1].whole_block):
-                if use.line in refused or (unseen.whole_block and use.line in whole):
-                    continue
+                if use.line in refused or use.line in whole and (unseen.whole_block or use.line in own_whole):
+                    continue  # (CUB's collectives, which hfuse knows by name, are whole-block whatever Clang follows)
                 added += 1
                 if unseen.whole_block:
                     f.whole_block.append((unseen.why, use.line))
