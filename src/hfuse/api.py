@@ -28,7 +28,7 @@ from .transform.context import PartContext
 from .transform.early_exit import functions_of
 from .transform.context_types import check_context_type, host_made_types, static_members_with_context
 from .transform.opaque import opaque_names
-from .transform.header_reads import add_header_reads
+from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
 from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
@@ -303,11 +303,13 @@ def _reraise_internal(exc: BaseException, specs: Sequence[KernelSpec]) -> None:
 
 
 def _header_meaning(specs: Sequence[KernelSpec], files: Sequence[SourceFile],
-                    sources: Mapping[str | Path, str] | None, options: CompileOptions) -> tuple[Meaning, tuple[str, ...]]:
+                    sources: Mapping[str | Path, str] | None,
+                    options: CompileOptions) -> tuple[Meaning, tuple[str, ...], dict[Path, str]]:
     """Clang's reading of what each file's functions reach in the headers hfuse keeps (one
-    parse per file, with that file's options), and a note for each file it could not read."""
+    parse per file, with that file's options), a note for each file it could not read, and
+    those files (with the user's headers they read) that keep headers nobody checked, and why."""
     given = {str(k): v for k, v in (sources or {}).items()}
-    found, notes = [], []
+    found, notes, unread = [], [], {}
     for source in files:
         spec = next(s for s in specs if s.file == source.path)
         meaning = read_meaning([source.path], spec.options or options, user_files=source.headers,
@@ -321,8 +323,9 @@ def _header_meaning(specs: Sequence[KernelSpec], files: Sequence[SourceFile],
                 "build does: nvcc stops at the same #error without it (PyTorch's extension build passes -std=c++20)")
         if meaning.unavailable is not None:
             notes.append(f"note: {meaning.unavailable}; hfuse checked the headers it keeps by the names alone")
+            unread.update({path: meaning.unavailable for path in (source.path, *source.headers)})
         found.extend(meaning.functions)
-    return Meaning(tuple(found)), tuple(notes)
+    return Meaning(tuple(found)), tuple(notes), unread
 
 
 def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> PreparedUnit:
@@ -336,8 +339,9 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
     )
-    meaning, notes = _header_meaning(specs, files, sources, options)
+    meaning, notes, unread = _header_meaning(specs, files, sources, options)
     add_header_reads(everything, meaning)
+    add_unchecked_calls(everything, unread)
     clashes = program.clashing_symbols()
     check_shared_types(closure.items, program, clashes, specs)
     close_over_symbols(everything, program.items, program.resolver, set(clashes))

@@ -51,3 +51,41 @@ def test_a_whole_block_finding_is_found_from_the_kernel(tmp_path):
     facts = close_over_calls({f.key: [f] for f in source.functions}, set())
     add_header_reads(facts, Meaning((FunctionMeaning(path, "helper", 1, 1, (HeaderUse("lib::tid", 1, ("reads threadIdx",)),)),)))
     assert facts.whole_block("k")[2] == 1  # reached through the call
+
+
+UNREAD = """#include <lib/red.cuh>
+#include <cuda/std/utility>
+template <typename T>
+__global__ void k(T* out, const T* in) {
+  __shared__ T sh[256];
+  T v = in[threadIdx.x];
+  v = lib::utils::block_sum<T>(v, sh);
+  out[threadIdx.x] = cuda::std::max(v, T(0)) + ::fabsf(v);
+}
+"""
+
+
+def test_where_clang_could_not_read_the_file_a_call_into_an_unchecked_header_is_refused(tmp_path, monkeypatch):
+    # once: the note "hfuse checked the headers it keeps by the names alone" and a fused
+    # kernel whose lib::utils::block_sum synchronised the whole fused block
+    import pytest
+
+    import hfuse.api as api
+    from hfuse.api import fuse
+    from hfuse.errors import HFuseError
+    from hfuse.frontend.options import CompileOptions
+    from hfuse.spec import Dim3, KernelSpec
+
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "red.cuh").write_text(
+        "#pragma once\nnamespace lib { namespace utils {\ntemplate <typename T> __device__ T block_sum(T v, T* s) "
+        "{ s[threadIdx.x] = v; __syncthreads(); return s[0]; }\n} }\n")
+    (tmp_path / "k.cu").write_text(UNREAD)
+    (tmp_path / "p.cu").write_text("__global__ void p(float* y) { y[threadIdx.x] = 1.f; }\n")
+    monkeypatch.setattr(api, "read_meaning", lambda *a, **k: Meaning(unavailable="Clang could not read k.cu (why)"))
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    specs = [KernelSpec(tmp_path / "p.cu", "p", Dim3(64)), KernelSpec(tmp_path / "k.cu", "k", Dim3(256), ("float",))]
+    with pytest.raises(HFuseError, match=r"'lib::utils::block_sum<T>' is defined by no input, and what it reads of "
+                                         r"the block is unchecked: Clang could not read k.cu \(why\)") as err:
+        fuse(specs, options=options)
+    assert err.value.where.line == 7  # neither cuda::std::max nor ::fabsf (the C++ library's, the toolkit's)

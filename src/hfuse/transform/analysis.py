@@ -60,6 +60,9 @@ class FunctionFacts:
     """Unqualified calls with arguments that resolve to one function while the program has
     functions of that name in other namespaces, which C++'s argument-dependent lookup may
     choose instead: (the key resolved, the other keys, line)."""
+    outside_calls: list[tuple[str, int]] = field(default_factory=list)
+    """Qualified calls of functions no input defines (a kept header's), as written: (name,
+    line). Clang says what they read; where it could not read the file, nobody did."""
     cg: frozenset[str] = CG_NAMESPACES
 
     @property
@@ -242,7 +245,10 @@ def _record_call(
             facts.instance_calls.add(key)
         else:
             facts.plain_calls.add(key)
-    elif (elsewhere := resolver.resolve(function.scope, reference, local)) in resolver.undefined_device_functions:
+        return
+    if "::" in reference:
+        facts.outside_calls.append((reference, line))
+    if (elsewhere := resolver.resolve(function.scope, reference, local)) in resolver.undefined_device_functions:
         facts.opaque.append((f"'{elsewhere}' is declared but no input defines it (separate compilation): what it "
                              "reads of the block is unknown", line,
                              "give hfuse its definition (in a header the file includes, or with -include), or keep "

@@ -19,6 +19,10 @@ written (``cooperative_groups.py``) and refuses the spellings it cannot convert.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Mapping
+
 from ..frontend.clang import HeaderUse, Meaning
 from ..frontend.model import WARPGROUP_RUN
 from .analysis import ProgramFacts
@@ -73,4 +77,35 @@ def add_header_reads(program: ProgramFacts, meaning: Meaning) -> int:
                 else:
                     f.opaque.append((unseen.why, use.line, REFUSAL_HINT))
                     refused.add(use.line)
+    return added
+
+
+KNOWN_NAMESPACES = ("std::", "cuda::std::", "cub::", "cooperative_groups::", "nvcuda::")
+"""Qualified calls that need no Clang: the C++ library's (host or libcu++'s, reading nothing
+of the block), and CUB's and cooperative groups', whose block-wide names hfuse's own analysis
+knows (``opaque.py``, ``cooperative_groups.py``), and WMMA's (a checked header)."""
+
+
+def add_unchecked_calls(program: ProgramFacts, unread: Mapping[Path, str]) -> int:
+    """Where Clang could not read a file that keeps headers nobody checked (``unread``: the
+    file and the user's headers it reads, each with why), a qualified call of a function no
+    input defines is refused: what it reads of the block is unknown (once, a kernel template's
+    ``lib::block_sum<T>(v, sh)``, synchronising the whole block, was fused that way). The
+    number of refusals added."""
+    why_of = {os.path.realpath(path): why for path, why in unread.items()}
+    added = 0
+    for facts in program.facts.values():
+        for f in facts:
+            why = why_of.get(os.path.realpath(f.function.file))
+            if why is None:
+                continue
+            for name, line in f.outside_calls:
+                bare = name.lstrip(":")
+                if "::" not in bare or bare.startswith(KNOWN_NAMESPACES):
+                    continue
+                f.opaque.append((f"'{name}' is defined by no input, and what it reads of the block is unchecked: "
+                                 f"{why}", line,
+                                 "make the file readable for Clang (the include folders and -std of your build), "
+                                 "or keep this kernel unfused"))
+                added += 1
     return added
