@@ -17,6 +17,7 @@ from .errors import HFuseError, Location
 from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
+from .frontend.instance_copies import instance_copy
 from .frontend.closure import DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
 from .frontend.options import DEFAULT_STD, NO_OPTIONS, CompileOptions, language_flags_for
@@ -302,7 +303,7 @@ def _reraise_internal(exc: BaseException, specs: Sequence[KernelSpec]) -> None:
     ) from exc
 
 
-def _header_meaning(specs: Sequence[KernelSpec], files: Sequence[SourceFile],
+def _header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], files: Sequence[SourceFile],
                     sources: Mapping[str | Path, str] | None,
                     options: CompileOptions) -> tuple[Meaning, tuple[str, ...], dict[Path, str]]:
     """Clang's reading of what each file's functions reach in the headers hfuse keeps (one
@@ -312,8 +313,10 @@ def _header_meaning(specs: Sequence[KernelSpec], files: Sequence[SourceFile],
     found, notes, unread = [], [], {}
     for source in files:
         spec = next(s for s in specs if s.file == source.path)
+        copies = [instance_copy(k, s.template_args, i) for i, (s, k) in enumerate(zip(specs, kernels))
+                  if s.file == source.path]
         meaning = read_meaning([source.path], spec.options or options, user_files=source.headers,
-                               kept_includes=source.kept_includes, sources=given)
+                               kept_includes=source.kept_includes, sources=given, instances=[c for c in copies if c])
         if meaning.dialect is not None:
             used = (spec.options or options).std
             raise HFuseError(
@@ -339,7 +342,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
     )
-    meaning, notes, unread = _header_meaning(specs, files, sources, options)
+    meaning, notes, unread = _header_meaning(specs, found, files, sources, options)
     add_header_reads(everything, meaning)
     add_unchecked_calls(everything, unread)
     clashes = program.clashing_symbols()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hfuse.frontend import clang as clang_module
+from hfuse.frontend import clang_pch
 from hfuse.frontend.clang import CHECKED_HEADERS, Meaning, read_meaning, unchecked_headers
 from hfuse.frontend.options import CompileOptions
 
@@ -167,14 +168,14 @@ def test_the_least_recently_used_precompiled_headers_go_past_the_budget(tmp_path
         for suffix in (".pch", ".cuh"):
             (tmp_path / f"{name}{suffix}").write_bytes(b"x" * (100 if suffix == ".pch" else 1))
             os.utime(tmp_path / f"{name}{suffix}", (now - age, now - age))
-    removed = clang_module.prune_precompiled(tmp_path, keep=tmp_path / "kept.pch", budget=250)
+    removed = clang_pch.prune_precompiled(tmp_path, keep=tmp_path / "kept.pch", budget=250)
     # the oldest first, never the one just built nor one a request may be loading now
     assert [p.name for p in removed] == ["older.pch", "old.pch"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.cuh", "kept.pch", "new.cuh", "new.pch",
                                                           "recent.cuh", "recent.pch"]
-    assert clang_module.prune_precompiled(tmp_path, keep=tmp_path / "kept.pch", budget=250) == []
+    assert clang_pch.prune_precompiled(tmp_path, keep=tmp_path / "kept.pch", budget=250) == []
     # built by another request, it is only the oldest
-    assert clang_module.prune_precompiled(tmp_path, budget=250) == [tmp_path / "kept.pch"]
+    assert clang_pch.prune_precompiled(tmp_path, budget=250) == [tmp_path / "kept.pch"]
 
 
 def _read_in_a_process(cache: str) -> str | None:

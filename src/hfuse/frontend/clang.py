@@ -23,11 +23,8 @@ import ctypes
 import functools
 import glob
 import hashlib
-import logging
 import os
 import re
-import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -35,6 +32,8 @@ from typing import Iterable, Mapping, Sequence
 from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
 from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET, WARPGROUP_RUN
+from .clang_pch import precompiled_preamble
+from .instance_copies import COPY_NAMESPACE
 from .options import CompileOptions
 
 BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim",
@@ -42,7 +41,6 @@ BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim
 BARRIER_FUNCTIONS = frozenset({"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
                                "__barrier_sync", "__nvvm_bar_sync", "__nvvm_bar0_popc", "__nvvm_bar0_and",
                                "__nvvm_bar0_or", "__nvvm_barrier_sync", "__nvvm_barrier_sync_cnt"})
-_log = logging.getLogger(__name__)
 _WALK_LIMIT = 4000
 """Header functions walked per request at most: past it the answer is 'not known', never 'safe'."""
 
@@ -176,99 +174,6 @@ def clang_arguments(options: CompileOptions) -> list[str] | str:
             *(f"-isystem{d}" for d in libraries)]
 
 
-def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) -> list[str]:
-    """``-include-pch`` of the kept headers, built once per set of headers and arguments;
-    no arguments where it cannot be built (the parse is then only slower)."""
-    text = "".join(f"{line}\n" for line in includes if line.lstrip("# \t").startswith("include") and "<" in line)
-    if not text:
-        return []  # nothing to precompile: the parse reads only the user's text
-    library = Path(ci.conf.lib._name)
-    built = library.stat() if library.is_file() else None
-    version = f"{library}:{built.st_size}:{built.st_mtime_ns}" if built else str(library)
-    build = [*arguments, "-Xclang", "-fpch-instantiate-templates"]
-    key = hashlib.sha256("\0".join([version, _PCH_FORMAT, *build, text]).encode()).hexdigest()[:32]
-    target = cache / "clang" / f"{key}.pch"
-    if target.is_file():
-        _touch(target)
-        return ["-include-pch", str(target)]
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # the header stays beside its PCH: Clang checks, when loading one, that its inputs exist
-        header = target.with_suffix(".cuh")
-        if not header.is_file():
-            # created once and never replaced (its name is its text's hash): a PCH another
-            # process built from it records its time, and a newer file would invalidate that
-            with tempfile.NamedTemporaryFile("w", dir=target.parent, suffix=".tmp", delete=False) as out:
-                out.write(text)
-            try:
-                os.link(out.name, header)
-            except FileExistsError:
-                pass
-            finally:
-                os.unlink(out.name)
-        # the headers' pending template instantiations done once here, not in every parse that
-        # loads the PCH: a complete unit (not PARSE_INCOMPLETE, which leaves them pending) and
-        # -fpch-instantiate-templates (PyTorch's headers: 5 s per parse without either, 1.7 s
-        # with the flag alone, 0.5 s with both)
-        names = ", ".join(line.split("<", 1)[1].split(">", 1)[0] for line in text.splitlines())
-        _log.info(f"Clang: precompiling the kept headers ({names}) once for these options; "
-                  f"the cache keeps them in {target.parent}")
-        unit = ci.Index.create().parse(str(header), args=build)
-        if any(d.severity >= ci.Diagnostic.Error for d in unit.diagnostics):
-            return []
-        partial = target.with_suffix(f".{os.getpid()}.tmp")
-        unit.save(str(partial))
-        os.replace(partial, target)  # atomic: a concurrent request reads the old or the new, whole
-        prune_precompiled(target.parent, keep=target)
-    except Exception:  # a read-only cache or a full disk: parse without it
-        return []
-    return ["-include-pch", str(target)]
-
-
-_PCH_FORMAT = "complete-unit"
-"""How a PCH is built, in its key: a change makes new ones, never loads an old kind."""
-PCH_CACHE_BYTES = 2 << 30
-"""The precompiled headers kept at most (a PyTorch extension's is 200 MB, CUDA's alone 50 MB):
-the least recently used go first."""
-_PCH_IN_USE_SECONDS = 600
-"""A PCH used this recently is never removed: another request may be loading it."""
-
-
-def _touch(path: Path) -> None:
-    try:
-        os.utime(path)  # its time says when it was last used, for prune_precompiled
-    except OSError:
-        pass
-
-
-def prune_precompiled(folder: Path, keep: Path | None = None, budget: int = PCH_CACHE_BYTES) -> list[Path]:
-    """Removes the least recently used PCHs of ``folder`` (and the headers beside them) until
-    the rest fit in ``budget`` bytes; never ``keep`` nor one used in the last minutes.
-    Returns what it removed."""
-    entries = []
-    for pch in folder.glob("*.pch"):
-        try:
-            found = pch.stat()
-        except OSError:
-            continue
-        entries.append((found.st_mtime, found.st_size, pch))
-    total = sum(size for _, size, _ in entries)
-    removed, now = [], time.time()
-    for used, size, pch in sorted(entries):
-        if total <= budget:
-            break
-        if pch == keep or now - used < _PCH_IN_USE_SECONDS:
-            continue
-        for path in (pch, pch.with_suffix(".cuh")):
-            try:
-                path.unlink()
-            except OSError:
-                pass
-        total -= size
-        removed.append(pch)
-    return removed
-
-
 @dataclass
 class _Walker:
     """What header functions read of the block, remembered per declaration (USR)."""
@@ -310,6 +215,18 @@ class _Walker:
                     yield cursor
             else:
                 yield from self.definitions(cursor, defining)
+
+    def presumed(self, location) -> tuple[Path, int]:
+        """The file and line ``#line`` directives make of ``location`` (libclang's own
+        locations are where the text is)."""
+        lib = self.ci.conf.lib
+        function = lib.clang_getPresumedLocation
+        function.argtypes = [self.ci.SourceLocation, ctypes.POINTER(self.ci._CXString),
+                             ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint)]
+        function.restype = None
+        name, line, column = self.ci._CXString(), ctypes.c_uint(), ctypes.c_uint()
+        function(location, ctypes.byref(name), ctypes.byref(line), ctypes.byref(column))
+        return Path(self.ci._CXString.from_result(name)), line.value
 
     def targets(self, node) -> list:
         """What ``node`` refers to: its declaration, or, for a name a template's dependent call
@@ -472,11 +389,14 @@ def unchecked_headers(kept_includes: Sequence[str]) -> tuple[str, ...]:
 
 def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: Iterable[Path] = (),
                  kept_includes: Sequence[str] = (), sources: Mapping[str, str] | None = None,
-                 cache: Path | None = None) -> Meaning:
+                 cache: Path | None = None, instances: Sequence[str] = ()) -> Meaning:
     """Clang's answers for the functions defined in ``files`` and the user's headers
     (``user_files``: what hfuse reads as the user's own text, not keeps). Where every kept
     header is checked (``unchecked_headers``) there is nothing to ask and Clang is not run.
-    The same request (same texts, options and headers) is answered once per process."""
+    ``instances``: kernel template instances written as ordinary code
+    (``instance_copies.instance_copy``), read after the file: what such a kernel reaches is
+    what they reach, where Clang compiles them. The same request (same texts, options,
+    headers and instances) is answered once per process."""
     if not unchecked_headers(kept_includes):
         return Meaning()
     ci, why = cindex()
@@ -494,19 +414,19 @@ def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: 
     digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
     return _read_once(tuple(Path(f) for f in files), options, users, tuple(kept_includes),
                       tuple((str(k), v) for k, v in given.items() if k in {str(f) for f in files}),
-                      str(cache or default_cache_dir()), digest)
+                      str(cache or default_cache_dir()), digest, tuple(instances))
 
 
 @functools.lru_cache(maxsize=128)
 def _read_once(files: tuple[Path, ...], options: CompileOptions, user_files: tuple[Path, ...],
                kept_includes: tuple[str, ...], sources: tuple[tuple[str, str], ...], cache: str,
-               digest: str) -> Meaning:
+               digest: str, instances: tuple[str, ...]) -> Meaning:
     """``read_meaning``'s work; ``digest`` (of every text read) keys the cache."""
-    return _read(files, options, user_files, kept_includes, dict(sources), Path(cache))
+    return _read(files, options, user_files, kept_includes, dict(sources), Path(cache), instances)
 
 
 def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[Path], kept_includes: Sequence[str],
-          sources: Mapping[str, str], cache: Path) -> Meaning:
+          sources: Mapping[str, str], cache: Path, instances: Sequence[str] = ()) -> Meaning:
     ci, why = cindex()
     if ci is None:
         return Meaning(unavailable=why)
@@ -516,17 +436,16 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
     is_inline.argtypes, is_inline.restype = [ci.Cursor], ctypes.c_uint
     mine = frozenset(_key(Path(f)) for f in [*files, *user_files])
-    preamble = precompiled_preamble(ci, arguments, kept_includes, cache)
-    unsaved = [(str(path), text) for path, text in (sources or {}).items()]
+    arguments = arguments + precompiled_preamble(ci, arguments, kept_includes, cache) + options.pre_include_flags()
     walker = _Walker(ci, mine)
     functions: list[FunctionMeaning] = []
+    copies: list[FunctionMeaning] = []
     ck = ci.CursorKind
     defining = (ck.FUNCTION_DECL, ck.FUNCTION_TEMPLATE, ck.CXX_METHOD, ck.CONSTRUCTOR, ck.DESTRUCTOR)
     seen: set[tuple[str, int]] = set()
     for path in files:
         try:
-            unit = ci.Index.create().parse(str(path), args=arguments + preamble + options.pre_include_flags(),
-                                           unsaved_files=unsaved or None)
+            unit = _parse(ci, path, arguments, sources, instances)
         except ci.TranslationUnitLoadError as exc:
             return Meaning(unavailable=f"Clang could not read {path}: {exc}")
         errors = [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
@@ -537,33 +456,82 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
                            dialect=required_dialect(first.spelling, options.std),
                            dialect_where=f"{where}: {first.spelling}")
         for cursor in walker.definitions(unit.cursor, defining):
-            file = Path(cursor.location.file.name)
-            start = cursor.extent.start.line
-            if (_key(file), start) in seen or not walker.is_device(cursor):
+            copy = _in_copy(cursor, ck)
+            # a copy's lines are the kernel's own, as its #line says
+            file, start = walker.presumed(cursor.extent.start) if copy else \
+                (Path(cursor.location.file.name), cursor.extent.start.line)
+            if (not copy and (_key(file), start) in seen) or not walker.is_device(cursor):
                 continue  # host functions are not fused (their launches are the user's)
             seen.add((_key(file), start))
-            uses: dict[tuple[str, int], HeaderUse] = {}
-            for node in cursor.walk_preorder():
-                for target in walker.targets(node):
-                    if target.location.file is None or walker.is_user(target):
-                        continue
-                    if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
-                        continue
-                    qualified = _qualified(target, ci)
-                    reads, cut = (), False
-                    if target.kind in walker.functions:
-                        if target.spelling in BARRIER_FUNCTIONS:
-                            continue  # the user's own barriers are rewritten
-                        reads, cut = walker.reads(target)
-                    elif target.kind in walker.classes or target.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL,
-                                                                        ck.TYPE_ALIAS_TEMPLATE_DECL):
-                        reads, cut = walker.type_reads(target)
-                    elif node.kind == ck.DECL_REF_EXPR and target.spelling in BUILTIN_VARIABLES:
-                        continue  # the user's own reads of threadIdx are rewritten
-                    line = node.location.line if node.location.file and walker.is_user(node) else start
-                    key = (qualified, line)
-                    if key not in uses or (reads and not uses[key].reads):
-                        uses[key] = HeaderUse(qualified, line, reads, cut)
-            functions.append(FunctionMeaning(file, cursor.spelling, start, cursor.extent.end.line,
-                                             tuple(uses.values())))
-    return Meaning(tuple(functions))
+            end = walker.presumed(cursor.extent.end)[1] if copy else cursor.extent.end.line
+            found = FunctionMeaning(file, cursor.spelling, start, end, _header_uses(walker, cursor, start, copy))
+            (copies if copy else functions).append(found)
+    return Meaning(tuple(_instances_read(f, copies) for f in functions))
+
+
+def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str], instances: Sequence[str]):
+    """The file parsed with its kernel template instances after it; without them where they
+    do not compile (the template alone is then read, as before they existed)."""
+    unsaved = [(str(p), text) for p, text in sources.items()]
+    if instances:
+        text = sources.get(str(path))
+        text = Path(path).read_text(errors="replace") if text is None else text
+        with_copies = [(p, t) for p, t in unsaved if p != str(path)] + [(str(path), text + "\n" + "".join(instances))]
+        unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=with_copies)
+        if not any(d.severity >= ci.Diagnostic.Error for d in unit.diagnostics):
+            return unit
+    return ci.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved or None)
+
+
+def _in_copy(cursor, ck) -> bool:
+    parent = cursor.semantic_parent
+    while parent is not None and parent.kind != ck.TRANSLATION_UNIT:
+        if parent.kind == ck.NAMESPACE and parent.spelling.startswith(COPY_NAMESPACE):
+            return True
+        parent = parent.semantic_parent
+    return False
+
+
+def _instances_read(template: FunctionMeaning, copies: Sequence[FunctionMeaning]) -> FunctionMeaning:
+    """What a kernel template reaches, as its instances' copies found it (where any was
+    read): each dependent call resolved to what runs, not to a template that names nothing."""
+    mine = [c for c in copies if _key(c.file) == _key(template.file) and c.name == template.name
+            and template.first_line <= c.first_line <= template.last_line]
+    if not mine:
+        return template
+    uses = {(u.qualified, u.line): u for c in mine for u in c.uses}
+    return FunctionMeaning(template.file, template.name, template.first_line, template.last_line,
+                           tuple(uses.values()))
+
+
+def _header_uses(walker: _Walker, cursor, start: int, copy: bool = False) -> tuple[HeaderUse, ...]:
+    """What function ``cursor`` (the user's) reaches in the kept headers, and what that reads
+    (``copy``: an instance's copy, whose lines are those its ``#line`` gives)."""
+    ci = walker.ci
+    ck = ci.CursorKind
+    uses: dict[tuple[str, int], HeaderUse] = {}
+    for node in cursor.walk_preorder():
+        for target in walker.targets(node):
+            if target.location.file is None or walker.is_user(target):
+                continue
+            if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
+                continue
+            qualified = _qualified(target, ci)
+            reads, cut = (), False
+            if target.kind in walker.functions:
+                if target.spelling in BARRIER_FUNCTIONS:
+                    continue  # the user's own barriers are rewritten
+                reads, cut = walker.reads(target)
+            elif target.kind in walker.classes or target.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL,
+                                                                ck.TYPE_ALIAS_TEMPLATE_DECL):
+                reads, cut = walker.type_reads(target)
+            elif node.kind == ck.DECL_REF_EXPR and target.spelling in BUILTIN_VARIABLES:
+                continue  # the user's own reads of threadIdx are rewritten
+            if not (node.location.file and walker.is_user(node)):
+                line = start
+            else:
+                line = walker.presumed(node.location)[1] if copy else node.location.line
+            key = (qualified, line)
+            if key not in uses or (reads and not uses[key].reads):
+                uses[key] = HeaderUse(qualified, line, reads, cut)
+    return tuple(uses.values())

@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 
 from ..files import default_cache_dir
 from . import clang
+from .clang_pch import precompiled_preamble
 from .model import Scope, namespace_wrap
 from .options import CompileOptions
 
@@ -67,7 +68,7 @@ def _ask_once(questions: tuple[ConstantQuestion, ...], options: CompileOptions, 
     if ci is None or isinstance(arguments, str):
         return tuple(None for _ in questions)
     evaluate = _evaluator(ci)
-    preamble = clang.precompiled_preamble(ci, arguments, kept_includes, Path(cache))
+    preamble = precompiled_preamble(ci, arguments, kept_includes, Path(cache))
     answers: dict[int, int | None] = {}
     for path, text in texts:
         mine = [(i, q) for i, q in enumerate(questions) if q.file == path]

@@ -295,7 +295,7 @@ def _classes(node: ts.Node) -> tuple[ClassShape, ...]:
         while current is not None:
             if current.type == "template_declaration":
                 plist = current.child_by_field_name("parameters")
-                params.update(_template_param_name(p) for p in plist.named_children if p.type != "comment")
+                params.update(template_param_name(p) for p in plist.named_children if p.type != "comment")
             current = current.parent
         clause = next((c for c in spec.children if c.type == "base_class_clause"), None)
         bases = tuple(compact(base.text.decode()) for base in (clause.named_children if clause else ())
@@ -407,7 +407,7 @@ def _function(
         if requires is not None:  # the constraint is part of which template this is
             template_header += " " + _text(requires, data)
         declared = [p for p in plist.named_children if p.type != "comment"]
-        template_params = tuple(_template_param_name(p) for p in declared)
+        template_params = tuple(template_param_name(p) for p in declared)
         template_defaults = tuple(
             _text(d, data) if (d := _template_param_default(p))
             else None for p in declared)
@@ -439,13 +439,13 @@ def _function(
     )
 
 
-def _template_param_name(node: ts.Node) -> str:
+def template_param_name(node: ts.Node) -> str:
     """The name a template parameter declares (``T`` of ``typename T = float``, ``Policy``
     of ``template <int> class Policy = Unrolled``); empty for an unnamed one
     (``typename = std::enable_if_t<...>``, ``std::enable_if_t<C, int> = 0``)."""
     if node.type == "template_template_parameter_declaration":
         inner = [c for c in node.named_children if c.type != "template_parameter_list"]
-        return _template_param_name(inner[0]) if inner else ""
+        return template_param_name(inner[0]) if inner else ""
     declared = node.child_by_field_name("declarator") or node.child_by_field_name("name")
     if declared is None and node.type in ("type_parameter_declaration", "variadic_type_parameter_declaration"):
         idents = [c for c in node.named_children if c.type == "type_identifier"]
