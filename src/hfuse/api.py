@@ -33,8 +33,8 @@ from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import Meaning, read_meaning
 from .partition import Part, Partition, make_partition
 from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
-                         check_shared_types, check_static_shared, check_stored_functions, instance_constants,
-                         renamed_types, slice_alignment_of, whole_block_need)
+                         check_own_blocks, check_shared_types, check_static_shared, check_stored_functions,
+                         instance_constants, renamed_types, slice_alignment_of, whole_block_need)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -490,6 +490,8 @@ def _generate(
     partition = make_partition(specs, found, [k.needs_barrier for k in prepared.kernels], layout.placement,
                                [dict(k.constants) for k in prepared.kernels], whole_blocks=layout.keeps_block_whole)
     layout.validate(partition)
+    if layout.keeps_block_whole:
+        check_own_blocks([(k.spec, k.function, k.facts) for k in prepared.kernels], partition.block_threads)
     check_static_shared([(k.spec, k.function, k.facts, k.symbols) for k in prepared.kernels])
     fused_name = name or "_".join(dict.fromkeys(s.name.split("::")[-1] for s in specs)) + layout.suffix
 

@@ -294,3 +294,19 @@ def _facts_need(spec: KernelSpec, kernel: Function, facts: ProgramFacts) -> HFus
         return None
     why, where, line = found
     return HFuseError(why, Location(where.function.file, line, spec.name), hint=WHOLE_BLOCK_HINT)
+
+
+def check_own_blocks(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]], block_threads: int) -> None:
+    """A kernel that reads ``blockDim`` where hfuse cannot rewrite it (a kept header's, PyTorch's
+    ``BlockReduceSum``) runs only in a fused block of exactly its own size: the one-part-per-block
+    layouts launch the largest of the parts' blocks, and the header counts that one."""
+    for spec, kernel, facts in kernels:
+        found = facts.own_block(kernel.key)
+        if found is None or ((spec.block.y, spec.block.z) == (1, 1) and spec.block.x == block_threads):
+            continue
+        why, where, line = found
+        raise HFuseError(f"cannot prove the fused kernel correct: {why}; the header counts the fused block, "
+                         f"{block_threads} threads, which is not the kernel's own block of {spec.block}",
+                         Location(where.function.file, line, spec.name),
+                         hint="give it a 1-D block at least as large as every other kernel's (the fused block is "
+                         "the largest), or keep it unfused")

@@ -1,6 +1,8 @@
 """Real C++ the front end once misread (issue 20), each on the emitted code."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from hfuse.api import fuse
@@ -656,3 +658,52 @@ def test_with_that_standard_it_fuses_and_compiles(tmp_path):
     fused = fuse([AXPY, KernelSpec(source, "k", Dim3(128))], options=options("c++20"))
     assert "-std=c++20" in fused.source[:2000]
     compile_nvcc(fused.source, flags=["-std=c++20", "-isystem", str(tmp_path / "include")], workdir=tmp_path)
+
+
+BLOCK_SIZE_HEADER = """#pragma once
+namespace lib2 {
+struct Block1D {
+  static __device__ int Tid() { return threadIdx.x; }
+  static __device__ int Warps() { return blockDim.x / 32; }
+};
+template <typename T, typename B = Block1D>
+__device__ T block_sum(T v, T* shared) {
+  const int tid = B::Tid();
+  if (tid % 32 == 0) shared[tid / 32] = v;
+  __syncthreads();
+  T s = 0;
+  for (int i = 0; i < B::Warps(); ++i) s += shared[i];
+  __syncthreads();
+  return s;
+}
+}
+"""
+
+
+def _reads_block_size(tmp_path):
+    from hfuse.frontend.options import CompileOptions
+
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "red2.cuh").write_text(BLOCK_SIZE_HEADER)
+    source = tmp_path / "k.cu"
+    source.write_text("#include <lib/red2.cuh>\ntemplate <typename T>\n__global__ void k(T* out, const T* in) {\n"
+                      "  __shared__ T sh[32];\n  T v = lib2::block_sum<T>(in[blockIdx.x * blockDim.x + threadIdx.x], sh);\n"
+                      "  if (threadIdx.x == 0) out[blockIdx.x] = v;\n}\n")
+    return source, CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+
+
+@pytest.mark.nvcc
+def test_a_kept_header_counting_the_block_runs_alone_in_a_block_of_its_own_size(tmp_path):
+    # PyTorch's BlockReduceSum<T, B = Block1D> (ATen/native/cuda/block_reduce.cuh) counts its warps
+    # by blockDim.x through B::Warps(): once fused horizontally (nothing found in the template),
+    # now read in the instance: inter-block, where the fused block is the largest part's
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    source, options = _reads_block_size(tmp_path)
+    fused = fuse([KernelSpec(source, "k", Dim3(256), ("float",)), AXPY], options=options)
+    assert fused.layout.name == "interblock" and "reads blockDim" in " ".join(fused.notes)
+    compile_nvcc(fused.source, flags=["-isystem", str(tmp_path / "inc")], workdir=tmp_path)
+    with pytest.raises(HFuseError, match=r"the header counts the fused block, 512 threads, which is not the "
+                                         r"kernel's own block of 256"):
+        fuse([KernelSpec(source, "k", Dim3(256), ("float",)), replace(AXPY, block=Dim3(512))], options=options)
+    with pytest.raises(HFuseError, match=r"'lib2::block_sum' .* reads blockDim"):
+        fuse([KernelSpec(source, "k", Dim3(256), ("float",)), AXPY], options=options, layout="horizontal")

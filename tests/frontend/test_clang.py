@@ -314,3 +314,44 @@ def test_a_call_through_a_headers_template_parameter_is_never_taken_for_nothing(
         assert set(uses["lib2::block_sum"].reads) == {"reads threadIdx", "reads blockDim"}
     # a call through a parameter runs the caller's functor, which hfuse reads as the user's
     assert not uses["lib2::combine"].unknown and not uses["lib2::combine"].reads
+
+
+REDUCER_HEADER = """#pragma once
+namespace lib {
+template <typename T>
+struct Reducer {
+  T* sh;
+  __device__ explicit Reducer(T* s) : sh(s) {}
+  __device__ T sum(T v) { sh[threadIdx.x] = v; __syncthreads(); return sh[0]; }
+};
+template <typename T>
+__device__ Reducer<T> make_reducer(T* s) { return Reducer<T>(s); }
+}
+"""
+
+REDUCER_USER = """#include <lib/reducer.cuh>
+template <typename T>
+__device__ T reduce(T v, T* sh) {
+  auto r = lib::make_reducer(sh);
+  return r.sum(v);
+}
+__global__ void k(float* out, const float* in) {
+  __shared__ float sh[32];
+  float v = reduce<float>(in[threadIdx.x], sh);
+  out[threadIdx.x] = v;
+}
+"""
+
+
+def test_the_users_own_template_is_read_as_instantiated_where_it_is_called(tmp_path):
+    # read as a template, reduce's r.sum(v) names nothing (r's type depends on T): the kernel
+    # was fused horizontally while lib::Reducer::sum synchronised the fused block
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "reducer.cuh").write_text(REDUCER_HEADER)
+    source = tmp_path / "k.cu"
+    source.write_text(REDUCER_USER)
+    meaning = read_meaning([source], CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")]),
+                           kept_includes=["#include <lib/reducer.cuh>"], cache=tmp_path)
+    kernel = meaning.function(source, "k", 9)
+    found = {u.qualified: (u.line, set(u.reads)) for u in kernel.uses if u.reads}
+    assert found["lib::Reducer::sum"] == (9, {"reads threadIdx", "synchronises the block"})  # at the call

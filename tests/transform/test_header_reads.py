@@ -13,10 +13,19 @@ def test_reading_threadIdx_or_a_barrier_needs_a_whole_block():
         assert found.whole_block and "cub::BlockReduce::Sum" in found.why
 
 
-def test_reading_the_grid_or_the_block_size_is_refused_by_every_layout():
-    for reads in (("reads blockDim",), ("reads threadIdx", "reads blockIdx"), ("reads %nctaid",),
+def test_reading_the_grid_is_refused_by_every_layout():
+    for reads in (("reads threadIdx", "reads blockIdx"), ("reads %nctaid",), ("reads blockDim", "reads gridDim"),
                   ("reads %dynamic_smem_size",), ("works on the thread block cluster",)):
         assert classify(HeaderUse("lib::f", 3, reads)).whole_block is False
+
+
+def test_reading_the_block_size_needs_a_whole_block_of_its_own_size():
+    # PyTorch's BlockReduceSum: threadIdx, __syncthreads and blockDim.x / 32 warps
+    for reads in (("reads blockDim",), ("reads blockDim", "reads threadIdx", "synchronises the block"),
+                  ("reads %ntid",)):
+        found = classify(HeaderUse("at::native::cuda_utils::BlockReduceSum", 3, reads))
+        assert found.whole_block and found.own_block
+    assert not classify(HeaderUse("cub::BlockReduce::Sum", 3, ("reads threadIdx",))).own_block
 
 
 def test_an_unfinished_walk_is_refused_and_nothing_read_is_nothing():

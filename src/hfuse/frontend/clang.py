@@ -228,6 +228,10 @@ class _Walker:
         function(location, ctypes.byref(name), ctypes.byref(line), ctypes.byref(column))
         return Path(self.ci._CXString.from_result(name)), line.value
 
+    def instance_of_template(self, function) -> bool:
+        """``reduce<float>`` of ``template <class T> T reduce(T)``: Clang instantiated its body."""
+        return not self.ci.conf.lib.clang_getSpecializedCursorTemplate(function).is_null()
+
     def targets(self, node) -> list:
         """What ``node`` refers to: its declaration, or, for a name a template's dependent call
         leaves unresolved (``lib::block_sum<T>(v)``, ``block_sum(v)`` after ``using
@@ -504,15 +508,30 @@ def _instances_read(template: FunctionMeaning, copies: Sequence[FunctionMeaning]
                            tuple(uses.values()))
 
 
-def _header_uses(walker: _Walker, cursor, start: int, copy: bool = False) -> tuple[HeaderUse, ...]:
+def _header_uses(walker: _Walker, cursor, start: int, copy: bool = False,
+                 uses: dict | None = None, at: int | None = None, seen: set | None = None) -> tuple[HeaderUse, ...]:
     """What function ``cursor`` (the user's) reaches in the kept headers, and what that reads
-    (``copy``: an instance's copy, whose lines are those its ``#line`` gives)."""
+    (``copy``: an instance's copy, whose lines are those its ``#line`` gives). The instances
+    of the user's own templates it calls are walked too, as Clang instantiated them, their
+    findings put at the call's line (``at``): read as templates, their dependent calls
+    (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing."""
     ci = walker.ci
     ck = ci.CursorKind
-    uses: dict[tuple[str, int], HeaderUse] = {}
+    uses = {} if uses is None else uses
+    seen = set() if seen is None else seen
     for node in cursor.walk_preorder():
         for target in walker.targets(node):
-            if target.location.file is None or walker.is_user(target):
+            if target.location.file is None:
+                continue
+            if walker.is_user(target):
+                if target.kind in walker.functions and walker.instance_of_template(target):
+                    definition = target.get_definition()
+                    usr = target.get_usr() or target.displayname
+                    if definition is not None and usr not in seen:
+                        seen.add(usr)
+                        here = at if at is not None else \
+                            walker.presumed(node.location)[1] if copy else node.location.line
+                        _header_uses(walker, definition, start, copy, uses, here, seen)
                 continue
             if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
                 continue
@@ -527,7 +546,9 @@ def _header_uses(walker: _Walker, cursor, start: int, copy: bool = False) -> tup
                 reads, cut = walker.type_reads(target)
             elif node.kind == ck.DECL_REF_EXPR and target.spelling in BUILTIN_VARIABLES:
                 continue  # the user's own reads of threadIdx are rewritten
-            if not (node.location.file and walker.is_user(node)):
+            if at is not None:
+                line = at
+            elif not (node.location.file and walker.is_user(node)):
                 line = start
             else:
                 line = walker.presumed(node.location)[1] if copy else node.location.line

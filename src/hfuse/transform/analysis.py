@@ -48,6 +48,9 @@ class FunctionFacts:
     whole_block: list[tuple[str, int]] = field(default_factory=list)
     """What reads the block where hfuse cannot see, correct only where a fused block runs one
     whole block of the kernel (why, line; see opaque.py)."""
+    own_block: list[tuple[str, int]] = field(default_factory=list)
+    """Of ``whole_block``, what also reads ``blockDim`` where hfuse cannot rewrite it: correct only
+    where the fused block is exactly the kernel's own (why, line)."""
     indirect_calls: list[int] = field(default_factory=list)
     """Lines of calls through a pointer (which function runs is unknown)."""
     function_values: list[tuple[str, int]] = field(default_factory=list)
@@ -322,6 +325,16 @@ class ProgramFacts:
             for f in self.facts[name]:
                 if f.whole_block:
                     why, line = f.whole_block[0]
+                    return why, f, line
+        return None
+
+    def own_block(self, root: str) -> tuple[str, FunctionFacts, int] | None:
+        """The first reason (why, where, line) the code ``root`` reaches must run in a fused
+        block of exactly its own size (None: any whole block will do)."""
+        for name in self.reachable(root):
+            for f in self.facts[name]:
+                if f.own_block:
+                    why, line = f.own_block[0]
                     return why, f, line
         return None
 

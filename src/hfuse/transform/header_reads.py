@@ -32,6 +32,9 @@ COOPERATIVE_GROUPS = "cooperative_groups::"
 _WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "reads %warpid", "synchronises the block",
                                 WARPGROUP_RUN})
 """What stays as the kernel saw it where a fused block runs one whole block of it on its first threads."""
+_OWN_BLOCK_READS = frozenset({"reads blockDim", "reads %ntid"})
+"""What stays too where that fused block is also exactly the kernel's own block (PyTorch's
+``BlockReduceSum`` counts its warps from ``blockDim.x``)."""
 
 
 def classify(use: HeaderUse) -> Unseen | None:
@@ -49,6 +52,9 @@ def classify(use: HeaderUse) -> Unseen | None:
     if set(use.reads) <= _WHOLE_BLOCK_READS:
         return Unseen(f"{where}, which {what} (found by Clang; hfuse does not rewrite kept headers)",
                       whole_block=True)
+    if set(use.reads) <= _WHOLE_BLOCK_READS | _OWN_BLOCK_READS:
+        return Unseen(f"{where}, which {what} (found by Clang; hfuse does not rewrite kept headers)",
+                      whole_block=True, own_block=True)
     return Unseen(f"{where}, which {what} (found by Clang): no fused layout keeps that as the kernel saw it",
                   whole_block=False)
 
@@ -74,6 +80,8 @@ def add_header_reads(program: ProgramFacts, meaning: Meaning) -> int:
                 if unseen.whole_block:
                     f.whole_block.append((unseen.why, use.line))
                     whole.add(use.line)
+                    if unseen.own_block:
+                        f.own_block.append((unseen.why, use.line))
                 else:
                     f.opaque.append((unseen.why, use.line, REFUSAL_HINT))
                     refused.add(use.line)

@@ -75,6 +75,8 @@ class Unseen:
     why: str
     whole_block: bool
     """Correct where a fused block runs one whole block of the kernel (``Layout.keeps_block_whole``)."""
+    own_block: bool = False
+    """It reads ``blockDim`` too: correct only where that whole block is also the kernel's own size."""
 
 
 def classify_cub(name: str) -> Unseen | None:
