@@ -324,6 +324,10 @@ def _header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], fi
                 f"hfuse reads the file as -std={used}, as nvcc would", Location(source.path),
                 hint=f"pass -std {meaning.dialect} (or std: {meaning.dialect} under compile: in a config), as your "
                 "build does: nvcc stops at the same #error without it (PyTorch's extension build passes -std=c++20)")
+        if meaning.instances_unread is not None:
+            notes.append(f"note: Clang could not compile the kernel template instances of {source.path.name} as "
+                         f"ordinary code ({meaning.instances_unread}); it read them as templates, where a call "
+                         "through a type that depends on a template parameter names no code")
         if meaning.unavailable is not None:
             notes.append(f"note: {meaning.unavailable}; hfuse checked the headers it keeps by the names alone")
             unread.update({path: meaning.unavailable for path in (source.path, *source.headers)})

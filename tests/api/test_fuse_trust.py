@@ -137,7 +137,8 @@ def test_header_code_reading_threadIdx_is_refused_where_the_block_is_shared(kern
             fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, kernel, 128)], layout=layout)
         assert "cuda::ptx::get_sreg_tid_x" in str(err.value) and "reads %tid" in str(err.value)
     lines = HEADER_READS.read_text().splitlines()
-    text = "static_cast<T>(ptx::get_sreg_tid_x" if kernel == "tid_helper" else "cuda::ptx::get_sreg_tid_x"
+    # (through the helper template: the call of the instance Clang walked)
+    text = "my_thread<unsigned>()" if kernel == "tid_helper" else "cuda::ptx::get_sreg_tid_x"
     line = next(i for i, written in enumerate(lines, 1) if text in written)
     assert err.value.where.line == line and err.value.where.file == HEADER_READS
 
@@ -151,10 +152,22 @@ def test_and_fused_by_a_layout_that_keeps_its_block_whole(tmp_path):
 
 
 @needs_clang
-@pytest.mark.parametrize("layout", ["horizontal", "interblock", None])
-def test_header_code_reading_blockDim_is_refused_by_every_layout(layout):
+@pytest.mark.parametrize("layout", ["horizontal", "vertical"])
+def test_header_code_reading_blockDim_is_refused_where_the_block_is_shared(layout):
     with pytest.raises(HFuseError, match=r"get_sreg_ntid_x.*reads %ntid") as err:
         fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "ntid_ptx", 128)], layout=layout)
+    assert err.value.where.line == _line_of(HEADER_READS, "ntid_ptx", "get_sreg_ntid_x")
+
+
+@needs_clang
+@pytest.mark.parametrize("layout", ["interblock", None])
+def test_and_where_the_whole_block_is_not_its_own_size(layout):
+    # the one-part-per-block layouts launch the largest part's block: %ntid.x reads 256 there
+    fused = fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "ntid_ptx", 128)], layout=layout)
+    assert fused.layout.name == "interblock"
+    with pytest.raises(HFuseError, match=r"get_sreg_ntid_x.*reads %ntid.*the header counts the fused block, "
+                                         r"256 threads, which is not the kernel's own block of 128") as err:
+        fuse([_spec(HEADER_READS, "scale", 256), _spec(HEADER_READS, "ntid_ptx", 128)], layout=layout)
     assert err.value.where.line == _line_of(HEADER_READS, "ntid_ptx", "get_sreg_ntid_x")
 
 

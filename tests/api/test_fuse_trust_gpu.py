@@ -70,6 +70,7 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "odd_dynamic": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 100,
                                              (1,)),
     "tid_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
+    "ntid_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
     "lane_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
     "scale": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (1,)),
     "light_copy": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (1,)),
@@ -98,6 +99,8 @@ CONFIGS = {
     "same-name-helpers": [_k("../real_cpp/same_name_a.cu", "ka", 128), _k("../real_cpp/same_name_b.cu", "kb", 96)],
     # libcu++'s %tid.x read inside a kept header (found by Clang): fused where it runs whole blocks
     "header-tid-interblock": [_k("header_reads.cu", "scale", 96), _k("header_reads.cu", "tid_ptx", 128)],
+    # %ntid.x read inside a kept header: fused where the whole fused block is its own (128 threads)
+    "header-ntid-interblock": [_k("header_reads.cu", "scale", 96), _k("header_reads.cu", "ntid_ptx", 128)],
     # its %laneid read keeps a warp-aligned part correct at thread offset 96
     "header-lane-at-96": [_k("header_reads.cu", "scale", 96), _k("header_reads.cu", "lane_ptx", 128)],
     # an __align__(128) dynamic array behind a 100-byte slice: it reads its own misalignment

@@ -98,5 +98,23 @@ def test_clang_reads_the_instance_where_its_copy_compiles(tmp_path, check, exact
     assert use.line == 6  # the kernel's own line, not the copy's
     if exact:
         assert not use.unknown and set(use.reads) == {"reads threadIdx", "reads blockDim"}
+        assert meaning.instances_unread is None
     else:
-        assert use.unknown
+        assert use.unknown and "static assertion failed" in meaning.instances_unread
+
+
+def test_an_instance_that_does_not_compile_leaves_the_others_their_copies(tmp_path):
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "red2.cuh").write_text(POLICY_HEADER)
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    check = "if constexpr (!std::is_same_v<T, float>) { static_assert(sizeof(T) == 2); }"
+    text = "#include <cuda_fp16.h>\n" + KERNEL.replace("CHECK", check)
+    kernel, source = _kernel(tmp_path, text, options=options)
+    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+                           instances=[instance_copy(kernel, ["float"], 0), instance_copy(kernel, ["__half"], 1)])
+    assert "static assertion failed" in meaning.instances_unread  # k<float>'s copy
+    (use,) = [u for u in meaning.function(tmp_path / "k.cu", "k", 7).uses if u.qualified == "lib2::block_sum"]
+    assert not use.unknown and set(use.reads) == {"reads threadIdx", "reads blockDim"}  # k<__half>'s copy

@@ -45,10 +45,10 @@ def test_findings_join_the_facts_of_the_function_they_are_in(tmp_path):
     functions = {f.key: [f] for f in source.functions}
     facts = close_over_calls(functions, set())
     meaning = Meaning((FunctionMeaning(path, "k", 2, 4, (HeaderUse("lib::tid", 3, ("reads threadIdx",)),
-                                                           HeaderUse("lib::ntid", 3, ("reads blockDim",)))),))
+                                                           HeaderUse("lib::ctaid", 3, ("reads blockIdx",)))),))
     assert add_header_reads(facts, meaning) == 1  # one finding per line: the stronger one (refused) stands
     k = facts.facts["k"][0]
-    assert [line for _, line, _ in k.opaque] == [3] and "lib::ntid" in k.opaque[0][0] and k.whole_block == []
+    assert [line for _, line, _ in k.opaque] == [3] and "lib::ctaid" in k.opaque[0][0] and k.whole_block == []
     assert facts.facts["helper"][0].opaque == []
 
 

@@ -83,6 +83,9 @@ class Meaning:
     required``), where that was why: nvcc, given the same flags, stops at it too."""
     dialect_where: str = ""
     """``file:line: message`` of that ``#error``."""
+    instances_unread: str | None = None
+    """Why the kernel template instances written as ordinary code did not compile (the
+    templates were read as such, where calls through dependent types name nothing)."""
     _index: dict[tuple[str, str], list[FunctionMeaning]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -447,9 +450,10 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     ck = ci.CursorKind
     defining = (ck.FUNCTION_DECL, ck.FUNCTION_TEMPLATE, ck.CXX_METHOD, ck.CONSTRUCTOR, ck.DESTRUCTOR)
     seen: set[tuple[str, int]] = set()
+    unread = None
     for path in files:
         try:
-            unit = _parse(ci, path, arguments, sources, instances)
+            unit, unread = _parse(ci, path, arguments, sources, instances)
         except ci.TranslationUnitLoadError as exc:
             return Meaning(unavailable=f"Clang could not read {path}: {exc}")
         errors = [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
@@ -470,21 +474,34 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
             end = walker.presumed(cursor.extent.end)[1] if copy else cursor.extent.end.line
             found = FunctionMeaning(file, cursor.spelling, start, end, _header_uses(walker, cursor, start, copy))
             (copies if copy else functions).append(found)
-    return Meaning(tuple(_instances_read(f, copies) for f in functions))
+    return Meaning(tuple(_instances_read(f, copies) for f in functions), instances_unread=unread)
 
 
-def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str], instances: Sequence[str]):
-    """The file parsed with its kernel template instances after it; without them where they
-    do not compile (the template alone is then read, as before they existed)."""
+def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
+           instances: Sequence[str]) -> tuple[object, str | None]:
+    """The file parsed with its kernel template instances after it, or without them where
+    they do not compile (the templates alone are then read), and why they did not."""
     unsaved = [(str(p), text) for p, text in sources.items()]
+    text = sources.get(str(path))
+    text = Path(path).read_text(errors="replace") if text is None and instances else text
+
+    def parsed(copies: Sequence[str]):
+        given = [(p, t) for p, t in unsaved if p != str(path)] + [(str(path), text + "\n" + "".join(copies))]
+        unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=given)
+        return unit, [d.spelling for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
+
+    unread = None
     if instances:
-        text = sources.get(str(path))
-        text = Path(path).read_text(errors="replace") if text is None else text
-        with_copies = [(p, t) for p, t in unsaved if p != str(path)] + [(str(path), text + "\n" + "".join(instances))]
-        unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=with_copies)
-        if not any(d.severity >= ci.Diagnostic.Error for d in unit.diagnostics):
-            return unit
-    return ci.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved or None)
+        unit, errors = parsed(instances)
+        if not errors:
+            return unit, None
+        unread = errors[0]
+        if len(instances) > 1:  # one instance that does not compile leaves the others their copies
+            kept = [copy for copy in instances if not parsed([copy])[1]]
+            unit, errors = parsed(kept) if kept else (None, ["none"])
+            if not errors:
+                return unit, unread
+    return ci.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved or None), unread
 
 
 def _in_copy(cursor, ck) -> bool:
