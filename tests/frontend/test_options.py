@@ -36,3 +36,20 @@ def test_a_flag_hfuse_does_not_know_is_refused_with_the_ones_it_does(flag):
     with pytest.raises(HFuseError) as err:
         CompileOptions(language_flags=(flag,))
     assert flag in err.value.message and "--expt-relaxed-constexpr" in (err.value.hint or "")
+
+
+def test_pytorchs_folders_which_hfuse_reads_unasked_reach_nvcc_too(tmp_path, monkeypatch):
+    # once: hfuse fuse read <torch/all.h> from PyTorch's folders, and --check's nvcc did not
+    # find it ("fatal error: torch/all.h: No such file or directory")
+    import hfuse.frontend.options as options_module
+    from hfuse.frontend.options import CompileOptions
+
+    torch_include = tmp_path / "torch" / "include"
+    torch_include.mkdir(parents=True)
+    monkeypatch.setattr(options_module, "pytorch_include_dirs", lambda: (torch_include,))
+    flags = CompileOptions().compiler_flags()
+    assert flags[-2:] == ["-isystem", str(torch_include)]
+    assert "-isystem" in CompileOptions().compiler_flags(compiler="clang")
+    assert str(torch_include) not in " ".join(CompileOptions().compiler_flags(compiler="nvrtc"))  # (host headers)
+    given = CompileOptions.from_flags(system_include_dirs=[str(torch_include)]).compiler_flags()
+    assert given == ["-std=c++17", f"-I{torch_include}"]  # once, as the user gave it

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Sequence
 
 from ..errors import HFuseError
+from ..toolkit import pytorch_include_dirs
 
 DEFAULT_STD = "c++17"
 DEFAULT_ARCH = "sm_90"
@@ -181,6 +182,11 @@ class CompileOptions:
         if pre_includes:
             for f in self.pre_includes:
                 flags += ["-include", str(f)]
+        if compiler != "nvrtc":
+            # PyTorch's folders, which hfuse reads without being told when torch is installed
+            # (``preprocess.library_header_dirs``): the files it keeps include from there
+            given = {d.resolve() for d in (*self.include_dirs, *self.system_include_dirs) if d.is_dir()}
+            flags += [flag for d in pytorch_include_dirs() if d.resolve() not in given for flag in ("-isystem", str(d))]
         flags += language_flags_for(self.language_flags, compiler)
         return flags
 
