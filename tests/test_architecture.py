@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hfuse.codegen",),
     ("hfuse.layouts",),
     ("hfuse.fusion",),
-    ("hfuse.part_facts",),
+    ("hfuse.part_facts", "hfuse.header_meaning"),
     ("hfuse.api", "hfuse.config"),
     ("hfuse.runtime",),
     ("hfuse.testing",),

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 from .version import __version__
 from .codegen.emit import arch_guard, assemble, assemble_device_file, dropped_comment, header_comment
-from .codegen.includes import IncludePlan, plan_includes
+from .codegen.includes import IncludePlan, library_device_includes, plan_includes
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .layouts import HORIZONTAL, INTERBLOCK, Layout, layout_of
 from .codegen.preamble import BarrierForm
@@ -17,11 +17,11 @@ from .errors import HFuseError, Location
 from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
-from .frontend.instance_copies import instance_copy
 from .frontend.closure import DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
 from .frontend.options import DEFAULT_STD, NO_OPTIONS, CompileOptions, language_flags_for
 from .frontend.parse import first_error, line_of, parse
+from .frontend.preprocess import library_header_dirs
 from .frontend.program import Program, is_device_variable
 from .spec import Dim3, KernelSpec
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
@@ -30,8 +30,9 @@ from .transform.early_exit import functions_of
 from .transform.context_types import check_context_type, host_made_types, static_members_with_context
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
-from .frontend.clang import Meaning, read_meaning
+from .frontend.clang import read_meaning
 from .partition import Part, Partition, make_partition
+from .header_meaning import header_meaning
 from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
                          check_own_blocks, check_shared_types, check_static_shared, check_stored_functions,
                          instance_constants, renamed_types, slice_alignment_of, whole_block_need)
@@ -303,38 +304,6 @@ def _reraise_internal(exc: BaseException, specs: Sequence[KernelSpec]) -> None:
     ) from exc
 
 
-def _header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], files: Sequence[SourceFile],
-                    sources: Mapping[str | Path, str] | None,
-                    options: CompileOptions) -> tuple[Meaning, tuple[str, ...], dict[Path, str]]:
-    """Clang's reading of what each file's functions reach in the headers hfuse keeps (one
-    parse per file, with that file's options), a note for each file it could not read, and
-    those files (with the user's headers they read) that keep headers nobody checked, and why."""
-    given = {str(k): v for k, v in (sources or {}).items()}
-    found, notes, unread = [], [], {}
-    for source in files:
-        spec = next(s for s in specs if s.file == source.path)
-        copies = [instance_copy(k, s.template_args, i) for i, (s, k) in enumerate(zip(specs, kernels))
-                  if s.file == source.path]
-        meaning = read_meaning([source.path], spec.options or options, user_files=source.headers,
-                               kept_includes=source.kept_includes, sources=given, instances=[c for c in copies if c])
-        if meaning.dialect is not None:
-            used = (spec.options or options).std
-            raise HFuseError(
-                f"a header this file keeps requires {meaning.dialect.replace('c', 'C', 1)} ({meaning.dialect_where}); "
-                f"hfuse reads the file as -std={used}, as nvcc would", Location(source.path),
-                hint=f"pass -std {meaning.dialect} (or std: {meaning.dialect} under compile: in a config), as your "
-                "build does: nvcc stops at the same #error without it (PyTorch's extension build passes -std=c++20)")
-        if meaning.instances_unread is not None:
-            notes.append(f"note: Clang could not compile the kernel template instances of {source.path.name} as "
-                         f"ordinary code ({meaning.instances_unread}); it read them as templates, where a call "
-                         "through a type that depends on a template parameter names no code")
-        if meaning.unavailable is not None:
-            notes.append(f"note: {meaning.unavailable}; hfuse checked the headers it keeps by the names alone")
-            unread.update({path: meaning.unavailable for path in (source.path, *source.headers)})
-        found.extend(meaning.functions)
-    return Meaning(tuple(found)), tuple(notes), unread
-
-
 def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> PreparedUnit:
     files = _sources(specs, sources, options)
     requests, specs = tuple(specs), _as_compiled(specs, files)
@@ -346,7 +315,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
     )
-    meaning, notes, unread = _header_meaning(specs, found, files, sources, options)
+    meaning, notes, unread = header_meaning(specs, found, files, sources, options)
     add_header_reads(everything, meaning)
     add_unchecked_calls(everything, unread)
     clashes = program.clashing_symbols()
@@ -386,7 +355,10 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     uses = frozenset().union(*(i.references for i in closure.items),
                              *(i.references for i in program.items if i.function in found))
     values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
-    return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(list(dict.fromkeys(kept)), uses, values),
+    kept = list(dict.fromkeys(kept))
+    libraries = list(dict.fromkeys(d for s in specs for d in library_header_dirs(s.options or options)))
+    nvrtc_too = library_device_includes(kept, libraries, meaning.header_files)
+    return PreparedUnit(program, tuple(prepared), options, closure, plan_includes(kept, uses, values, nvrtc_too),
                         context_helpers, context_types, frozenset(clashes), notes, requests)
 
 
@@ -427,8 +399,13 @@ def device_source(
         closure = device_closure(program, [function, *(i.function for i in primary)],
                                  [kernel.template_args] * (1 + len(primary)))
         uses = frozenset().union(item.references, *(i.references for i in [*closure.items, *primary]))
-        includes = plan_includes(list(dict.fromkeys(i.text for s in program.files for i in s.items if i.kind == "include")),
-                                 uses, tuple(dict.fromkeys(m for f in program.files for m in f.value_macros)))
+        kept = list(dict.fromkeys(i.text for s in program.files for i in s.items if i.kind == "include"))
+        source = files[0]
+        used = read_meaning([source.path], kernel.options or options or NO_OPTIONS, user_files=source.headers,
+                            kept_includes=source.kept_includes, sources={str(k): v for k, v in (sources or {}).items()})
+        includes = plan_includes(kept, uses, tuple(dict.fromkeys(m for f in program.files for m in f.value_macros)),
+                                 library_device_includes(kept, library_header_dirs(kernel.options or options or NO_OPTIONS),
+                                                         used.header_files))
         header = f"// Device side of {kernel.file.name} for {function.key}, generated by hfuse {__version__}.\n"
         header += dropped_comment(closure.dropped_host, includes.dropped, closure.dropped_unused)
         text = assemble_device_file(header, includes.lines, [*closure.items, *primary, item],

@@ -24,6 +24,9 @@ KEEP -- as written, for both compilers (device headers NVRTC reads as they are):
     cuda/* (libcu++: cuda/std/*, cuda/atomic...), nv/target, cuda_pipeline.h,
     cuda_awbarrier.h, vector_types.h, vector_functions.h, device_launch_parameters.h,
     sm_*_intrinsics.h
+    an installed library's header (``-isystem``) whose declarations the kernels' device
+    code uses, as Clang found (``library_device_includes``): without it NVRTC cannot
+    compile them at all
 
 STAND-IN -- ``#ifdef __CUDACC_RTC__`` <what NVRTC can read> ``#else`` <the original line>
 ``#endif``. nvcc compiles exactly what the original had. Under NVRTC:
@@ -95,8 +98,10 @@ of one kind share one ``#if`` block.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 RTC = "__CUDACC_RTC__"
@@ -392,13 +397,32 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
                           *dict.fromkeys(rtc), "#endif"]
 
 
+def library_device_includes(include_lines: Sequence[str], library_dirs: Sequence[Path],
+                            device_files: frozenset[str]) -> frozenset[str]:
+    """The include lines of installed libraries' headers (found in ``library_dirs``) whose
+    library declares what the device code uses (``device_files``, Clang's): NVRTC must read
+    them too, or ``hfuse tune`` cannot compile the kernels that use them."""
+    found = set()
+    for line in include_lines:
+        name = header_name(line.strip())
+        for folder in library_dirs if name is not None and classify(name) == "unknown" else ():
+            if (Path(folder) / name).is_file():
+                root = os.path.realpath(folder) + os.sep
+                if any(f.startswith(root) for f in device_files):
+                    found.add(line.strip())
+                break
+    return frozenset(found)
+
+
 def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset(),
-                  value_macros: Sequence[tuple[str, str]] = ()) -> IncludePlan:
+                  value_macros: Sequence[tuple[str, str]] = (), nvrtc_too: frozenset[str] = frozenset()) -> IncludePlan:
     """The fused file's include lines for the inputs' ``#include`` lines (see the module
     docstring); ``uses``: the names the fused code mentions (for what nvcc gives implicitly).
     ``value_macros``: macros of kept headers the code uses as values (``(name or
     name(params), value)``, the host compiler's): defined under NVRTC, which does not read
-    the unknown headers that define them (each only where nothing defined it)."""
+    the unknown headers that define them (each only where nothing defined it).
+    ``nvrtc_too``: unknown headers whose device code the kernels use
+    (``library_device_includes``): kept for both compilers."""
     seen: set[str] = set()
     entries: list[tuple[str, str, str]] = []  # (kind, line, name)
     dropped: list[str] = []
@@ -422,6 +446,8 @@ def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset
                         seen.add(brought)
                         entries.append(("keep", f"#include <{brought}>", brought))
             continue
+        if kind == "unknown" and line in nvrtc_too:
+            kind = "keep"
         if kind == "unknown":
             unknown.append(line)
         entries.append((kind, line, name or ""))

@@ -58,6 +58,8 @@ class HeaderUse:
     the block``), found by walking its definition; empty for what reads nothing."""
     unknown: bool = False
     """The walk stopped at its limit: what it reads is not known."""
+    file: str = ""
+    """The header that declares it (its real path)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,11 @@ class Meaning:
     def __post_init__(self) -> None:
         for f in self.functions:
             self._index.setdefault((_key(f.file), f.name), []).append(f)
+
+    @property
+    def header_files(self) -> frozenset[str]:
+        """The kept headers whose declarations the user's device code uses (real paths)."""
+        return frozenset(u.file for f in self.functions for u in f.uses if u.file)
 
     def function(self, file: Path, name: str, line: int) -> FunctionMeaning | None:
         """The function named ``name`` defined in ``file`` whose text spans ``line``."""
@@ -571,5 +578,5 @@ def _header_uses(walker: _Walker, cursor, start: int, copy: bool = False,
                 line = walker.presumed(node.location)[1] if copy else node.location.line
             key = (qualified, line)
             if key not in uses or (reads and not uses[key].reads):
-                uses[key] = HeaderUse(qualified, line, reads, cut)
+                uses[key] = HeaderUse(qualified, line, reads, cut, _key(Path(target.location.file.name)))
     return tuple(uses.values())

@@ -41,8 +41,10 @@ def options_of(*cases: Case) -> CompileOptions:
     """The build flags of the cases' files together (a pair of files is compiled as one)."""
     flags = [f for case in cases for f in case.flags]
     std = max((f.removeprefix("-std=") for f in flags if f.startswith("-std=")), default=None)
+    libraries = list(dict.fromkeys(str(HERE / f.removeprefix("-isystem=")) for f in flags if f.startswith("-isystem=")))
     return CompileOptions.from_flags(include_dirs=[f[2:] for f in flags if f.startswith("-I")], std=std,
-                                     language_flags=[f for f in flags if not f.startswith(("-I", "-std="))])
+                                     system_include_dirs=libraries,
+                                     language_flags=[f for f in flags if not f.startswith(("-I", "-std=", "-isystem="))])
 
 
 def _split(text: str) -> list[str]:
@@ -186,6 +188,12 @@ CASES = (
     Case("launch_macros.cu", "ops::fill_ints", 256),
     Case("launch_macros.cu", "ops::unrolled_add<4>", 128),
     # a PyTorch extension file (no -I: PyTorch's folders are found when torch is installed)
+    # an installed library's block reduction (-isystem): its B::tid()/B::warps() policy reads
+    # threadIdx and blockDim where only the instance names them; whole blocks of the kernel's own size
+    Case("block_library.cu", "rms_scale<float>", 256, "interblock", flags=("-isystem=include",)),
+    Case("block_library.cu", "rms_scale<__half>", 128, "interblock", flags=("-isystem=include",)),
+    Case("block_library.cu", "row_sums", 128, "interblock", flags=("-isystem=include",)),
+    Case("block_library.cu", "warp_totals<float>", 256, flags=("-isystem=include",)),
     # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20",)),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20",)),
