@@ -260,6 +260,14 @@ MAKERS: dict[str, Maker] = {
     "ops::fill_ints": lambda rng, cp, b: Launch([_zeros(cp, N, np.int32), np.int32(7), np.int32(N)], _flat(b), 0, (0,)),
     "ops::unrolled_add<4>": lambda rng, cp, b: Launch([_f32(rng, cp), _f32(rng, cp), np.int32(N)], _flat(b, N, 4), 0,
                                                       (1,)),
+    # block_library.cu: a kept header's block reduction, in whole blocks of the kernel's own size
+    "rms_scale<float>": lambda rng, cp, b: Launch([_zeros(cp, ROWS * COLS), _f32(rng, cp, ROWS * COLS), np.int32(COLS)],
+                                                  Dim3(ROWS), 0, (0,)),
+    "rms_scale<__half>": lambda rng, cp, b: Launch([_zeros(cp, ROWS * COLS, np.float16), _f16(rng, cp, ROWS * COLS),
+                                                    np.int32(COLS)], Dim3(ROWS), 0, (0,)),
+    "row_sums": lambda rng, cp, b: Launch([_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(COLS)], Dim3(ROWS), 0,
+                                          (1,)),
+    "warp_totals<float>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // 32), np.int32(N)], _flat(b), 0, (1,)),
     # torch_ext.cu
     "silu_and_mul_kernel<float>": lambda rng, cp, b: Launch([_f32(rng, cp, 64 * 2 * 512), _zeros(cp, 64 * 512),
                                                              np.int32(512)], Dim3(64), 0, (1,)),
