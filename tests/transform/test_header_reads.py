@@ -63,7 +63,7 @@ def test_a_whole_block_finding_is_found_from_the_kernel(tmp_path):
 
 
 UNREAD = """#include <lib/red.cuh>
-#include <cuda/std/utility>
+#include <cuda/std/algorithm>
 template <typename T>
 __global__ void k(T* out, const T* in) {
   __shared__ T sh[256];
@@ -79,7 +79,7 @@ def test_where_clang_could_not_read_the_file_a_call_into_an_unchecked_header_is_
     # kernel whose lib::utils::block_sum synchronised the whole fused block
     import pytest
 
-    import hfuse.api as api
+    import hfuse.header_meaning as header_meaning
     from hfuse.api import fuse
     from hfuse.errors import HFuseError
     from hfuse.frontend.options import CompileOptions
@@ -91,7 +91,7 @@ def test_where_clang_could_not_read_the_file_a_call_into_an_unchecked_header_is_
         "{ s[threadIdx.x] = v; __syncthreads(); return s[0]; }\n} }\n")
     (tmp_path / "k.cu").write_text(UNREAD)
     (tmp_path / "p.cu").write_text("__global__ void p(float* y) { y[threadIdx.x] = 1.f; }\n")
-    monkeypatch.setattr(api, "read_meaning", lambda *a, **k: Meaning(unavailable="Clang could not read k.cu (why)"))
+    monkeypatch.setattr(header_meaning, "read_meaning", lambda *a, **k: Meaning(unavailable="Clang could not read k.cu (why)"))
     options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
     specs = [KernelSpec(tmp_path / "p.cu", "p", Dim3(64)), KernelSpec(tmp_path / "k.cu", "k", Dim3(256), ("float",))]
     with pytest.raises(HFuseError, match=r"'lib::utils::block_sum<T>' is defined by no input, and what it reads of "
