@@ -283,3 +283,31 @@ def test_the_driver_header_stays_where_device_code_takes_a_tensor_map():
     text = "\n".join(plan.lines)
     assert text.index("#ifndef __CUDACC_RTC__") < text.index("#include <cuda.h>")  # nvcc reads the driver's
     assert "typedef struct CUtensorMap_st { alignas(128) unsigned long long opaque[16]; } CUtensorMap;" in text
+
+
+def test_an_installed_librarys_header_whose_device_code_is_used_is_kept_for_nvrtc_too(tmp_path):
+    # once "unknown to hfuse: nvcc only": NVRTC then met blocklib::block_sum undeclared, and
+    # hfuse tune could not compile the kernel at all
+    from hfuse.codegen.includes import library_device_includes, plan_includes
+
+    library = tmp_path / "include"
+    (library / "blocklib" / "detail").mkdir(parents=True)
+    (library / "blocklib" / "block_reduce.cuh").write_text('#include "detail/impl.cuh"\n')
+    (library / "blocklib" / "detail" / "impl.cuh").write_text("\n")
+    (library / "hostlib").mkdir()
+    (library / "hostlib" / "log.h").write_text("\n")
+    lines = ["#include <blocklib/block_reduce.cuh>", "#include <hostlib/log.h>", "#include <vector>",
+             "#include <cuda_fp16.h>"]
+    used = frozenset({str((library / "blocklib" / "detail" / "impl.cuh").resolve())})
+    # (the library is the header's own folder, whatever it includes from there; another's host header
+    # stays nvcc's; the C++ library's and the toolkit's are classified by name)
+    assert library_device_includes(lines, [library], used) == {"#include <blocklib/block_reduce.cuh>"}
+    (library / "flat.cuh").write_text("\n")
+    flat = frozenset({str((library / "flat.cuh").resolve())})
+    assert library_device_includes(["#include <flat.cuh>"], [library], flat) == {"#include <flat.cuh>"}
+    assert library_device_includes(lines, [library], frozenset()) == frozenset()  # no device use: nvcc only
+    plan = plan_includes(lines[:2], nvrtc_too=frozenset(lines[:1]))
+    assert plan.lines[0] == "#include <blocklib/block_reduce.cuh>"  # for both compilers
+    assert "#ifndef __CUDACC_RTC__  // unknown to hfuse: nvcc only" in plan.lines
+    assert plan.lines[plan.lines.index("#ifndef __CUDACC_RTC__  // unknown to hfuse: nvcc only") + 1] == \
+        "#include <hostlib/log.h>"

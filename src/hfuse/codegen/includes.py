@@ -407,8 +407,11 @@ def library_device_includes(include_lines: Sequence[str], library_dirs: Sequence
         name = header_name(line.strip())
         for folder in library_dirs if name is not None and classify(name) == "unknown" else ():
             if (Path(folder) / name).is_file():
-                root = os.path.realpath(folder) + os.sep
-                if any(f.startswith(root) for f in device_files):
+                # the library is the header's own folder below the search folder (blocklib/ of
+                # <blocklib/block_reduce.cuh>, whatever it includes from there), or the header alone
+                top = name.split("/")[0]
+                root = os.path.realpath(Path(folder) / top) + (os.sep if "/" in name else "")
+                if any(f == root or f.startswith(root) and "/" in name for f in device_files):
                     found.add(line.strip())
                 break
     return frozenset(found)

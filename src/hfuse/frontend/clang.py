@@ -59,7 +59,8 @@ class HeaderUse:
     unknown: bool = False
     """The walk stopped at its limit: what it reads is not known."""
     file: str = ""
-    """The header that declares it (its real path)."""
+    """The header that declares it (its real path); empty for one of the candidates of a name
+    a template leaves unresolved, which may not be the one that runs."""
 
 
 @dataclass(frozen=True)
@@ -578,5 +579,7 @@ def _header_uses(walker: _Walker, cursor, start: int, copy: bool = False,
                 line = walker.presumed(node.location)[1] if copy else node.location.line
             key = (qualified, line)
             if key not in uses or (reads and not uses[key].reads):
-                uses[key] = HeaderUse(qualified, line, reads, cut, _key(Path(target.location.file.name)))
+                # (a name a template leaves unresolved may pick any of its candidates: not a use of each's header)
+                declared = "" if node.kind == ck.OVERLOADED_DECL_REF else _key(Path(target.location.file.name))
+                uses[key] = HeaderUse(qualified, line, reads, cut, declared)
     return tuple(uses.values())
