@@ -33,6 +33,15 @@ def test_an_unfinished_walk_is_refused_and_nothing_read_is_nothing():
     assert classify(HeaderUse("lib::f", 3, ())) is None
 
 
+def test_cubs_block_collectives_are_whole_block_however_far_clangs_walk_went():
+    # reached through a helper template's instance, the walk of CUB's internals may stop at its
+    # limit: CUB's block-wide names are known, and not refused for that
+    found = classify(HeaderUse("cub::BlockReduce::Sum", 3, (), unknown=True))
+    assert found.whole_block and "CUB's block-wide 'cub::BlockReduce'" in found.why
+    assert classify(HeaderUse("cub::WarpReduce::Sum", 3, ())) is None
+    assert classify(HeaderUse("cub::DeviceReduce::Sum", 3, (), unknown=True)).whole_block is False
+
+
 def test_cooperative_groups_are_left_to_hfuses_own_rewrite():
     assert classify(HeaderUse("cooperative_groups::__v1::thread_block::sync", 3, ("synchronises the block",))) is None
 

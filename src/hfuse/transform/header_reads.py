@@ -26,7 +26,7 @@ from typing import Mapping
 from ..frontend.clang import HeaderUse, Meaning
 from ..frontend.model import WARPGROUP_RUN
 from .analysis import ProgramFacts
-from .opaque import REFUSAL_HINT, Unseen
+from .opaque import REFUSAL_HINT, Unseen, classify_cub, cub_entity
 
 COOPERATIVE_GROUPS = "cooperative_groups::"
 _WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "reads %warpid", "synchronises the block",
@@ -42,6 +42,9 @@ def classify(use: HeaderUse) -> Unseen | None:
     if use.qualified.startswith(COOPERATIVE_GROUPS):
         return None
     where = f"'{use.qualified}' of a header hfuse keeps as an #include"
+    entity = cub_entity(use.qualified)
+    if use.unknown and entity is not None and (known := classify_cub(entity)) is not None and known.whole_block:
+        return known  # CUB's block collectives, known by name, however far Clang's walk went
     if use.unknown:
         return Unseen(f"{where}, whose code Clang's walk could not follow to its end (a call through a "
                       "template parameter, B::f(), names no code until the template is instantiated; or calls "
