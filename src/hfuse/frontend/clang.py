@@ -207,7 +207,10 @@ class _Walker:
                                                              "FUNCTION_TEMPLATE", "CONVERSION_FUNCTION"))
 
     def is_user(self, cursor) -> bool:
-        file = cursor.location.file
+        location = cursor.location
+        if location.is_in_system_header:
+            return False  # (the kept headers are all -isystem: asked first, it spares their thousands a file look-up)
+        file = location.file
         if file is None:
             return False
         name = file.name
