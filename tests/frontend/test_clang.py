@@ -355,3 +355,17 @@ def test_the_users_own_template_is_read_as_instantiated_where_it_is_called(tmp_p
     kernel = meaning.function(source, "k", 9)
     found = {u.qualified: (u.line, set(u.reads)) for u in kernel.uses if u.reads}
     assert found["lib::Reducer::sum"] == (9, {"reads threadIdx", "synchronises the block"})  # at the call
+
+
+def test_a_header_that_needs_the_files_own_macros_is_read_with_the_file(tmp_path):
+    # its PCH cannot be built from the include lines alone: the file is parsed whole instead
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "needs.h").write_text(
+        "#pragma once\n#ifndef LIB_CONFIG\n#error define LIB_CONFIG first\n#endif\n"
+        "namespace lib { __device__ inline int tid() { return threadIdx.x; } }\n")
+    source = tmp_path / "k.cu"
+    source.write_text("#define LIB_CONFIG 1\n#include <lib/needs.h>\n__global__ void k(int* o) { o[0] = lib::tid(); }\n")
+    meaning = read_meaning([source], CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")]),
+                           kept_includes=["#include <lib/needs.h>"], cache=tmp_path)
+    assert meaning.unavailable is None and meaning.dialect is None
+    assert {r for f in meaning.functions for u in f.uses for r in u.reads} == {"reads threadIdx"}

@@ -454,7 +454,12 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
     is_inline.argtypes, is_inline.restype = [ci.Cursor], ctypes.c_uint
     mine = frozenset(_key(Path(f)) for f in [*files, *user_files])
-    arguments = arguments + precompiled_preamble(ci, arguments, kept_includes, cache) + options.pre_include_flags()
+    preamble = precompiled_preamble(ci, arguments, kept_includes, cache)
+    if (dialect := required_dialect(preamble.error, options.std)) is not None:
+        # decided by the flags, not by the file: parsing it as well would only take as long again
+        return Meaning(unavailable=f"Clang could not read the headers {files[0]} keeps ({preamble.error})",
+                       dialect=dialect, dialect_where=preamble.error)
+    arguments = arguments + preamble.flags + options.pre_include_flags()
     walker = _Walker(ci, mine)
     functions: list[FunctionMeaning] = []
     copies: list[FunctionMeaning] = []
@@ -499,14 +504,14 @@ def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
     def parsed(copies: Sequence[str]):
         given = [(p, t) for p, t in unsaved if p != str(path)] + [(str(path), text + "\n" + "".join(copies))]
         unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=given)
-        return unit, [d.spelling for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
+        return unit, [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
 
     unread = None
     if instances:
         unit, errors = parsed(instances)
-        if not errors:
-            return unit, None
-        unread = errors[0]
+        if not errors or any(d.location.file is not None and d.location.is_in_system_header for d in errors):
+            return unit, None  # (a kept header that does not compile: the file does not, copies or not)
+        unread = errors[0].spelling
         if len(instances) > 1:  # one instance that does not compile leaves the others their copies
             kept = [copy for copy in instances if not parsed([copy])[1]]
             unit, errors = parsed(kept) if kept else (None, ["none"])

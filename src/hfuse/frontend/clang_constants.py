@@ -68,7 +68,7 @@ def _ask_once(questions: tuple[ConstantQuestion, ...], options: CompileOptions, 
     if ci is None or isinstance(arguments, str):
         return tuple(None for _ in questions)
     evaluate = _evaluator(ci)
-    preamble = precompiled_preamble(ci, arguments, kept_includes, Path(cache))
+    preamble = precompiled_preamble(ci, arguments, kept_includes, Path(cache)).flags
     answers: dict[int, int | None] = {}
     for path, text in texts:
         mine = [(i, q) for i, q in enumerate(questions) if q.file == path]

@@ -11,18 +11,28 @@ import logging
 import os
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 _log = logging.getLogger(__name__)
 
 
-def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) -> list[str]:
-    """``-include-pch`` of the kept headers, built once per set of headers and arguments;
-    no arguments where it cannot be built (the parse is then only slower)."""
+@dataclass(frozen=True)
+class Preamble:
+    """What a parse adds to use the kept headers' PCH (nothing where it could not be built:
+    the parse is then only slower), and the first error that kept it from being built."""
+
+    flags: list[str] = field(default_factory=list)
+    error: str = ""
+    """``file:line: message`` (a header's ``#error`` asking for a later C++, say)."""
+
+
+def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) -> Preamble:
+    """``-include-pch`` of the kept headers, built once per set of headers and arguments."""
     text = "".join(f"{line}\n" for line in includes if line.lstrip("# \t").startswith("include") and "<" in line)
     if not text:
-        return []  # nothing to precompile: the parse reads only the user's text
+        return Preamble()  # nothing to precompile: the parse reads only the user's text
     library = Path(ci.conf.lib._name)
     built = library.stat() if library.is_file() else None
     version = f"{library}:{built.st_size}:{built.st_mtime_ns}" if built else str(library)
@@ -31,7 +41,7 @@ def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cach
     target = cache / "clang" / f"{key}.pch"
     if target.is_file():
         _touch(target)
-        return ["-include-pch", str(target)]
+        return Preamble(["-include-pch", str(target)])
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         # the header stays beside its PCH: Clang checks, when loading one, that its inputs exist
@@ -55,15 +65,17 @@ def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cach
         _log.info(f"Clang: precompiling the kept headers ({names}) once for these options; "
                   f"the cache keeps them in {target.parent}")
         unit = ci.Index.create().parse(str(header), args=build)
-        if any(d.severity >= ci.Diagnostic.Error for d in unit.diagnostics):
-            return []
+        errors = [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
+        if errors:  # (a header may need what the user's file defines before it: parsed whole, it may read)
+            where = f"{errors[0].location.file}:{errors[0].location.line}" if errors[0].location.file else "?"
+            return Preamble(error=f"{where}: {errors[0].spelling}")
         partial = target.with_suffix(f".{os.getpid()}.tmp")
         unit.save(str(partial))
         os.replace(partial, target)  # atomic: a concurrent request reads the old or the new, whole
         prune_precompiled(target.parent, keep=target)
     except Exception:  # a read-only cache or a full disk: parse without it
-        return []
-    return ["-include-pch", str(target)]
+        return Preamble()
+    return Preamble(["-include-pch", str(target)])
 
 
 _PCH_FORMAT = "complete-unit"
