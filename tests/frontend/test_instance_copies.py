@@ -118,3 +118,43 @@ def test_an_instance_that_does_not_compile_leaves_the_others_their_copies(tmp_pa
     assert "static assertion failed" in meaning.instances_unread  # k<float>'s copy
     (use,) = [u for u in meaning.function(tmp_path / "k.cu", "k", 7).uses if u.qualified == "lib2::block_sum"]
     assert not use.unknown and set(use.reads) == {"reads threadIdx", "reads blockDim"}  # k<__half>'s copy
+
+
+REDUCER_HEADER = """#pragma once
+namespace lib {
+template <typename T>
+struct Reducer {
+  T* sh;
+  __device__ explicit Reducer(T* s) : sh(s) {}
+  __device__ T sum(T v) { sh[threadIdx.x] = v; __syncthreads(); return sh[0]; }
+};
+template <typename T>
+__device__ Reducer<T> make_reducer(T* s) { return Reducer<T>(s); }
+}
+"""
+
+
+@pytest.mark.parametrize("check, unknown", [
+    ("", False),  # the copy compiles: Reducer<float>::sum is read
+    ("if constexpr (!std::is_same_v<T, float>) { static_assert(sizeof(T) == 2); }", True),
+])
+def test_without_its_copy_a_member_call_on_a_headers_object_is_unknown(tmp_path, check, unknown):
+    # read as a template, r.sum(v) names nothing: once fused horizontally where the copy failed
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "reducer.cuh").write_text(REDUCER_HEADER)
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    text = ("#include <lib/reducer.cuh>\n#include <type_traits>\ntemplate <typename T>\n"
+            f"__global__ void k(T* out, const T* in) {{\n  {check}\n  __shared__ T sh[32];\n"
+            "  auto r = lib::make_reducer(sh);\n  out[threadIdx.x] = r.sum(in[threadIdx.x]);\n}\n")
+    kernel, source = _kernel(tmp_path, text, options=options)
+    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+                           instances=[instance_copy(kernel, ["float"], 0)])
+    uses = {(u.qualified, u.line): u for u in meaning.function(tmp_path / "k.cu", "k", 8).uses}
+    if unknown:
+        assert uses[("lib::make_reducer", 8)].unknown
+    else:
+        assert set(uses[("lib::Reducer::sum", 8)].reads) == {"reads threadIdx", "synchronises the block"}
+        assert not any(u.unknown for u in uses.values())

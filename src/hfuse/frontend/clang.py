@@ -23,8 +23,6 @@ import ctypes
 import functools
 import glob
 import hashlib
-import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -32,6 +30,7 @@ from typing import Iterable, Mapping, Sequence
 from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
 from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET, WARPGROUP_RUN
+from .clang_meaning import FunctionMeaning, HeaderUse, Meaning, _key, required_dialect  # noqa: F401 (callers take them from here)
 from .clang_pch import precompiled_preamble
 from .instance_copies import COPY_NAMESPACE
 from .options import CompileOptions
@@ -43,86 +42,6 @@ BARRIER_FUNCTIONS = frozenset({"__syncthreads", "__syncthreads_count", "__syncth
                                "__nvvm_bar0_or", "__nvvm_barrier_sync", "__nvvm_barrier_sync_cnt"})
 _WALK_LIMIT = 4000
 """Header functions walked per request at most: past it the answer is 'not known', never 'safe'."""
-
-
-@dataclass(frozen=True)
-class HeaderUse:
-    """One reference from a user's function to a declaration of a kept header."""
-
-    qualified: str
-    """``cub::BlockReduce::Sum`` (inline namespaces such as CUB's versioned one dropped)."""
-    line: int
-    """Line in the user's file where the reference is written."""
-    reads: tuple[str, ...] = ()
-    """What the declaration's code reads of the block (``reads threadIdx``, ``synchronises
-    the block``), found by walking its definition; empty for what reads nothing."""
-    unknown: bool = False
-    """The walk stopped at its limit: what it reads is not known."""
-    file: str = ""
-    """The header that declares it (its real path); empty for one of the candidates of a name
-    a template leaves unresolved, which may not be the one that runs."""
-
-
-@dataclass(frozen=True)
-class FunctionMeaning:
-    """What Clang found in one function the user defines."""
-
-    file: Path
-    name: str
-    first_line: int
-    last_line: int
-    uses: tuple[HeaderUse, ...]
-
-
-@dataclass(frozen=True)
-class Meaning:
-    """Clang's answers for one request (or why there are none)."""
-
-    functions: tuple[FunctionMeaning, ...] = ()
-    unavailable: str | None = None
-    """Why Clang gave no answer (not installed, or the file did not parse); None when it did."""
-    dialect: str | None = None
-    """The later ``-std`` a header's ``#error`` asks for (PyTorch's ``C++20 or later ... is
-    required``), where that was why: nvcc, given the same flags, stops at it too."""
-    dialect_where: str = ""
-    """``file:line: message`` of that ``#error``."""
-    instances_unread: str | None = None
-    """Why the kernel template instances written as ordinary code did not compile (the
-    templates were read as such, where calls through dependent types name nothing)."""
-    _index: dict[tuple[str, str], list[FunctionMeaning]] = field(default_factory=dict, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        for f in self.functions:
-            self._index.setdefault((_key(f.file), f.name), []).append(f)
-
-    @property
-    def header_files(self) -> frozenset[str]:
-        """The kept headers whose declarations the user's device code uses (real paths)."""
-        return frozenset(u.file for f in self.functions for u in f.uses if u.file)
-
-    def function(self, file: Path, name: str, line: int) -> FunctionMeaning | None:
-        """The function named ``name`` defined in ``file`` whose text spans ``line``."""
-        for found in self._index.get((_key(file), name), []):
-            if found.first_line <= line <= found.last_line:
-                return found
-        return None
-
-
-_DIALECT = re.compile(r"\bC\+\+\s?(11|14|17|20|23)\b")
-_DEMANDS = re.compile(r"requir|or later|or newer|or above|or higher|at least|support", re.IGNORECASE)
-
-
-def required_dialect(message: str, std: str) -> str | None:
-    """``c++NN`` when ``message`` (a diagnostic) asks for a C++ standard later than ``std``."""
-    found = _DIALECT.search(message)
-    if found is None or not _DEMANDS.search(message):
-        return None
-    wanted = f"c++{found.group(1)}"
-    return wanted if wanted > std else None  # (c++11 < c++14 < c++17 < c++20 < c++23 as text too)
-
-
-def _key(path: Path) -> str:
-    return os.path.realpath(path)
 
 
 def cindex():
@@ -241,6 +160,27 @@ class _Walker:
         name, line, column = self.ci._CXString(), ctypes.c_uint(), ctypes.c_uint()
         function(location, ctypes.byref(name), ctypes.byref(line), ctypes.byref(column))
         return Path(self.ci._CXString.from_result(name)), line.value
+
+    def header_object_call(self, node) -> str | None:
+        """``r.sum(v)`` in a template, ``r`` made by a kept header (``auto r =
+        lib::make_reducer(sh)``): a member call no declaration answers before instantiation.
+        The header's name that made the object, or None."""
+        ck = self.ci.CursorKind
+        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced != node):
+            return None
+        member = next(iter(node.get_children()), None)
+        if member is None or member.kind != ck.MEMBER_REF_EXPR or (
+                member.referenced is not None and member.referenced != member):
+            return None
+        base = next(iter(member.get_children()), None)
+        variable = base.referenced if base is not None and base.kind == ck.DECL_REF_EXPR else None
+        if variable is None or variable.kind != ck.VAR_DECL:
+            return None
+        for inner in variable.walk_preorder():
+            for target in self.targets(inner):
+                if target.location.file is not None and not self.is_user(target) and target.kind in self.functions:
+                    return _qualified(target, self.ci)
+        return None
 
     def instance_of_template(self, function) -> bool:
         """``reduce<float>`` of ``template <class T> T reduce(T)``: Clang instantiated its body."""
@@ -488,7 +428,12 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
                 continue  # host functions are not fused (their launches are the user's)
             seen.add((_key(file), start))
             end = walker.presumed(cursor.extent.end)[1] if copy else cursor.extent.end.line
-            found = FunctionMeaning(file, cursor.spelling, start, end, _header_uses(walker, cursor, start, copy))
+            # a kernel template read as written: where its instance's copy is missing (a parameter
+            # pack, a copy that did not compile), what a dependent member call runs is unknown
+            kernel_template = cursor.kind == ck.FUNCTION_TEMPLATE and any(
+                c.kind == ck.CUDAGLOBAL_ATTR for c in cursor.get_children())
+            found = FunctionMeaning(file, cursor.spelling, start, end,
+                                    _header_uses(walker, cursor, start, copy, members=kernel_template))
             (copies if copy else functions).append(found)
     return Meaning(tuple(_instances_read(f, copies) for f in functions), instances_unread=unread)
 
@@ -541,18 +486,22 @@ def _instances_read(template: FunctionMeaning, copies: Sequence[FunctionMeaning]
                            tuple(uses.values()))
 
 
-def _header_uses(walker: _Walker, cursor, start: int, copy: bool = False,
-                 uses: dict | None = None, at: int | None = None, seen: set | None = None) -> tuple[HeaderUse, ...]:
+def _header_uses(walker: _Walker, cursor, start: int, copy: bool = False, uses: dict | None = None,
+                 at: int | None = None, seen: set | None = None, members: bool = False) -> tuple[HeaderUse, ...]:
     """What function ``cursor`` (the user's) reaches in the kept headers, and what that reads
     (``copy``: an instance's copy, whose lines are those its ``#line`` gives). The instances
     of the user's own templates it calls are walked too, as Clang instantiated them, their
     findings put at the call's line (``at``): read as templates, their dependent calls
-    (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing."""
+    (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing. ``members``: such a
+    call in ``cursor`` itself on an object a kept header made is recorded as unknown."""
     ci = walker.ci
     ck = ci.CursorKind
     uses = {} if uses is None else uses
     seen = set() if seen is None else seen
     for node in cursor.walk_preorder():
+        if members and (made := walker.header_object_call(node)) is not None:
+            line = node.location.line
+            uses.setdefault((made, line), HeaderUse(made, line, (), True))
         for target in walker.targets(node):
             if target.location.file is None:
                 continue
