@@ -457,11 +457,10 @@ def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
         if not errors or any(d.location.file is not None and d.location.is_in_system_header for d in errors):
             return unit, None  # (a kept header that does not compile: the file does not, copies or not)
         unread = errors[0].spelling
-        if len(instances) > 1:  # one instance that does not compile leaves the others their copies
-            kept = [copy for copy in instances if not parsed([copy])[1]]
-            unit, errors = parsed(kept) if kept else (None, ["none"])
-            if not errors:
-                return unit, unread
+        # one instance that does not compile leaves the others their copies
+        kept = [copy for copy in instances if not parsed([copy])[1]] if len(instances) > 1 else []
+        if kept and not (found := parsed(kept))[1]:
+            return found[0], unread
     return ci.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved or None), unread
 
 
