@@ -31,11 +31,11 @@ from .transform.context_types import check_context_type, host_made_types, static
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning
-from .partition import Part, Partition, make_partition
+from .partition import MAX_BLOCK_THREADS, Part, Partition, make_partition, padded
 from .header_meaning import header_meaning
 from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
-                         check_own_blocks, check_shared_types, check_static_shared, check_stored_functions,
-                         instance_constants, renamed_types, slice_alignment_of, whole_block_need)
+                         check_own_blocks, check_parameter_calls, check_shared_types, check_static_shared,
+                         check_stored_functions, instance_constants, renamed_types, slice_alignment_of, whole_block_need)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -215,9 +215,15 @@ class PreparedUnit:
         """Some kernel must run as one whole block of its own (``Layout.keeps_block_whole``)."""
         return any(k.whole_block is not None for k in self.kernels)
 
-    def default_layout(self) -> tuple[Layout, tuple[str, ...]]:
-        """Horizontal fusion, or inter-block fusion where a kernel needs whole blocks, and why."""
+    def default_layout(self, blocks: Sequence[Dim3]) -> tuple[Layout, tuple[str, ...]]:
+        """Horizontal fusion, or inter-block fusion where a kernel needs whole blocks or the
+        ``blocks`` together are more than a block may have, and why."""
         needing = [k for k in self.kernels if k.whole_block is not None]
+        threads = sum(padded(b.size) for b in blocks)
+        if not needing and threads > MAX_BLOCK_THREADS and all(b.size <= MAX_BLOCK_THREADS for b in blocks):
+            return INTERBLOCK, (*self.notes, f"note: the kernels' blocks together have {threads} threads, more than "
+                                f"the {MAX_BLOCK_THREADS} of a block, so the kernels are fused by the interblock "
+                                "layout, which runs one block of one kernel per fused block")
         if not needing:
             return HORIZONTAL, self.notes
         first = needing[0].whole_block
@@ -335,6 +341,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                 _check_parses(fn.function, spec)
         check_kernel(kernel, everything)
         check_function_arguments(spec, kernel, program, everything.needs_context)
+        check_parameter_calls(spec, kernel, everything)
         whole_block = whole_block_need(spec, kernel, everything, opaque)
         own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
@@ -447,7 +454,7 @@ def fuse(
         raise ValueError("the prepared unit was made for other kernels")
     notes = prepared.notes
     if chosen is None:
-        chosen, notes = prepared.default_layout()
+        chosen, notes = prepared.default_layout([s.block for s in specs])
     fused = prepared.emit(Fusion(tuple(s.block for s in specs), chosen, register_cap), name=name,
                           barrier_form=barrier_form)
     return replace(fused, notes=notes) if notes else fused

@@ -202,6 +202,26 @@ def check_function_arguments(spec: KernelSpec, kernel: Function, program: Progra
                 hint="instantiate it with a function that does not read the block, or keep this kernel unfused")
 
 
+def check_parameter_calls(spec: KernelSpec, kernel: Function, program: ProgramFacts) -> None:
+    """Refuse a kernel template fused as a template (no template arguments given) whose code
+    calls through a template type parameter (``f(x)`` of ``template <class F> k(F f)``): the
+    fused kernel's caller picks the type, whose code reads the block unseen, and a functor of
+    the user's file would be the original, not the part's copy that takes its view of the block."""
+    if not kernel.is_template or spec.template_args:
+        return
+    for key in program.reachable(kernel.key):
+        for f in program.facts[key]:
+            if f.parameter_calls:
+                parameter, line = f.parameter_calls[0]
+                raise HFuseError(
+                    f"cannot prove the fused kernel correct: a call through template parameter '{parameter}' with no "
+                    "template arguments given: what runs is what the fused kernel's caller gives it (a type's code, a "
+                    "function), which hfuse cannot see (it may read threadIdx or synchronise the block)",
+                    Location(f.function.file, line, spec.name),
+                    hint=f"give the kernel's template arguments (-k '{spec.name}<...>:{spec.block}'): "
+                    "hfuse then reads the instance")
+
+
 def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec]) -> None:
     """Refuse a free operator that reads the block (``operator*(F, float)`` reading
     ``threadIdx``): operators are called without their names, with a fixed number of

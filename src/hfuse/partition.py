@@ -144,6 +144,7 @@ def make_partition(
             f"the fused block would have {partition.block_threads} threads ({partition.describe()}), "
             f"more than the {MAX_BLOCK_THREADS} a CUDA block may have",
             Location(specs[-1].file, kernels[-1].line, specs[-1].name),
-            hint="give the kernels smaller blocks",
+            hint="give the kernels smaller blocks, or fuse them with a layout that runs one kernel's block per "
+            "fused block (--layout interblock, interleaved, dynamic or persistent)",
         )
     return partition

@@ -72,11 +72,12 @@ ERROR_CASES = [
     # fusion only one padded part can run last
     ErrorCase("vertical-two-padded-blocks", (("vec_scale.cu", "vec_scale", 100), ("block_reduce.cu", "block_reduce", 120)),
               "block_reduce.cu", "block_reduce", "kernel", ("vertical", "100", "120", "warp"), "vertical"),
+    # (with no layout given, such kernels are fused by the interblock layout: below)
     ErrorCase("more-than-1024-threads", (("vec_scale.cu", "vec_scale", 512), ("block_reduce.cu", "block_reduce", 768)),
-              "block_reduce.cu", "block_reduce", "kernel", ("1280", "1024")),
+              "block_reduce.cu", "block_reduce", "kernel", ("1280", "1024", "--layout interblock"), "horizontal"),
     ErrorCase("more-than-1024-threads-3", (("vec_scale.cu", "vec_scale", 512), ("scan_dyn.cu", "scan_dyn", 256),
                                            ("stencil2d.cu", "stencil2d", (16, 16)), ("vote_count.cu", "vote_count", 32)),
-              "vote_count.cu", "vote_count", "kernel", ("1056", "1024")),
+              "vote_count.cu", "vote_count", "kernel", ("1056", "1024"), "horizontal"),
     ErrorCase("too-many-barrier-ids", tuple(("many_barriers.cu", f"sync_k{k}", 32) for k in range(16)),
               "many_barriers.cu", "sync_k15", "mark", ("15",)),
     ErrorCase("too-many-barrier-ids-vertical", tuple(("many_barriers.cu", f"sync_k{k}", 32) for k in range(16)),
@@ -143,6 +144,14 @@ def test_error_names_file_kernel_and_line(case, tmp_path, monkeypatch):
         assert word.lower() in text.lower(), f"'{word}' missing from: {text}"
     assert list(tmp_path.iterdir()) == [], "fuse wrote a file on error"
     assert _hashes() == before, "an input file changed"
+
+
+def test_blocks_too_large_together_are_fused_by_a_layout_that_runs_one_kernels_block():
+    # no layout asked for: horizontal fusion would need 1280 threads, the interblock layout 768
+    case = next(c for c in ERROR_CASES if c.id == "more-than-1024-threads")
+    fused = fuse(_specs(case))
+    assert fused.layout.name == "interblock" and fused.block.x == 768
+    assert any("1280 threads" in note and "interblock" in note for note in fused.notes)
 
 
 def test_fusion_needs_two_kernels():

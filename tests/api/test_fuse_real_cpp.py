@@ -186,7 +186,7 @@ def test_a_parameter_pack_becomes_one_parameter_per_type():
     fused = fuse([AXPY, KernelSpec(STYLES / "elementwise.cu", "ew::sum_n_kernel", Dim3(128),
                                    ("float", "int", "float", "double"))])
     assert fused.signatures[1].names[-3:] == ("hf2_ins0", "hf2_ins1", "hf2_ins2")
-    assert "const double* __restrict__  hf2_ins2," in fused.source
+    assert "const double* __restrict__ hf2_ins2," in fused.source
     assert "sum_n_kernel__hf2<float, int, float, double>(hf2_out, hf2_n, hf2_ins0, hf2_ins1, hf2_ins2, hf_ctx)" in fused.source
 
 

@@ -417,6 +417,65 @@ def test_an_installed_librarys_device_code_reading_threadIdx_is_found(tmp_path):
         fuse([plain, KernelSpec(source, "by_flat", Dim3(128))], options=options)
 
 
+APPLY = """#include <utility>
+template <typename F, typename... Args>
+__global__ void multi_apply(int chunk, float* p, F f, Args... args) {
+  f(chunk, p, args...);
+}
+struct Scale {  // the user's own functor, which reads threadIdx
+  __device__ void operator()(int n, float* p, float a) { for (int i = threadIdx.x; i < n; i += blockDim.x) p[i] *= a; }
+};
+__global__ void plain(float* o) { o[threadIdx.x] = 2.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_a_call_through_a_template_parameter_is_read_in_the_instance(tmp_path):
+    # apex's and PyTorch's multi_tensor_apply: the functor's type is the instance's
+    source = tmp_path / "k.cu"
+    source.write_text(APPLY)
+    plain = KernelSpec(source, "plain", Dim3(96))
+    # as a template, the fused kernel's caller would pick the type: the original Scale, which
+    # reads the fused block's threadIdx and blockDim (once fused so, silently wrong)
+    with pytest.raises(HFuseError, match=r"through template parameter 'F' with no template arguments") as err:
+        fuse([plain, KernelSpec(source, "multi_apply", Dim3(128))])
+    assert err.value.where.line == 4 and "multi_apply<...>:128" in err.value.hint
+    # given, the part calls its own copy of Scale, which takes the part's view of the block
+    fused = fuse([plain, KernelSpec(source, "multi_apply", Dim3(128), ("Scale", "float"))])
+    assert "multi_apply__hf2<Scale__hf2, float>(" in fused.source
+    assert "i < n; i += hf_ctx.blockDim.x" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_qualifier_before_a_pack_qualifies_each_type_written_in(tmp_path):
+    # const Args of float* is float* const: once written const float*, which nvcc refused
+    source = tmp_path / "k.cu"
+    source.write_text("template <typename... Args>\n__global__ void first(float* out, const Args... args) {\n"
+                      "  const float vals[] = {float(*args)...};\n  out[threadIdx.x] = vals[0];\n}\n"
+                      "__global__ void plain(float* o) { o[threadIdx.x] = 2.f; }\n")
+    fused = fuse([KernelSpec(source, "plain", Dim3(96)), KernelSpec(source, "first", Dim3(128), ("float*", "int*"))])
+    assert "float* const hf2_args0" in fused.source and "int* const hf2_args1" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@needs_clang
+def test_an_installed_librarys_functor_given_to_a_kernel_templates_pack_is_read(tmp_path):
+    # the functor of an installed library (kept, never rewritten) reads threadIdx: the instance's
+    # copy, its pack written out, reaches its operator(); once fused horizontally, silently wrong
+    (tmp_path / "lib" / "optlib").mkdir(parents=True)
+    (tmp_path / "lib" / "optlib" / "scale.cuh").write_text(
+        "#pragma once\nnamespace optlib {\nstruct Scale {\n  __device__ void operator()(int n, float* p, float a) {\n"
+        "    for (int i = threadIdx.x; i < n; i += blockDim.x) p[i] *= a;\n  }\n};\n}\n")
+    source = tmp_path / "k.cu"
+    source.write_text("#include <optlib/scale.cuh>\n" + APPLY)
+    options = CompileOptions(system_include_dirs=(tmp_path / "lib",))
+    with pytest.raises(HFuseError, match=r"optlib::Scale::operator\(\).*reads threadIdx") as err:
+        fuse([KernelSpec(source, "plain", Dim3(96)), KernelSpec(source, "multi_apply", Dim3(128), ("optlib::Scale", "float"))],
+             options=options, layout="horizontal")
+    assert err.value.where.line == 5
+
+
 # --------------------------------------------------------------------------- 6b. dynamic shared memory alignment
 ALIGNED = TRUST / "aligned_dynamic.cu"
 

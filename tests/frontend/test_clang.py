@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hfuse.frontend import clang as clang_module
-from hfuse.frontend import clang_pch
+from hfuse.frontend import clang_pch, clang_walk
 from hfuse.frontend.clang import CHECKED_HEADERS, Meaning, read_meaning, unchecked_headers
 from hfuse.frontend.options import CompileOptions
 
@@ -133,7 +133,7 @@ def test_the_checked_headers_read_nothing_of_the_block_beyond_what_hfuse_rewrite
     arguments = clang_module.clang_arguments(CompileOptions())
     unit = ci.Index.create().parse(str(path), args=arguments)
     assert not [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
-    walker = clang_module._Walker(ci, frozenset())
+    walker = clang_walk.Walker(ci, frozenset())
     toolkit = str(clang_module.cuda_root())
     reading = {}
     for cursor in unit.cursor.walk_preorder():

@@ -37,9 +37,34 @@ __global__ void k(T* out) {
     assert f'#line 3 "{tmp_path / "k.cu"}"\n__global__ void k(T* out) {{\n' in copy
 
 
+def test_a_parameter_pack_is_written_out_as_the_instance_has_it(tmp_path):
+    # apex's and PyTorch's multi_tensor_apply: a functor called with the kernel's trailing arguments
+    kernel, _ = _kernel(tmp_path, """#include <utility>
+template <typename F, typename... Args>
+__global__ void __launch_bounds__(128 * sizeof...(Args)) k(int n, F f, const Args&... args) {
+  static_assert(sizeof...(args) < 8, "");
+  f(n, args...);
+  f(n, std::forward<const Args&>(args)...);
+}
+""")
+    copy = instance_copy(kernel, ["Adam<float>", "float", "int*"], 0)
+    assert "using F = Adam<float>;\nusing hfuse_Args_0 = float;\nusing hfuse_Args_1 = int*;\n" in copy
+    # each type by its alias: const Args& of int* is int* const&
+    assert "k(int n, F f, const hfuse_Args_0& hfuse_args_0, const hfuse_Args_1& hfuse_args_1) {" in copy
+    assert "__launch_bounds__(128 * 2)" in copy and "static_assert(2 < 8" in copy
+    assert "f(n, hfuse_args_0, hfuse_args_1);" in copy
+    assert ("f(n, std::forward<const hfuse_Args_0&>(hfuse_args_0), "
+            "std::forward<const hfuse_Args_1&>(hfuse_args_1));") in copy
+    # an empty pack leaves no comma behind
+    empty = instance_copy(kernel, ["Adam<float>"], 1)
+    assert "k(int n, F f) {" in empty and "f(n);" in empty and "f(n, std::forward" not in empty
+
+
 def test_what_cannot_be_written_as_ordinary_code_is_not_copied(tmp_path):
-    pack, _ = _kernel(tmp_path, "template <typename... Ts>\n__global__ void k(Ts... xs) {}\n")
-    assert instance_copy(pack, ["int", "float"], 0) is None
+    fold, _ = _kernel(tmp_path, "template <typename... Ts>\n__global__ void k(int* y, Ts... xs) { *y = (xs + ...); }\n")
+    assert instance_copy(fold, ["int", "float"], 0) is None  # a fold expression: not an expansion
+    two, _ = _kernel(tmp_path, "template <typename... Ts>\n__global__ void k(Ts... xs, Ts... ys) {}\n")
+    assert instance_copy(two, ["int"], 0) is None
     plain, _ = _kernel(tmp_path, "__global__ void k(float* y) {}\n")
     assert instance_copy(plain, [], 0) is None
     missing, _ = _kernel(tmp_path, "template <typename T, int N>\n__global__ void k(T* y) {}\n")
@@ -158,3 +183,111 @@ def test_without_its_copy_a_member_call_on_a_headers_object_is_unknown(tmp_path,
     else:
         assert set(uses[("lib::Reducer::sum", 8)].reads) == {"reads threadIdx", "synchronises the block"}
         assert not any(u.unknown for u in uses.values())
+
+
+FUNCTOR_HEADER = """#pragma once
+namespace optlib {
+template <typename T>
+struct Scale {
+  __device__ void operator()(int n, T* p, float a) { for (int i = threadIdx.x; i < n; i += blockDim.x) p[i] *= a; }
+};
+}
+"""
+
+
+def test_a_kernel_templates_pack_reaches_what_its_functor_reads(tmp_path):
+    # multi_tensor_apply<F, Args...> with an installed library's functor: read as a template,
+    # f(n, args...) names nothing; the instance's copy calls Scale<float>::operator()
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
+    (tmp_path / "inc" / "optlib").mkdir(parents=True)
+    (tmp_path / "inc" / "optlib" / "scale.cuh").write_text(FUNCTOR_HEADER)
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    text = ("#include <optlib/scale.cuh>\ntemplate <typename F, typename... Args>\n"
+            "__global__ void k(int n, F f, Args... args) {\n  f(n, args...);\n}\n")
+    kernel, source = _kernel(tmp_path, text, options=options)
+    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+                           instances=[instance_copy(kernel, ["optlib::Scale<float>", "float*", "float"], 0)])
+    assert meaning.instances_unread is None
+    uses = {u.qualified: u for u in meaning.function(tmp_path / "k.cu", "k", 3).uses}
+    assert set(uses["optlib::Scale::operator()"].reads) == {"reads threadIdx", "reads blockDim"}
+    assert uses["optlib::Scale::operator()"].line == 4
+
+
+def test_a_header_function_given_as_a_non_type_parameter_is_read_where_it_runs(tmp_path):
+    # vLLM's act_kernel<T, ACT_FN>: the copy declares constexpr ACT_FN = actlib::lane_act, whose
+    # code runs at ACT_FN(x); once fused horizontally though it reads threadIdx
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
+    (tmp_path / "inc" / "actlib").mkdir(parents=True)
+    (tmp_path / "inc" / "actlib" / "act.cuh").write_text(
+        "#pragma once\nnamespace actlib {\n"
+        "__device__ inline float lane_act(const float& x) { return x * (threadIdx.x & 1); }\n}\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    text = ("#include <actlib/act.cuh>\ntemplate <typename T, T (*ACT_FN)(const T&)>\n"
+            "__global__ void k(T* out, const T* in) {\n  out[threadIdx.x] = ACT_FN(in[threadIdx.x]);\n}\n")
+    kernel, source = _kernel(tmp_path, text, options=options)
+    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+                           instances=[instance_copy(kernel, ["float", "actlib::lane_act"], 0)])
+    uses = {u.qualified: u for u in meaning.function(tmp_path / "k.cu", "k", 3).uses}
+    assert uses["actlib::lane_act"].reads == ("reads threadIdx",)
+    # read as a template (no instance), the call goes to whatever the instance gives
+    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "t")
+    (through,) = [u for u in meaning.function(tmp_path / "k.cu", "k", 3).uses if u.through]
+    assert (through.through, through.line, through.unknown) == ("ACT_FN", 4, True)
+
+
+@pytest.mark.parametrize("fold, unknown", [
+    ("T(0)", False),  # the copy is written: reduce<float>'s instance is read, r.sum(v) resolved
+    ("(T(0) + ... + rest)", True),  # a fold expression: no copy, the helper read as written
+])
+def test_a_helper_template_reached_from_a_template_read_as_written_is_read_as_written(tmp_path, fold, unknown):
+    # the last gap of issue 18's kind: r.sum(v) in the user's helper template, the kernel's copy missing
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "reducer.cuh").write_text(REDUCER_HEADER)
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    text = ("#include <lib/reducer.cuh>\ntemplate <typename T>\n__device__ T reduce(T* sh, T v) {\n"
+            "  auto r = lib::make_reducer(sh);\n  return r.sum(v);\n}\n"
+            "template <typename T, typename... Rest>\n__global__ void k(T* out, const T* in, Rest... rest) {\n"
+            f"  __shared__ T sh[256];\n  T extra = {fold};\n"
+            "  out[threadIdx.x] = reduce(sh, in[threadIdx.x]) + extra;\n}\n")
+    kernel, source = _kernel(tmp_path, text, options=options)
+    copy = instance_copy(kernel, ["float", "float"], 0)
+    assert (copy is None) == unknown
+    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+                           instances=[copy] if copy else [])
+    uses = meaning.function(tmp_path / "k.cu", "k", 7).uses
+    assert all(u.line == 11 for u in uses if u.qualified.startswith("lib::"))  # the helper's call
+    if unknown:
+        assert any(u.unknown for u in uses if u.qualified == "lib::make_reducer")
+    else:
+        assert not any(u.unknown for u in uses)
+        assert any(set(u.reads) == {"reads threadIdx", "synchronises the block"} for u in uses)
+
+
+def test_an_operator_on_a_headers_object_in_a_template_read_as_written_is_unknown(tmp_path):
+    # a + b of lib::Frag<T>: the operator+ that runs is found by argument-dependent lookup at
+    # instantiation; in the template it names nothing (once fused as a template, silently wrong)
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
+    (tmp_path / "inc" / "fraglib").mkdir(parents=True)
+    (tmp_path / "inc" / "fraglib" / "frag.cuh").write_text(
+        "#pragma once\nnamespace fraglib {\ntemplate <typename T> struct Frag { T v; };\ntemplate <typename T>\n"
+        "__device__ Frag<T> operator+(Frag<T> a, Frag<T> b) { return Frag<T>{a.v + b.v + (T)threadIdx.x}; }\n}\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    text = ("#include <fraglib/frag.cuh>\ntemplate <typename T>\n__global__ void k(T* out, const T* in) {\n"
+            "  fraglib::Frag<T> a{in[0]}, b{in[1]};\n  T x = in[2];\n  out[threadIdx.x] = (a + b).v + x * x;\n}\n")
+    kernel, source = _kernel(tmp_path, text, options=options)
+    written = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path)
+    unknown = [u for u in written.function(tmp_path / "k.cu", "k", 2).uses if u.unknown]
+    assert [(u.qualified, u.line) for u in unknown] == [("fraglib::Frag", 6)]  # not x * x: a T's own
+    instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
+                            instances=[instance_copy(kernel, ["float"], 0)])
+    uses = {u.qualified: u for u in instance.function(tmp_path / "k.cu", "k", 2).uses}
+    assert uses["fraglib::operator+"].reads == ("reads threadIdx",) and not any(u.unknown for u in uses.values())

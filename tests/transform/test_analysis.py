@@ -570,3 +570,17 @@ def test_a_hidden_friend_alone_is_shared_and_analysed(tmp_path):
     with pytest.raises(HFuseError, match="'lane', a friend defined in 'V', reads the block") as e:
         fuse(specs, sources={"k.cu": source.replace("v.x * 2", "v.x + threadIdx.x")})
     assert e.value.where.line == 5
+
+
+def test_calls_through_a_template_type_parameter_are_recorded():
+    # what runs is the type an instance gives F: seen only where the template arguments are given
+    _, facts = _facts(
+        "template <typename F, int N, typename T, float (*ACT)(float), class... Args>\n"
+        "__global__ void k(F f, const F& g, F* h, T x, lib::Vec<T> v, Args... args) {\n"
+        "  f(N, args...);\n  g.apply(x);\n  h->apply(x);\n  F::reset();\n"
+        "  v.load();\n  x.sum();\n  other(x);\n  ACT(1.f);\n}\n"
+    )
+    (k,) = facts.facts["k"]
+    assert k.parameter_calls == [("F", 3), ("F", 4), ("F", 5), ("F", 6), ("T", 8), ("ACT", 10)]
+    _, plain = _facts("__global__ void j(float* p) { p[0] = 1.f; }\n")
+    assert plain.facts["j"][0].parameter_calls == []

@@ -48,11 +48,15 @@ def _substitute(text: str, mapping: dict[str, str]) -> str:
 
 def _expand_pack(declared: str, pack: str, types: tuple[str, ...], name: str) -> list[tuple[str, str]]:
     """``const Ins* __restrict__... ins`` for Ins = (float, int): one parameter per type,
-    ``(const float* __restrict__ ins0, ins0), (const int* __restrict__ ins1, ins1)``."""
+    ``(const float* __restrict__ ins0, ins0), (const int* __restrict__ ins1, ins1)``. Before
+    a type written as a declarator (``float*``), a qualifier goes after it, so that it
+    qualifies the whole type (``const Ins`` of ``float*`` is ``float* const``, not ``const float*``)."""
     text = declared.replace("...", " ", 1)
+    east = re.sub(rf"\b((?:(?:const|volatile)\s+)+)({re.escape(pack)})\b",
+                  lambda m: f"{m.group(2)} {' '.join(m.group(1).split())}", text)
     out = []
     for j, written in enumerate(types):
-        one = _substitute(text, {pack: written})
+        one = " ".join(_substitute(east if re.search(r"[*&\[(]", written) else text, {pack: written}).split())
         out.append((re.sub(rf"\b{re.escape(name)}\b\s*$", f"{name}{j}", one.rstrip()), f"{name}{j}"))
     return out
 

@@ -25,6 +25,10 @@ class HeaderUse:
     file: str = ""
     """The header that declares it (its real path); empty for one of the candidates of a name
     a template leaves unresolved, which may not be the one that runs."""
+    through: str = ""
+    """The template type parameter a call in a template read as written goes through (``F``
+    of ``f(x)``, ``f.apply(x)`` or ``F::apply(x)``, ``f`` an ``F``): what runs is the code of
+    whatever type an instance gives it, unknown here (``qualified`` is the parameter too)."""
 
 
 @dataclass(frozen=True)

@@ -138,8 +138,8 @@ class Compiler:
         self._nvrtc_version: tuple[int, int] | None = None
         self._reports: bool | None = None
         """Whether this NVRTC writes ptxas's report when asked (None: not probed yet)."""
-        self._tmp = tempfile.mkdtemp(prefix="hfuse-cubin-")
-        weakref.finalize(self, shutil.rmtree, self._tmp, True)
+        self._tmp: str | None = None
+        """Where loaded binaries are written for CuPy; made at the first load (only a GPU needs it)."""
 
     @property
     def limits(self) -> DeviceLimits:
@@ -243,6 +243,9 @@ class Compiler:
         cupy = require_gpu()
         # The path names the content (and the instance), so CuPy's per-path module memo
         # can never serve a stale module, or another instance's, for it.
+        if self._tmp is None:
+            self._tmp = tempfile.mkdtemp(prefix="hfuse-cubin-")
+            weakref.finalize(self, shutil.rmtree, self._tmp, True)
         path = Path(self._tmp) / (f"{binary.key}-{instance}.cubin" if instance else f"{binary.key}.cubin")
         if not path.exists():
             path.write_bytes(binary.cubin)

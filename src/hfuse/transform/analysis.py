@@ -63,6 +63,10 @@ class FunctionFacts:
     """Unqualified calls with arguments that resolve to one function while the program has
     functions of that name in other namespaces, which C++'s argument-dependent lookup may
     choose instead: (the key resolved, the other keys, line)."""
+    parameter_calls: list[tuple[str, int]] = field(default_factory=list)
+    """Calls through its own template type parameter ``F`` (``f(x)``, ``f.apply(x)``, ``F::apply(x)``,
+    ``f`` an ``F``): (the parameter, line). What runs is the code of the type an instance gives
+    ``F``, which hfuse sees only where the kernel's template arguments are given."""
     outside_calls: list[tuple[str, int]] = field(default_factory=list)
     """Qualified calls of functions no input defines (a kept header's), as written: (name,
     line). Clang says what they read; where it could not read the file, nobody did."""
@@ -118,6 +122,7 @@ def analyze(
     opaque = opaque or OpaqueNames(resolver or Resolver(), {}, {})
     local_usings = _local_using_declarations(tree.root_node)
     local_types = _local_type_names(tree.root_node)
+    type_parameters = type_parameters_of(function)
     for node in walk(tree.root_node):
         line = base + line_of(node)
         if is_builtin_reference(node):
@@ -129,6 +134,8 @@ def analyze(
         elif node.type == "identifier" and node.text.decode() in extern_shared:
             facts.extern_shared_uses.append((node.text.decode(), line))
         elif node.type == "call_expression":
+            if (through := _through_template_parameter(node, function, type_parameters)) is not None:
+                facts.parameter_calls.append((through, line))
             name = called_name(node)
             if name in SYNC_BUILTINS:
                 facts.barriers.append((name, line))
@@ -261,6 +268,37 @@ def _record_call(
           and reference not in _template_parameters(function, resolver)):
         facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
                              _MACRO_HINT))
+
+
+def type_parameters_of(function: Function) -> frozenset[str]:
+    """The template type parameters of ``function`` itself (``F`` and ``Args`` of ``template
+    <typename F, int N, class... Args>``)."""
+    return frozenset(re.findall(r"\b(?:typename|class)\s*(?:\.\.\.)?\s*([A-Za-z_]\w*)", function.template_header))
+
+
+def _through_template_parameter(node: ts.Node, function: Function, type_parameters: frozenset[str]) -> str | None:
+    """``f(x)``, ``f.apply(x)``, ``f->apply(x)`` or ``F::apply(x)``, ``f`` a parameter of type
+    ``F`` (``F``, ``const F&``, ``F*``) of the function's template type parameters: ``F``; or
+    ``ACT_FN(x)``, a call of a non-type template parameter: ``ACT_FN``."""
+    if not function.template_params:
+        return None
+    target = node.child_by_field_name("function")
+    if target is not None and target.type == "field_expression":
+        target = target.child_by_field_name("argument")
+    if target is not None and target.type == "qualified_identifier":
+        scope = target.child_by_field_name("scope")
+        written = scope.text.decode() if scope is not None else ""
+        return written if written in type_parameters else None
+    if target is None or target.type != "identifier":
+        return None
+    name = target.text.decode()
+    if name in function.template_params:
+        return name  # ACT_FN(x) of template <float (*ACT_FN)(float)>: the function the instance gives
+    for param in function.params:
+        if param.name == name:
+            written = re.sub(r"\b(?:const|volatile|__restrict__)\b|[\s&*]", "", param.text[: param.name_start])
+            return written if written in type_parameters else None
+    return None
 
 
 def _template_parameters(function: Function, resolver: Resolver) -> frozenset[str]:

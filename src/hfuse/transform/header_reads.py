@@ -39,6 +39,13 @@ _OWN_BLOCK_READS = frozenset({"reads blockDim", "reads %ntid"})
 
 def classify(use: HeaderUse) -> Unseen | None:
     """What a reference to kept-header code means for fusion (None: nothing it reads matters)."""
+    if use.through:
+        return Unseen(f"a call through template parameter '{use.through}' (its object's or its own "
+                      "function): what runs is the code of the type an instance gives it, which hfuse reads "
+                      "only in an instance written out as ordinary code (the template arguments given, the "
+                      "instance compiling so)", whole_block=False,
+                      hint="give the kernel's template arguments (-k 'name<...>:256'); where they are given, the "
+                      "notes say why the instance could not be read")
     if use.qualified.startswith(COOPERATIVE_GROUPS):
         return None
     where = f"'{use.qualified}' of a header hfuse keeps as an #include"
@@ -46,9 +53,12 @@ def classify(use: HeaderUse) -> Unseen | None:
     if use.unknown and entity is not None and (known := classify_cub(entity)) is not None and known.whole_block:
         return known  # CUB's block collectives, known by name, however far Clang's walk went
     if use.unknown:
-        return Unseen(f"{where}, whose code Clang's walk could not follow to its end (a call through a "
-                      "template parameter, B::f(), names no code until the template is instantiated; or calls "
-                      "nested deeper than hfuse follows): hfuse does not know what it reads", whole_block=False)
+        return Unseen(f"{where}, whose code Clang's walk could not follow to its end (in a template, a call "
+                      "through a template parameter, B::f(), or a member call or an operator on an object of the "
+                      "header's, names no code until the template is instantiated; or calls nested deeper than "
+                      "hfuse follows): hfuse does not know what it reads", whole_block=False,
+                      hint="give a kernel template its template arguments (-k 'name<...>:256'), so that hfuse reads "
+                      "the instance; or keep this kernel unfused")
     if not use.reads:
         return None
     what = ", ".join(use.reads)
@@ -86,7 +96,7 @@ def add_header_reads(program: ProgramFacts, meaning: Meaning) -> int:
                     if unseen.own_block:
                         f.own_block.append((unseen.why, use.line))
                 else:
-                    f.opaque.append((unseen.why, use.line, REFUSAL_HINT))
+                    f.opaque.append((unseen.why, use.line, unseen.hint or REFUSAL_HINT))
                     refused.add(use.line)
     return added
 

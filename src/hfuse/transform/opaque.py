@@ -77,6 +77,8 @@ class Unseen:
     """Correct where a fused block runs one whole block of the kernel (``Layout.keeps_block_whole``)."""
     own_block: bool = False
     """It reads ``blockDim`` too: correct only where that whole block is also the kernel's own size."""
+    hint: str = ""
+    """What the user can do where it is refused (empty: keep the kernel unfused, ``REFUSAL_HINT``)."""
 
 
 def classify_cub(name: str) -> Unseen | None:

@@ -1,0 +1,375 @@
+"""How Clang's tree is walked for what the user's functions reach in the kept headers, and
+what that code reads of the block (``frontend/clang.py`` parses and asks; this module walks).
+
+A header function's definition is walked once per request (remembered by USR), through the
+calls it makes into other header code; the user's own functions are not walked (hfuse
+rewrites their reads), except the instances of the user's templates, whose calls Clang
+resolved only there. In a template read as written, what names no code until instantiation
+(a call through a template parameter, a member call or an operator on a header's object) is
+recorded as unknown: never safe.
+"""
+from __future__ import annotations
+
+import ctypes
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from .clang_meaning import HeaderUse, _key
+from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET, WARPGROUP_RUN
+
+
+BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim",
+                     "blockIdx": "reads blockIdx", "gridDim": "reads gridDim"}
+BARRIER_FUNCTIONS = frozenset({"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
+                               "__barrier_sync", "__nvvm_bar_sync", "__nvvm_bar0_popc", "__nvvm_bar0_and",
+                               "__nvvm_bar0_or", "__nvvm_barrier_sync", "__nvvm_barrier_sync_cnt"})
+_WALK_LIMIT = 4000
+"""Header functions walked per request at most: past it the answer is 'not known', never 'safe'."""
+
+
+@dataclass
+class Walker:
+    """What header functions read of the block, remembered per declaration (USR)."""
+
+    ci: object
+    user_files: frozenset[str]
+    known: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    walked: int = 0
+    _files: dict[str, bool] = field(default_factory=dict)
+    classes: tuple = ()
+    functions: tuple = ()
+    device_attributes: tuple = ()
+    operators: tuple = ()
+
+    def __post_init__(self) -> None:
+        kinds = self.ci.CursorKind
+        self.device_attributes = (kinds.CUDADEVICE_ATTR, kinds.CUDAGLOBAL_ATTR)
+        self.classes = tuple(getattr(kinds, n) for n in ("CLASS_DECL", "STRUCT_DECL", "UNION_DECL", "CLASS_TEMPLATE",
+                                                           "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"))
+        self.operators = (kinds.BINARY_OPERATOR, kinds.UNARY_OPERATOR, kinds.COMPOUND_ASSIGNMENT_OPERATOR)
+        self.functions = tuple(getattr(kinds, n) for n in ("FUNCTION_DECL", "CXX_METHOD", "CONSTRUCTOR", "DESTRUCTOR",
+                                                             "FUNCTION_TEMPLATE", "CONVERSION_FUNCTION"))
+
+    def is_user(self, cursor) -> bool:
+        location = cursor.location
+        if location.is_in_system_header:
+            return False  # (the kept headers are all -isystem: asked first, it spares their thousands a file look-up)
+        file = location.file
+        if file is None:
+            return False
+        name = file.name
+        if name not in self._files:
+            self._files[name] = _key(Path(name)) in self.user_files
+        return self._files[name]
+
+    def definitions(self, parent, defining) -> Iterable:
+        """The user's function definitions below ``parent``, descending only into what the
+        user's files declare (the headers' thousands of declarations are never visited)."""
+        for cursor in parent.get_children():
+            if not self.is_user(cursor):
+                continue
+            if cursor.kind in defining:
+                if cursor.is_definition():
+                    yield cursor
+            else:
+                yield from self.definitions(cursor, defining)
+
+    def presumed(self, location) -> tuple[Path, int]:
+        """The file and line ``#line`` directives make of ``location`` (libclang's own
+        locations are where the text is)."""
+        lib = self.ci.conf.lib
+        function = lib.clang_getPresumedLocation
+        function.argtypes = [self.ci.SourceLocation, ctypes.POINTER(self.ci._CXString),
+                             ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint)]
+        function.restype = None
+        name, line, column = self.ci._CXString(), ctypes.c_uint(), ctypes.c_uint()
+        function(location, ctypes.byref(name), ctypes.byref(line), ctypes.byref(column))
+        return Path(self.ci._CXString.from_result(name)), line.value
+
+    def header_object_call(self, node) -> str | None:
+        """``r.sum(v)`` in a template, ``r`` made by a kept header (``auto r =
+        lib::make_reducer(sh)``): a member call no declaration answers before instantiation.
+        The header's name that made the object, or None."""
+        ck = self.ci.CursorKind
+        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced != node):
+            return None
+        member = next(iter(node.get_children()), None)
+        if member is None or member.kind != ck.MEMBER_REF_EXPR or (
+                member.referenced is not None and member.referenced != member):
+            return None
+        base = next(iter(member.get_children()), None)
+        variable = base.referenced if base is not None and base.kind == ck.DECL_REF_EXPR else None
+        return self.made_by_header(variable) if variable is not None and variable.kind == ck.VAR_DECL else None
+
+    def made_by_header(self, variable) -> str | None:
+        """The kept header's function that made ``variable`` (``auto r = lib::make(sh)``), or None."""
+        for inner in variable.walk_preorder():
+            for target in self.targets(inner):
+                if target.location.file is not None and not self.is_user(target) and target.kind in self.functions:
+                    return qualified_name(target, self.ci)
+        return None
+
+    def header_operator(self, node) -> str | None:
+        """``a + b`` in a template, ``a`` of a kept header's class template of a template
+        parameter (``lib::Frag<T>``) or made by a header: the operator that runs is found by
+        argument-dependent lookup at instantiation, and names nothing here. The header's
+        class (or function that made the object), or None."""
+        ck = self.ci.CursorKind
+        if node.kind not in self.operators or node.type.kind != self.ci.TypeKind.DEPENDENT:
+            return None
+        for operand in node.get_children():
+            while operand is not None and operand.kind in (ck.PAREN_EXPR, ck.UNEXPOSED_EXPR):
+                operand = next(iter(operand.get_children()), None)
+            variable = operand.referenced if operand is not None and operand.kind == ck.DECL_REF_EXPR else None
+            if variable is None or variable.kind not in (ck.VAR_DECL, ck.PARM_DECL):
+                continue
+            for written in variable.get_children():
+                kind = written.referenced
+                if written.kind in (ck.TEMPLATE_REF, ck.TYPE_REF) and kind is not None and kind.kind in self.classes \
+                        and kind.location.file is not None and not self.is_user(kind):
+                    return qualified_name(kind, self.ci)
+            if variable.kind == ck.VAR_DECL and "auto" in variable.type.spelling.split() \
+                    and (made := self.made_by_header(variable)) is not None:
+                return made  # (T v = lib::f(x) is a T: its operators are the instance's argument's)
+        return None
+
+    def template_parameter_call(self, node) -> str | None:
+        """``f(x)``, ``f.apply(x)`` or ``F::apply(x)`` in a template, ``f`` of a template type
+        parameter ``F``, or ``ACT_FN(x)`` of a non-type one: the name of the parameter whose
+        argument's code runs, or None."""
+        ck = self.ci.CursorKind
+        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced.kind in self.functions):
+            return None  # (a call of an object refers to the object)
+        callee = next(iter(node.get_children()), None)
+        while callee is not None and callee.kind in (ck.UNEXPOSED_EXPR, ck.PAREN_EXPR, ck.MEMBER_REF_EXPR):
+            callee = next(iter(callee.get_children()), None)  # f.apply: the object f
+        if callee is None or callee.kind != ck.DECL_REF_EXPR:
+            return None
+        qualifier = next(iter(callee.get_children()), None)  # the F of F::apply
+        if qualifier is not None and qualifier.kind == ck.TYPE_REF and qualifier.referenced is not None \
+                and qualifier.referenced.kind == ck.TEMPLATE_TYPE_PARAMETER:
+            return qualifier.referenced.spelling
+        variable = callee.referenced
+        if variable is not None and variable.kind == ck.TEMPLATE_NON_TYPE_PARAMETER:
+            return variable.spelling  # ACT_FN(x) of template <float (*ACT_FN)(float)>
+        if variable is None or variable.kind not in (ck.PARM_DECL, ck.VAR_DECL):
+            return None
+        # its type is the parameter itself (F, const F&, F*), not one naming it (lib::Vec<F>)
+        written = re.sub(r"\b(const|volatile|__restrict__)\b|[\s&*]", "", variable.type.spelling)
+        return next((c.referenced.spelling for c in variable.get_children()
+                     if c.kind == ck.TYPE_REF and c.referenced is not None
+                     and c.referenced.kind == ck.TEMPLATE_TYPE_PARAMETER and c.referenced.spelling == written), None)
+
+    def instance_of_template(self, function) -> bool:
+        """``reduce<float>`` of ``template <class T> T reduce(T)``: Clang instantiated its body."""
+        return not self.ci.conf.lib.clang_getSpecializedCursorTemplate(function).is_null()
+
+    def targets(self, node) -> list:
+        """What ``node`` refers to: its declaration, or, for a name a template's dependent call
+        leaves unresolved (``lib::block_sum<T>(v)``, ``block_sum(v)`` after ``using
+        lib::block_sum;``), every declaration it may pick: each may be the one that runs."""
+        ck, lib = self.ci.CursorKind, self.ci.conf.lib
+        if node.kind != ck.OVERLOADED_DECL_REF:
+            target = node.referenced
+            return [] if target is None or target == node else [target]
+        found, pending, seen = [], [node], set()
+        while pending:
+            reference = pending.pop()
+            for i in range(lib.clang_getNumOverloadedDecls(reference)):
+                declaration = lib.clang_getOverloadedDecl(reference, i)
+                declaration._tu = reference._tu
+                if declaration.kind not in (ck.UNEXPOSED_DECL, ck.USING_DECLARATION):
+                    found.append(declaration)
+                    continue
+                # a using-declaration's shadow: the names it brings are at its own location
+                where = declaration.location
+                if where.file is None or (where.file.name, where.offset) in seen:
+                    continue
+                seen.add((where.file.name, where.offset))
+                brought = self.ci.Cursor.from_location(reference._tu, where)
+                if brought is not None and brought.kind == ck.OVERLOADED_DECL_REF:
+                    pending.append(brought)
+        return found
+
+    def through_type_parameter(self, node) -> bool:
+        """``B::Tid()`` in a template: a call of a member of a template type parameter, which
+        names no declaration until the template is instantiated (PyTorch's
+        ``BlockReduceSum<T, B = Block1D>`` reads ``threadIdx`` and ``blockDim`` that way)."""
+        ck = self.ci.CursorKind
+        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced != node):
+            return False
+        callee = next(iter(node.get_children()), None)
+        if callee is None or callee.kind != ck.DECL_REF_EXPR:
+            return False  # (an unresolved name's template arguments, f<T>(x), are no qualifier)
+        qualifier = next(iter(callee.get_children()), None)  # the B of B::Tid
+        return (qualifier is not None and qualifier.kind == ck.TYPE_REF and qualifier.referenced is not None
+                and qualifier.referenced.kind == ck.TEMPLATE_TYPE_PARAMETER)
+
+    def is_device(self, function) -> bool:
+        """``__device__`` or ``__global__`` (what device code can run); constexpr functions,
+        which Clang lets device code call, compute constants and read no built-in."""
+        return any(c.kind in self.device_attributes for c in function.get_children())
+
+    def reads(self, declaration) -> tuple[tuple[str, ...], bool]:
+        """(what it reads, whether the walk was cut short) for a header function."""
+        usr = declaration.get_usr() or f"{declaration.spelling}@{declaration.location}"
+        if usr in self.known:
+            return self.known[usr]
+        self.known[usr] = ((), False)  # recursion: what is being walked reads nothing more
+        found: set[str] = set()
+        cut = False
+        definition = declaration.get_definition() or declaration
+        if not self.is_device(definition):
+            return (), False  # host code: a device function cannot call it
+        self.walked += 1
+        if self.walked > _WALK_LIMIT:
+            self.known[usr] = ((), True)
+            return (), True
+        ck = self.ci.CursorKind
+        for node in definition.walk_preorder():
+            if node.kind == ck.ASM_STMT or node.kind == ck.UNEXPOSED_STMT and node.kind.name == "ASM_STMT":
+                text = " ".join(t.spelling for t in node.get_tokens())
+                found.update(f"reads %{m.group(3)}" if m.group(3) else "synchronises the block"
+                             for m in PTX_BLOCK.finditer(text))
+                if PTX_CLUSTER.search(text):
+                    found.add(CLUSTER_READ)
+                if PTX_REGISTERS.search(text):
+                    found.add(REGISTERS_SET)
+                if PTX_WARPGROUP.search(text):
+                    found.add(WARPGROUP_RUN)
+                continue
+            if self.through_type_parameter(node):
+                cut = True  # what runs is the instance's argument's member: unknown in the template
+                continue
+            for target in self.targets(node):
+                name = target.spelling
+                if (node.kind == ck.DECL_REF_EXPR and name in BUILTIN_VARIABLES and target.kind == ck.VAR_DECL
+                        and target.semantic_parent.kind == ck.TRANSLATION_UNIT):  # not a parameter called gridDim
+                    found.add(BUILTIN_VARIABLES[name])
+                elif name in BARRIER_FUNCTIONS:
+                    found.add("synchronises the block")
+                elif target.kind in self.functions and not self.is_user(target):
+                    inner, inner_cut = self.reads(target)
+                    found.update(inner)
+                    cut = cut or inner_cut
+        self.known[usr] = (tuple(sorted(found)), cut)
+        return self.known[usr]
+
+
+    def type_reads(self, declaration) -> tuple[tuple[str, ...], bool]:
+        """What the member functions of a header class (or class template) read of the block:
+        a kernel that names ``cub::BlockLoad<...>`` constructs one, and its constructor reads
+        ``threadIdx``, though the calls through a dependent type are not resolved in a template."""
+        ck = self.ci.CursorKind
+        if declaration.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL):
+            declaration = declaration.underlying_typedef_type.get_declaration()
+        elif declaration.kind == ck.TYPE_ALIAS_TEMPLATE_DECL:
+            inner = [c for c in declaration.get_children() if c.kind == ck.TYPE_ALIAS_DECL]
+            declaration = inner[0].underlying_typedef_type.get_declaration() if inner else declaration
+        if declaration.kind not in self.classes or declaration.location.file is None:
+            return (), False
+        usr = "type:" + (declaration.get_usr() or declaration.spelling)
+        if usr in self.known:
+            return self.known[usr]
+        self.known[usr] = ((), False)
+        definition = declaration.get_definition() or declaration
+        found: set[str] = set()
+        cut = False
+        for member in definition.get_children():
+            if member.kind in self.functions:
+                inner, inner_cut = self.reads(member)
+                found.update(inner)
+                cut = cut or inner_cut
+        self.known[usr] = (tuple(sorted(found)), cut)
+        return self.known[usr]
+
+
+
+
+def qualified_name(cursor, ci) -> str:
+    parts = []
+    is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
+    while cursor is not None and cursor.kind != ci.CursorKind.TRANSLATION_UNIT:
+        if cursor.spelling and not (cursor.kind == ci.CursorKind.NAMESPACE and is_inline(cursor)):
+            parts.append(cursor.spelling)
+        cursor = cursor.semantic_parent
+    return "::".join(reversed(parts))
+
+
+def header_uses(walker: Walker, cursor, start: int, copy: bool = False, uses: dict | None = None,
+                 at: int | None = None, seen: set | None = None, members: bool = False) -> tuple[HeaderUse, ...]:
+    """What function ``cursor`` (the user's) reaches in the kept headers, and what that reads
+    (``copy``: an instance's copy, whose lines are those its ``#line`` gives). The instances
+    of the user's own templates it calls are walked too, as Clang instantiated them, their
+    findings put at the call's line (``at``): read as templates, their dependent calls
+    (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing. ``members``: such a
+    call in ``cursor`` itself on an object a kept header made is recorded as unknown."""
+    ci = walker.ci
+    ck = ci.CursorKind
+    uses = {} if uses is None else uses
+    seen = set() if seen is None else seen
+    for node in cursor.walk_preorder():
+        if members and ((made := walker.header_object_call(node)) is not None
+                        or (made := walker.header_operator(node)) is not None):
+            line = at if at is not None else node.location.line
+            _record(uses, HeaderUse(made, line, (), True))
+        if members and (parameter := walker.template_parameter_call(node)) is not None:
+            line = at if at is not None else node.location.line
+            _record(uses, HeaderUse(parameter, line, (), True, through=parameter))
+        for target in walker.targets(node):
+            if target.location.file is None:
+                continue
+            if walker.is_user(target):
+                if members and target.kind == ck.FUNCTION_TEMPLATE:
+                    # a helper template a template read as written calls, read as written too
+                    definition = target.get_definition()
+                    if definition is not None and ("as written", definition.get_usr()) not in seen:
+                        seen.add(("as written", definition.get_usr()))
+                        here = at if at is not None else node.location.line
+                        header_uses(walker, definition, start, copy, uses, here, seen, members=True)
+                elif target.kind in walker.functions and walker.instance_of_template(target):
+                    definition = target.get_definition()
+                    usr = target.get_usr() or target.displayname
+                    if definition is not None and usr not in seen:
+                        seen.add(usr)
+                        here = at if at is not None else \
+                            walker.presumed(node.location)[1] if copy else node.location.line
+                        header_uses(walker, definition, start, copy, uses, here, seen)
+                continue
+            if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
+                continue
+            qualified = qualified_name(target, ci)
+            reads, cut = (), False
+            if target.kind in walker.functions:
+                if target.spelling in BARRIER_FUNCTIONS:
+                    continue  # the user's own barriers are rewritten
+                reads, cut = walker.reads(target)
+            elif target.kind in walker.classes or target.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL,
+                                                                ck.TYPE_ALIAS_TEMPLATE_DECL):
+                reads, cut = walker.type_reads(target)
+            elif node.kind == ck.DECL_REF_EXPR and target.spelling in BUILTIN_VARIABLES:
+                continue  # the user's own reads of threadIdx are rewritten
+            if at is not None:
+                line = at
+            elif not (node.location.file and walker.is_user(node)):
+                line = start
+            else:
+                line = walker.presumed(node.location)[1] if copy else node.location.line
+            # (a name a template leaves unresolved may pick any of its candidates: not a use of each's header)
+            declared = "" if node.kind == ck.OVERLOADED_DECL_REF else _key(Path(target.location.file.name))
+            _record(uses, HeaderUse(qualified, line, reads, cut, declared))
+    return tuple(uses.values())
+
+
+def _record(uses: dict, use: HeaderUse) -> None:
+    """Add ``use``, merged with what one line already has of the same name: what each found
+    reads, and unknown where either is (a helper's findings all go to the line of its call)."""
+    key = (use.qualified, use.line)
+    was = uses.get(key)
+    if was is None:
+        uses[key] = use
+        return
+    uses[key] = HeaderUse(use.qualified, use.line, tuple(sorted(set(was.reads) | set(use.reads))),
+                          was.unknown or use.unknown, was.file or use.file, was.through or use.through)
