@@ -268,6 +268,13 @@ MAKERS: dict[str, Maker] = {
     "row_sums": lambda rng, cp, b: Launch([_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(COLS)], Dim3(ROWS), 0,
                                           (1,)),
     "warp_totals<float>": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N // 32), np.int32(N)], _flat(b), 0, (1,)),
+    # functor_apply.cu: a functor of one float is passed as one (the same 4 bytes of parameters)
+    "chunk_apply<AddChunk, float*, int>": lambda rng, cp, b: Launch(
+        [np.int32(1000), np.float32(0.75), _f32(rng, cp), np.int32(N)], Dim3(cdiv(N, 1000)), 0, (2,)),
+    "chunk_apply<blocklib::ScaleChunk, float*, int>": lambda rng, cp, b: Launch(
+        [np.int32(1000), np.float32(1.25), _f32(rng, cp), np.int32(N)], Dim3(cdiv(N, 1000)), 0, (2,)),
+    "act_kernel<float, blocklib::lane_bias>": lambda rng, cp, b: Launch([_zeros(cp), _f32(rng, cp), np.int32(N)],
+                                                                        _flat(b), 0, (0,)),
     # torch_ext.cu
     "silu_and_mul_kernel<float>": lambda rng, cp, b: Launch([_f32(rng, cp, 64 * 2 * 512), _zeros(cp, 64 * 512),
                                                              np.int32(512)], Dim3(64), 0, (1,)),

@@ -194,6 +194,13 @@ CASES = (
     Case("block_library.cu", "rms_scale<__half>", 128, "interblock", flags=("-isystem=include",)),
     Case("block_library.cu", "row_sums", 128, "interblock", flags=("-isystem=include",)),
     Case("block_library.cu", "warp_totals<float>", 256, flags=("-isystem=include",)),
+    # a functor given with the kernel's trailing arguments (a parameter pack), the user's or an
+    # installed library's (reading threadIdx and blockDim: whole blocks of the kernel's own size);
+    # an installed activation given as a template argument (reading threadIdx: whole blocks)
+    Case("functor_apply.cu", "chunk_apply<AddChunk, float*, int>", 128, flags=("-isystem=include",)),
+    Case("functor_apply.cu", "chunk_apply<blocklib::ScaleChunk, float*, int>", 128, "interblock",
+         flags=("-isystem=include",)),
+    Case("functor_apply.cu", "act_kernel<float, blocklib::lane_bias>", 256, "interblock", flags=("-isystem=include",)),
     # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20",)),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20",)),
