@@ -460,3 +460,52 @@ __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
     with pytest.raises(HFuseError, match=r"template argument 'Square<float>' names 'Square'") as caught:
         fuse(specs, sources={"k.cu": source})
     assert caught.value.where.line == 2 and "as a kernel parameter (by value)" in caught.value.hint
+
+
+TEMPLATED_USES = """
+template <class Derived>
+struct Base {  // reads nothing of the block: no context type, no part's copy
+  __device__ float run(float x) { return static_cast<Derived*>(this)->step(x); }
+};
+template <class F>
+__device__ float call(F f, float x) { return f(x) + 1.f; }
+template <class Op>
+__device__ float apply(float x) { return Op::op(x) * 2.f; }
+struct Stepper : Base<Stepper> { __device__ float step(float x) { return x * threadIdx.x; } };
+struct LaneFn { __device__ float operator()(float x) const { return x + threadIdx.x; } };
+struct LaneOp { static __device__ float op(float x) { return x + threadIdx.x; } };
+__global__ void k_crtp(float* o) { Stepper s; o[threadIdx.x] = s.run(1.f); }
+__global__ void k_temporary(float* o) { o[threadIdx.x] = call(LaneFn{}, 1.f); }
+__global__ void k_static(float* o) { o[threadIdx.x] = apply<LaneOp>(1.f); }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_a_base_that_only_names_the_copy_is_constructed_as_before(tmp_path):
+    # once: Base<Stepper__hf2>(hf_part_ctx), as if Base were a context type too: nvcc failed
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_crtp", Dim3(128))],
+                 sources={"k.cu": TEMPLATED_USES}).source
+    assert "struct Stepper__hf2 : Base<Stepper__hf2> {" in fused
+    assert "explicit Stepper__hf2(const hfuse_ctx& hf_part_ctx) : hf_ctx(hf_part_ctx) {}" in fused
+    compile_nvcc(fused, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_temporary_in_braces_is_given_the_parts_view(tmp_path):
+    # LaneFn{}: once left as is, which the copy (its only constructor taking the context) refused
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_temporary", Dim3(128))],
+                 sources={"k.cu": TEMPLATED_USES}).source
+    assert "call(LaneFn__hf2{hf_ctx}, 1.f)" in fused
+    compile_nvcc(fused, workdir=tmp_path)
+    with pytest.raises(HFuseError, match="initialised with values"):
+        fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_temporary", Dim3(128))],
+             sources={"k.cu": TEMPLATED_USES.replace("call(LaneFn{}", "call(LaneFn{2.f}")})
+
+
+def test_a_type_whose_static_member_reads_the_block_given_as_a_template_argument_is_refused():
+    # apply<LaneOp> calls LaneOp::op(x) without the context the copy's op takes (once: nvcc failed)
+    with pytest.raises(HFuseError, match=r"'LaneOp' is given as a template argument.*static member 'op'") as err:
+        fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_static", Dim3(128))],
+             sources={"k.cu": TEMPLATED_USES})
+    assert err.value.where.line == 15

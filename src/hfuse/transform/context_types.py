@@ -18,10 +18,12 @@ A static member function that reads the block has no object: each part's copy de
 it with the part's context as its first parameter, and every call passes it
 (``Warp__hf2::lane(hf_ctx)``), as a helper's copy takes it.
 
-Supported: default construction (``S<T> s;``, ``S<T>()``, ``S<T>{}``, ``S<T> s = S<T>();``),
-pointers and references to the type, static members. Refused with a clear error:
-user-declared constructors, arrays of the type, aggregate initialisation with values, and
-a name overloaded as a static and a non-static member.
+Supported: default construction (``S<T> s;``, ``S<T>()``, ``S<T>{}``, ``S{}`` as a temporary,
+``S<T> s = S<T>();``), pointers and references to the type, static members, a base that
+names the type (CRTP's ``Base<S>``). Refused with a clear error: user-declared constructors,
+arrays of the type, aggregate initialisation with values, a name overloaded as a static and
+a non-static member, and the type given as a template argument where a static member reads
+the block (``apply<S>(x)`` calls ``S::op(x)`` without the context the copy's ``op`` takes).
 """
 from __future__ import annotations
 
@@ -77,7 +79,24 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
 
     for node in walk(root):
         if _names_type(node, ctx, scope, local):
+            if (member := _static_reader_given(node, ctx, scope, local)) is not None:
+                raise HFuseError(
+                    f"'{node.text.decode()}' is given as a template argument, and its static member '{member}' reads "
+                    "the block: the template calls it without the part's view of the block, which each part's copy "
+                    "of the type takes as a parameter", Location(file, line_base + line_of(node), ctx.kernel),
+                    hint="make the member non-static and pass an object, or keep this kernel unfused")
             edits.append(TextEdit.replace(node, ctx.clone_name(node.text.decode())))
+        elif node.type == "compound_literal_expression":  # S{} and S<T>{}: a temporary of the type
+            named = node.child_by_field_name("type")
+            value = node.child_by_field_name("value")
+            while named is not None and named.type in ("qualified_identifier", "template_type"):
+                named = named.child_by_field_name("name")
+            if named is None or value is None or not _names_type(named, ctx, scope, local):
+                continue
+            if value.named_children:
+                raise refuse(node, f"a '{named.text.decode()}' is initialised with values; hfuse's per-part copy of "
+                             "the type takes only the part's context")
+            edits.append(TextEdit(value.start_byte + 1, value.end_byte - 1, CTX))
         elif node.type == "call_expression":
             named = _constructed_type(node)
             if named is None or not _names_type(named, ctx, scope, local):
@@ -94,6 +113,19 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
             for declarator in node.children_by_field_name("declarator"):
                 edits.extend(_declarator_edits(declarator, refuse))
     return edits
+
+
+def _static_reader_given(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> str | None:
+    """The static member reading the block of the type ``node`` names, where ``node`` is a
+    template argument (``tlib::apply<LaneOp>(x)``); None otherwise."""
+    parent = node.parent
+    while parent is not None and parent.type in ("qualified_identifier", "type_descriptor", "template_type"):
+        parent = parent.parent
+    if parent is None or parent.type != "template_argument_list":
+        return None
+    written = compact(node.parent.text.decode()) if node.parent.type == "qualified_identifier" else node.text.decode()
+    key = ctx.resolver.resolve(scope, written, local)
+    return next((m.rsplit("::", 1)[-1] for m in sorted(ctx.static_members) if key and m.startswith(f"{key}::")), None)
 
 
 def _declarator_edits(declarator: ts.Node, refuse) -> list[TextEdit]:
@@ -372,10 +404,12 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
             plain = name.text.decode().split("<")[0].strip()
             access = "public:\n  " if node.type == "class_specifier" else ""
             # a base that is a context type too (CRTP's KernelBase<Derived>) has only the constructor taking it
+            # (not a header's base that merely names the copy: tlib::Base<Stepper__hf2>)
             bases = "".join(f"{compact(b.text.decode())}(hf_part_ctx), " for c in node.children
                             if c.type == "base_class_clause" for b in c.named_children
                             if b.type in ("type_identifier", "template_type", "qualified_identifier")
-                            and f"__hf{ctx.index}" in b.text.decode())
+                            and re.sub(r"<.*", "", compact(b.text.decode()), flags=re.S).rsplit("::", 1)[-1]
+                            .endswith(f"__hf{ctx.index}"))
             member = (f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
                       f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {bases}{CTX}(hf_part_ctx) {{}}\n")
             if host_made:
