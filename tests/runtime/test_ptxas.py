@@ -130,3 +130,15 @@ def test_nvcc_error_carries_log():
     with pytest.raises(NvccError) as info:
         nvcc_resources("__global__ void broken( { }")
     assert "error" in info.value.log
+
+
+@pytest.mark.nvcc
+def test_parameters_a_kernel_cannot_have_are_named_as_such():
+    # two multi_tensor_apply-style kernels of 16 KB of parameters each: one fused kernel takes both
+    from hfuse.runtime.ptxas import NvccError
+
+    source = ("struct Big { float v[4095]; };\n"
+              "__global__ void both(Big a, Big b, float* o) { o[threadIdx.x] = a.v[threadIdx.x] + b.v[0]; }\n")
+    with pytest.raises(NvccError, match=r"parameters take 32768 bytes, more than the 32764") as info:
+        nvcc_resources(source)
+    assert "pass a large struct through a pointer" in info.value.hint
