@@ -291,3 +291,60 @@ def test_an_operator_on_a_headers_object_in_a_template_read_as_written_is_unknow
                             instances=[instance_copy(kernel, ["float"], 0)])
     uses = {u.qualified: u for u in instance.function(tmp_path / "k.cu", "k", 2).uses}
     assert uses["fraglib::operator+"].reads == ("reads threadIdx",) and not any(u.unknown for u in uses.values())
+
+
+SPECIALISED_HEADER = """#pragma once
+namespace speclib {
+template <typename T> struct ops { static __device__ T apply(T x) { return x; } };
+template <> struct ops<float> { static __device__ float apply(float x) { return x + threadIdx.x; } };
+struct Lane { __device__ float get() const { return threadIdx.x; } };
+template <typename T> struct traits { using type = Lane; };
+}
+"""
+
+
+@pytest.mark.parametrize("body, name", [
+    ("out[threadIdx.x] = speclib::ops<T>::apply(in[threadIdx.x]);", "speclib::ops"),  # a specialisation's member
+    ("typename speclib::traits<T>::type v; out[threadIdx.x] = v.get();", "speclib::traits"),  # a member type's
+])
+def test_a_member_of_a_headers_class_template_of_a_parameter_is_unknown_in_a_template(tmp_path, body, name):
+    # read as written, ops<T>::apply is the primary's (reading nothing), while ops<float>'s reads
+    # threadIdx; traits<T>::type names no class at all
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
+    (tmp_path / "inc" / "speclib").mkdir(parents=True)
+    (tmp_path / "inc" / "speclib" / "ops.cuh").write_text(SPECIALISED_HEADER)
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    text = f"#include <speclib/ops.cuh>\ntemplate <typename T>\n__global__ void k(T* out, const T* in) {{\n  {body}\n}}\n"
+    kernel, source = _kernel(tmp_path, text, options=options)
+    written = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path)
+    assert [(u.qualified, u.line) for u in written.function(tmp_path / "k.cu", "k", 3).uses if u.unknown] == [(name, 4)]
+    instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
+                            instances=[instance_copy(kernel, ["float"], 0)])
+    uses = instance.function(tmp_path / "k.cu", "k", 3).uses
+    assert not any(u.unknown for u in uses) and any(u.reads == ("reads threadIdx",) for u in uses)
+
+
+def test_a_headers_template_walked_as_written_is_cut_at_a_call_through_a_dependent_object(tmp_path):
+    # lib::run(r, v) returns r.sum(v): walked as the header's template (the kernel's copy
+    # missing), the call names nothing; once read as reading nothing
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "reducer.cuh").write_text(
+        REDUCER_HEADER + "namespace lib {\ntemplate <typename R, typename T>\n"
+        "__device__ T run(R r, T v) { return r.sum(v); }\n}\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    text = ("#include <lib/reducer.cuh>\ntemplate <typename T>\n__global__ void k(T* out, T* sh, const T* in) {\n"
+            "  out[threadIdx.x] = lib::run(lib::Reducer<T>(sh), in[threadIdx.x]);\n}\n")
+    kernel, source = _kernel(tmp_path, text, options=options)
+    written = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path)
+    uses = {u.qualified: u for u in written.function(tmp_path / "k.cu", "k", 3).uses}
+    assert uses["lib::run"].unknown
+    instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
+                            instances=[instance_copy(kernel, ["float"], 0)])
+    uses = {u.qualified: u for u in instance.function(tmp_path / "k.cu", "k", 3).uses}
+    assert not uses["lib::run"].unknown
+    assert set(uses["lib::run"].reads) == {"reads threadIdx", "synchronises the block"}

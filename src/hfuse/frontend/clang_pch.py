@@ -39,7 +39,7 @@ def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cach
     build = [*arguments, "-Xclang", "-fpch-instantiate-templates"]
     key = hashlib.sha256("\0".join([version, _PCH_FORMAT, *build, text]).encode()).hexdigest()[:32]
     target = cache / "clang" / f"{key}.pch"
-    if target.is_file():
+    if target.is_file() and _inputs_unchanged(target):
         _touch(target)
         return Preamble(["-include-pch", str(target)])
     try:
@@ -71,14 +71,40 @@ def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cach
             return Preamble(error=f"{where}: {errors[0].spelling}")
         partial = target.with_suffix(f".{os.getpid()}.tmp")
         unit.save(str(partial))
+        inputs = target.with_suffix(f".{os.getpid()}.inputs.tmp")
+        inputs.write_text(_fingerprint(sorted({str(i.include.name) for i in unit.get_includes()})))
         os.replace(partial, target)  # atomic: a concurrent request reads the old or the new, whole
+        os.replace(inputs, target.with_suffix(".inputs"))
         prune_precompiled(target.parent, keep=target)
     except Exception:  # a read-only cache or a full disk: parse without it
         return Preamble()
     return Preamble(["-include-pch", str(target)])
 
 
-_PCH_FORMAT = "complete-unit"
+def _fingerprint(paths: Sequence[str]) -> str:
+    """Each file's size, time and path, a line each (a file gone: -1 -1)."""
+    lines = []
+    for path in paths:
+        try:
+            found = os.stat(path)
+            lines.append(f"{found.st_size} {found.st_mtime_ns} {path}")
+        except OSError:
+            lines.append(f"-1 -1 {path}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _inputs_unchanged(target: Path) -> bool:
+    """Whether every header the PCH read is as it was then: a header edited or a package
+    upgraded since makes Clang refuse the PCH, so it is built again."""
+    try:
+        recorded = target.with_suffix(".inputs").read_text()
+    except OSError:
+        return False
+    paths = [line.split(" ", 2)[2] for line in recorded.splitlines() if line.count(" ") >= 2]
+    return _fingerprint(paths) == recorded
+
+
+_PCH_FORMAT = "complete-unit, inputs"
 """How a PCH is built, in its key: a change makes new ones, never loads an old kind."""
 PCH_CACHE_BYTES = 2 << 30
 """The precompiled headers kept at most (a PyTorch extension's is 200 MB, CUDA's alone 50 MB):
@@ -112,7 +138,7 @@ def prune_precompiled(folder: Path, keep: Path | None = None, budget: int = PCH_
             break
         if pch == keep or now - used < _PCH_IN_USE_SECONDS:
             continue
-        for path in (pch, pch.with_suffix(".cuh")):
+        for path in (pch, pch.with_suffix(".cuh"), pch.with_suffix(".inputs")):
             try:
                 path.unlink()
             except OSError:

@@ -103,6 +103,32 @@ class Walker:
         variable = base.referenced if base is not None and base.kind == ck.DECL_REF_EXPR else None
         return self.made_by_header(variable) if variable is not None and variable.kind == ck.VAR_DECL else None
 
+    def header_template_member_call(self, node) -> str | None:
+        """``lib::ops<T>::apply(x)``, or ``v.get()`` of a ``typename lib::traits<T>::type v``, in a
+        template: a member of a kept header's class template of a template parameter, whose
+        specialisation (and so its code) is chosen at instantiation. The class template's name, or None."""
+        ck = self.ci.CursorKind
+        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced != node):
+            return None
+        callee = next(iter(node.get_children()), None)
+        if callee is not None and callee.kind == ck.MEMBER_REF_EXPR and (
+                callee.referenced is None or callee.referenced == callee):
+            base = next(iter(callee.get_children()), None)
+            variable = base.referenced if base is not None and base.kind == ck.DECL_REF_EXPR else None
+            if variable is None or variable.kind not in (ck.VAR_DECL, ck.PARM_DECL) \
+                    or ">::" not in variable.type.spelling:
+                return None  # (lib::Vec<T> v: its own members, which type_reads walks)
+            callee = variable
+        elif callee is None or callee.kind != ck.DECL_REF_EXPR or (
+                callee.referenced is not None and callee.referenced != callee):
+            return None
+        for written in callee.get_children():
+            template = written.referenced
+            if written.kind == ck.TEMPLATE_REF and template is not None and template.location.file is not None \
+                    and not self.is_user(template):
+                return qualified_name(template, self.ci)
+        return None
+
     def made_by_header(self, variable) -> str | None:
         """The kept header's function that made ``variable`` (``auto r = lib::make(sh)``), or None."""
         for inner in variable.walk_preorder():
@@ -207,14 +233,34 @@ class Walker:
         return (qualifier is not None and qualifier.kind == ck.TYPE_REF and qualifier.referenced is not None
                 and qualifier.referenced.kind == ck.TEMPLATE_TYPE_PARAMETER)
 
+    def dependent_object_call(self, node) -> bool:
+        """``r.sum(v)`` or ``f(x)`` in a header template walked as written, ``r``/``f`` of a type
+        that depends on a template parameter: a call no declaration answers before instantiation
+        (in an instantiation Clang resolved it)."""
+        ck = self.ci.CursorKind
+        if node.kind != ck.CALL_EXPR or node.type.kind != self.ci.TypeKind.DEPENDENT:
+            return False
+        callee = next(iter(node.get_children()), None)
+        while callee is not None and callee.kind in (ck.UNEXPOSED_EXPR, ck.PAREN_EXPR):
+            callee = next(iter(callee.get_children()), None)
+        if callee is None:
+            return False
+        if callee.kind == ck.MEMBER_REF_EXPR:
+            return callee.referenced is None or callee.referenced == callee
+        return callee.kind == ck.DECL_REF_EXPR and callee.referenced is not None and \
+            callee.referenced.kind in (ck.PARM_DECL, ck.VAR_DECL, ck.FIELD_DECL)
+
     def is_device(self, function) -> bool:
         """``__device__`` or ``__global__`` (what device code can run); constexpr functions,
         which Clang lets device code call, compute constants and read no built-in."""
         return any(c.kind in self.device_attributes for c in function.get_children())
 
-    def reads(self, declaration) -> tuple[tuple[str, ...], bool]:
-        """(what it reads, whether the walk was cut short) for a header function."""
-        usr = declaration.get_usr() or f"{declaration.spelling}@{declaration.location}"
+    def reads(self, declaration, strict: bool = False) -> tuple[tuple[str, ...], bool]:
+        """(what it reads, whether the walk was cut short) for a header function. ``strict``:
+        its walk as written stands for what runs (reached from a template read as written), so
+        a call through an object of a dependent type cuts it short; elsewhere the calls that run
+        are Clang's resolved ones, walked where they are made."""
+        usr = ("strict:" if strict else "") + (declaration.get_usr() or f"{declaration.spelling}@{declaration.location}")
         if usr in self.known:
             return self.known[usr]
         self.known[usr] = ((), False)  # recursion: what is being walked reads nothing more
@@ -240,7 +286,7 @@ class Walker:
                 if PTX_WARPGROUP.search(text):
                     found.add(WARPGROUP_RUN)
                 continue
-            if self.through_type_parameter(node):
+            if self.through_type_parameter(node) or (strict and self.dependent_object_call(node)):
                 cut = True  # what runs is the instance's argument's member: unknown in the template
                 continue
             for target in self.targets(node):
@@ -251,14 +297,14 @@ class Walker:
                 elif name in BARRIER_FUNCTIONS:
                     found.add("synchronises the block")
                 elif target.kind in self.functions and not self.is_user(target):
-                    inner, inner_cut = self.reads(target)
+                    inner, inner_cut = self.reads(target, strict)
                     found.update(inner)
                     cut = cut or inner_cut
         self.known[usr] = (tuple(sorted(found)), cut)
         return self.known[usr]
 
 
-    def type_reads(self, declaration) -> tuple[tuple[str, ...], bool]:
+    def type_reads(self, declaration, strict: bool = False) -> tuple[tuple[str, ...], bool]:
         """What the member functions of a header class (or class template) read of the block:
         a kernel that names ``cub::BlockLoad<...>`` constructs one, and its constructor reads
         ``threadIdx``, though the calls through a dependent type are not resolved in a template."""
@@ -270,7 +316,7 @@ class Walker:
             declaration = inner[0].underlying_typedef_type.get_declaration() if inner else declaration
         if declaration.kind not in self.classes or declaration.location.file is None:
             return (), False
-        usr = "type:" + (declaration.get_usr() or declaration.spelling)
+        usr = ("strict:" if strict else "") + "type:" + (declaration.get_usr() or declaration.spelling)
         if usr in self.known:
             return self.known[usr]
         self.known[usr] = ((), False)
@@ -279,7 +325,7 @@ class Walker:
         cut = False
         for member in definition.get_children():
             if member.kind in self.functions:
-                inner, inner_cut = self.reads(member)
+                inner, inner_cut = self.reads(member, strict)
                 found.update(inner)
                 cut = cut or inner_cut
         self.known[usr] = (tuple(sorted(found)), cut)
@@ -312,7 +358,8 @@ def header_uses(walker: Walker, cursor, start: int, copy: bool = False, uses: di
     seen = set() if seen is None else seen
     for node in cursor.walk_preorder():
         if members and ((made := walker.header_object_call(node)) is not None
-                        or (made := walker.header_operator(node)) is not None):
+                        or (made := walker.header_operator(node)) is not None
+                        or (made := walker.header_template_member_call(node)) is not None):
             line = at if at is not None else node.location.line
             _record(uses, HeaderUse(made, line, (), True))
         if members and (parameter := walker.template_parameter_call(node)) is not None:
@@ -345,10 +392,10 @@ def header_uses(walker: Walker, cursor, start: int, copy: bool = False, uses: di
             if target.kind in walker.functions:
                 if target.spelling in BARRIER_FUNCTIONS:
                     continue  # the user's own barriers are rewritten
-                reads, cut = walker.reads(target)
+                reads, cut = walker.reads(target, strict=members)
             elif target.kind in walker.classes or target.kind in (ck.TYPEDEF_DECL, ck.TYPE_ALIAS_DECL,
                                                                 ck.TYPE_ALIAS_TEMPLATE_DECL):
-                reads, cut = walker.type_reads(target)
+                reads, cut = walker.type_reads(target, strict=members)
             elif node.kind == ck.DECL_REF_EXPR and target.spelling in BUILTIN_VARIABLES:
                 continue  # the user's own reads of threadIdx are rewritten
             if at is not None:

@@ -50,8 +50,10 @@ def classify(use: HeaderUse) -> Unseen | None:
         return None
     where = f"'{use.qualified}' of a header hfuse keeps as an #include"
     entity = cub_entity(use.qualified)
-    if use.unknown and entity is not None and (known := classify_cub(entity)) is not None and known.whole_block:
-        return known  # CUB's block collectives, known by name, however far Clang's walk went
+    if use.unknown and entity is not None:
+        known = classify_cub(entity)
+        if known is None or known.whole_block:
+            return known  # CUB's names, known by what CUB documents them to do, however far Clang's walk went
     if use.unknown:
         return Unseen(f"{where}, whose code Clang's walk could not follow to its end (in a template, a call "
                       "through a template parameter, B::f(), or a member call or an operator on an object of the "
