@@ -196,6 +196,7 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
             return Meaning(unavailable=f"Clang could not read {path} ({where}: {first.spelling})",
                            dialect=required_dialect(first.spelling, options.std),
                            dialect_where=f"{where}: {first.spelling}")
+        found_here = []
         for cursor in walker.definitions(unit.cursor, defining):
             copy = _in_copy(cursor, ck)
             # a copy's lines are the kernel's own, as its #line says
@@ -205,12 +206,17 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
                 continue  # host functions are not fused (their launches are the user's)
             seen.add((_key(file), start))
             end = walker.presumed(cursor.extent.end)[1] if copy else cursor.extent.end.line
+            found_here.append((cursor, copy, file, start, end))
+        copied = [(_key(file), cursor.spelling, start) for cursor, copy, file, start, _ in found_here if copy]
+        for cursor, copy, file, start, end in found_here:
             # a kernel template read as written: where its instance's copy is missing (a parameter
             # pack, a copy that did not compile), what a dependent member call runs is unknown
             kernel_template = cursor.kind == ck.FUNCTION_TEMPLATE and any(
                 c.kind == ck.CUDAGLOBAL_ATTR for c in cursor.get_children())
             found_uses: dict = {}
-            header_uses(walker, cursor, start, copy, found_uses, members=kernel_template)
+            if not (kernel_template and any(k == _key(file) and n == cursor.spelling and start <= line <= end
+                                            for k, n, line in copied)):  # (its copies' uses stand for it)
+                header_uses(walker, cursor, start, copy, found_uses, members=kernel_template)
             if copy:  # its non-type parameters' values: a header function given as ACT_FN runs where it is called
                 for value in cursor.semantic_parent.get_children():
                     if value.kind == ck.VAR_DECL:
