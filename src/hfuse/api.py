@@ -17,7 +17,7 @@ from .errors import HFuseError, Location
 from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
-from .frontend.instance_copies import instance_copy
+from .frontend.instances import instance_reference
 from .frontend.closure import DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
 from .frontend.options import DEFAULT_STD, NO_OPTIONS, CompileOptions, language_flags_for
@@ -409,11 +409,11 @@ def device_source(
         uses = frozenset().union(item.references, *(i.references for i in [*closure.items, *primary]))
         kept = list(dict.fromkeys(i.text for s in program.files for i in s.items if i.kind == "include"))
         source = files[0]
-        # (the instance's copy: a header named only by the template arguments, ACT_FN's, is used too)
-        copy = instance_copy(function, kernel.template_args, 0)
+        # (the instance: a header named only by the template arguments, ACT_FN's, is used too)
+        reference = instance_reference(function, kernel.template_args, 0)
         used = read_meaning([source.path], kernel.options or options or NO_OPTIONS, user_files=source.headers,
                             kept_includes=source.kept_includes, sources={str(k): v for k, v in (sources or {}).items()},
-                            instances=[copy] if copy else [])
+                            instances=[reference] if reference else [])
         includes = plan_includes(kept, uses, tuple(dict.fromkeys(m for f in program.files for m in f.value_macros)),
                                  library_device_includes(kept, library_header_dirs(kernel.options or options or NO_OPTIONS),
                                                          used.header_files))

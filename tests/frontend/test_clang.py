@@ -341,7 +341,7 @@ def test_a_call_through_a_headers_template_parameter_is_never_taken_for_nothing(
     # a call through a parameter runs the caller's functor: from an ordinary kernel, Clang
     # resolved it (the user's lambda, which hfuse reads as the user's); walked as written for a
     # kernel template, the header's op(a, b) names no code, and the template is refused (given
-    # its arguments, the instance is read instead: test_instance_copies.py)
+    # its arguments, the instance is read instead: test_instances.py)
     assert uses["lib2::combine"].unknown == template and not uses["lib2::combine"].reads
 
 

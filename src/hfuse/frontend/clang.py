@@ -30,8 +30,8 @@ from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
 from .clang_meaning import FunctionMeaning, HeaderUse, Meaning, _key, required_dialect  # noqa: F401 (callers take them from here)
 from .clang_pch import precompiled_preamble
-from .clang_walk import Walker, header_uses
-from .instance_copies import COPY_NAMESPACE
+from .clang_walk import Walker, header_uses, record_use
+from .instances import INSTANCE_NAMESPACE
 from .options import CompileOptions
 
 
@@ -128,9 +128,9 @@ def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: 
     """Clang's answers for the functions defined in ``files`` and the user's headers
     (``user_files``: what hfuse reads as the user's own text, not keeps). Where every kept
     header is checked (``unchecked_headers``) there is nothing to ask and Clang is not run.
-    ``instances``: kernel template instances written as ordinary code
-    (``instance_copies.instance_copy``), read after the file: what such a kernel reaches is
-    what they reach, where Clang compiles them. The same request (same texts, options,
+    ``instances``: references to kernel template instances (``instances.instance_reference``),
+    read after the file: what such a kernel reaches is what its instances reach, as Clang
+    instantiated them. The same request (same texts, options,
     headers and instances) is answered once per process."""
     if not unchecked_headers(kept_includes):
         return Meaning()
@@ -179,7 +179,7 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     arguments = arguments + preamble.flags + options.pre_include_flags()
     walker = Walker(ci, mine)
     functions: list[FunctionMeaning] = []
-    copies: list[FunctionMeaning] = []
+    instantiated: list[FunctionMeaning] = []
     ck = ci.CursorKind
     defining = (ck.FUNCTION_DECL, ck.FUNCTION_TEMPLATE, ck.CXX_METHOD, ck.CONSTRUCTOR, ck.DESTRUCTOR)
     seen: set[tuple[str, int]] = set()
@@ -198,32 +198,28 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
                            dialect_where=f"{where}: {first.spelling}")
         found_here = []
         for cursor in walker.definitions(unit.cursor, defining):
-            copy = _in_copy(cursor, ck)
-            # a copy's lines are the kernel's own, as its #line says
-            file, start = walker.presumed(cursor.extent.start) if copy else \
-                (Path(cursor.location.file.name), cursor.extent.start.line)
-            if (not copy and (_key(file), start) in seen) or not walker.is_device(cursor):
+            file, start = Path(cursor.location.file.name), cursor.extent.start.line
+            if (_key(file), start) in seen or not walker.is_device(cursor):
                 continue  # host functions are not fused (their launches are the user's)
             seen.add((_key(file), start))
-            end = walker.presumed(cursor.extent.end)[1] if copy else cursor.extent.end.line
-            found_here.append((cursor, copy, file, start, end))
-        copied = [(_key(file), cursor.spelling, start) for cursor, copy, file, start, _ in found_here if copy]
-        for cursor, copy, file, start, end in found_here:
-            # a kernel template read as written: where its instance's copy is missing (a parameter
-            # pack, a copy that did not compile), what a dependent member call runs is unknown
+            found_here.append((cursor, file, start, cursor.extent.end.line))
+        for instance in _instances(walker, unit.cursor, ck):
+            found_uses: dict = {}
+            first, last = instance.extent.start.line, instance.extent.end.line
+            header_uses(walker, instance, first, found_uses)
+            instantiated.append(FunctionMeaning(Path(instance.location.file.name), instance.spelling, first, last,
+                                          tuple(found_uses.values())))
+        for cursor, file, start, end in found_here:
+            # a kernel template read as written: where its instance is missing (no template arguments
+            # given, an instance Clang could not instantiate), what a dependent call runs is unknown
             kernel_template = cursor.kind == ck.FUNCTION_TEMPLATE and any(
                 c.kind == ck.CUDAGLOBAL_ATTR for c in cursor.get_children())
-            found_uses: dict = {}
-            if not (kernel_template and any(k == _key(file) and n == cursor.spelling and start <= line <= end
-                                            for k, n, line in copied)):  # (its copies' uses stand for it)
-                header_uses(walker, cursor, start, copy, found_uses, members=kernel_template)
-            if copy:  # its non-type parameters' values: a header function given as ACT_FN runs where it is called
-                for value in cursor.semantic_parent.get_children():
-                    if value.kind == ck.VAR_DECL:
-                        header_uses(walker, value, start, copy, found_uses, at=start)
-            found = FunctionMeaning(file, cursor.spelling, start, end, tuple(found_uses.values()))
-            (copies if copy else functions).append(found)
-    return Meaning(tuple(_instances_read(f, copies) for f in functions), instances_unread=unread)
+            found_uses = {}
+            if not (kernel_template and any(_key(c.file) == _key(file) and c.name == cursor.spelling
+                                            and start <= c.first_line <= end for c in instantiated)):
+                header_uses(walker, cursor, start, found_uses, members=kernel_template)  # (else its instances')
+            functions.append(FunctionMeaning(file, cursor.spelling, start, end, tuple(found_uses.values())))
+    return Meaning(tuple(_instances_read(f, instantiated) for f in functions), instances_unread=unread)
 
 
 def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
@@ -234,8 +230,8 @@ def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
     text = sources.get(str(path))
     text = Path(path).read_text(errors="replace") if text is None and instances else text
 
-    def parsed(copies: Sequence[str]):
-        given = [(p, t) for p, t in unsaved if p != str(path)] + [(str(path), text + "\n" + "".join(copies))]
+    def parsed(references: Sequence[str]):
+        given = [(p, t) for p, t in unsaved if p != str(path)] + [(str(path), text + "\n" + "".join(references))]
         unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=given)
         return unit, [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
 
@@ -243,32 +239,41 @@ def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
     if instances:
         unit, errors = parsed(instances)
         if not errors or any(d.location.file is not None and d.location.is_in_system_header for d in errors):
-            return unit, None  # (a kept header that does not compile: the file does not, copies or not)
+            return unit, None  # (a kept header that does not compile: the file does not, instances or not)
         unread = errors[0].spelling
-        # one instance that does not compile leaves the others their copies
-        kept = [copy for copy in instances if not parsed([copy])[1]] if len(instances) > 1 else []
+        # one instance that does not compile leaves the others theirs
+        kept = [one for one in instances if not parsed([one])[1]] if len(instances) > 1 else []
         if kept and not (found := parsed(kept))[1]:
             return found[0], unread
     return ci.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved or None), unread
 
 
-def _in_copy(cursor, ck) -> bool:
-    parent = cursor.semantic_parent
-    while parent is not None and parent.kind != ck.TRANSLATION_UNIT:
-        if parent.kind == ck.NAMESPACE and parent.spelling.startswith(COPY_NAMESPACE):
-            return True
-        parent = parent.semantic_parent
-    return False
+def _instances(walker: Walker, parent, ck):
+    """The definitions of the kernel template instances the file's references name
+    (``instances.instance_reference``), as Clang instantiated them."""
+    for cursor in parent.get_children():
+        if cursor.kind != ck.NAMESPACE or not walker.is_user(cursor):
+            continue
+        if not cursor.spelling.startswith(INSTANCE_NAMESPACE):
+            yield from _instances(walker, cursor, ck)
+            continue
+        for variable in cursor.get_children():
+            named = next((n for n in variable.walk_preorder() if n.kind == ck.DECL_REF_EXPR), None)
+            instance = named.referenced if named is not None else None
+            definition = instance.get_definition() if instance is not None else None
+            if variable.kind == ck.VAR_DECL and definition is not None:
+                yield definition
 
 
-def _instances_read(template: FunctionMeaning, copies: Sequence[FunctionMeaning]) -> FunctionMeaning:
-    """What a kernel template reaches, as its instances' copies found it (where any was
-    read): each dependent call resolved to what runs, not to a template that names nothing."""
-    mine = [c for c in copies if _key(c.file) == _key(template.file) and c.name == template.name
+def _instances_read(template: FunctionMeaning, instances: Sequence[FunctionMeaning]) -> FunctionMeaning:
+    """What a kernel template reaches, as its instances found it (where any was read): each
+    dependent call resolved to what runs, not to a template that names nothing."""
+    mine = [c for c in instances if _key(c.file) == _key(template.file) and c.name == template.name
             and template.first_line <= c.first_line <= template.last_line]
     if not mine:
         return template
-    uses = {(u.qualified, u.line): u for c in mine for u in c.uses}
+    uses: dict = {}
+    for use in (u for c in mine for u in c.uses):
+        record_use(uses, use)
     return FunctionMeaning(template.file, template.name, template.first_line, template.last_line,
                            tuple(uses.values()))
-

@@ -10,7 +10,6 @@ recorded as unknown: never safe.
 """
 from __future__ import annotations
 
-import ctypes
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,18 +74,6 @@ class Walker:
                     yield cursor
             else:
                 yield from self.definitions(cursor, defining)
-
-    def presumed(self, location) -> tuple[Path, int]:
-        """The file and line ``#line`` directives make of ``location`` (libclang's own
-        locations are where the text is)."""
-        lib = self.ci.conf.lib
-        function = lib.clang_getPresumedLocation
-        function.argtypes = [self.ci.SourceLocation, ctypes.POINTER(self.ci._CXString),
-                             ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint)]
-        function.restype = None
-        name, line, column = self.ci._CXString(), ctypes.c_uint(), ctypes.c_uint()
-        function(location, ctypes.byref(name), ctypes.byref(line), ctypes.byref(column))
-        return Path(self.ci._CXString.from_result(name)), line.value
 
     def header_object_call(self, node) -> str | None:
         """``r.sum(v)`` in a template, ``r`` made by a kept header (``auto r =
@@ -344,10 +331,10 @@ def qualified_name(cursor, ci) -> str:
     return "::".join(reversed(parts))
 
 
-def header_uses(walker: Walker, cursor, start: int, copy: bool = False, uses: dict | None = None,
-                 at: int | None = None, seen: set | None = None, members: bool = False) -> tuple[HeaderUse, ...]:
-    """What function ``cursor`` (the user's) reaches in the kept headers, and what that reads
-    (``copy``: an instance's copy, whose lines are those its ``#line`` gives). The instances
+def header_uses(walker: Walker, cursor, start: int, uses: dict | None = None, at: int | None = None,
+                seen: set | None = None, members: bool = False) -> tuple[HeaderUse, ...]:
+    """What function ``cursor`` (the user's, or an instance of the user's kernel template)
+    reaches in the kept headers, and what that reads. The instances
     of the user's own templates it calls are walked too, as Clang instantiated them, their
     findings put at the call's line (``at``): read as templates, their dependent calls
     (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing. ``members``: such a
@@ -361,10 +348,10 @@ def header_uses(walker: Walker, cursor, start: int, copy: bool = False, uses: di
                         or (made := walker.header_operator(node)) is not None
                         or (made := walker.header_template_member_call(node)) is not None):
             line = at if at is not None else node.location.line
-            _record(uses, HeaderUse(made, line, (), True))
+            record_use(uses, HeaderUse(made, line, (), True))
         if members and (parameter := walker.template_parameter_call(node)) is not None:
             line = at if at is not None else node.location.line
-            _record(uses, HeaderUse(parameter, line, (), True, through=parameter))
+            record_use(uses, HeaderUse(parameter, line, (), True, through=parameter))
         for target in walker.targets(node):
             if target.location.file is None:
                 continue
@@ -375,15 +362,14 @@ def header_uses(walker: Walker, cursor, start: int, copy: bool = False, uses: di
                     if definition is not None and ("as written", definition.get_usr()) not in seen:
                         seen.add(("as written", definition.get_usr()))
                         here = at if at is not None else node.location.line
-                        header_uses(walker, definition, start, copy, uses, here, seen, members=True)
+                        header_uses(walker, definition, start, uses, here, seen, members=True)
                 elif target.kind in walker.functions and walker.instance_of_template(target):
                     definition = target.get_definition()
                     usr = target.get_usr() or target.displayname
                     if definition is not None and usr not in seen:
                         seen.add(usr)
-                        here = at if at is not None else \
-                            walker.presumed(node.location)[1] if copy else node.location.line
-                        header_uses(walker, definition, start, copy, uses, here, seen)
+                        here = at if at is not None else node.location.line
+                        header_uses(walker, definition, start, uses, here, seen)
                 continue
             if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
                 continue
@@ -403,14 +389,14 @@ def header_uses(walker: Walker, cursor, start: int, copy: bool = False, uses: di
             elif not (node.location.file and walker.is_user(node)):
                 line = start
             else:
-                line = walker.presumed(node.location)[1] if copy else node.location.line
+                line = node.location.line
             # (a name a template leaves unresolved may pick any of its candidates: not a use of each's header)
             declared = "" if node.kind == ck.OVERLOADED_DECL_REF else _key(Path(target.location.file.name))
-            _record(uses, HeaderUse(qualified, line, reads, cut, declared))
+            record_use(uses, HeaderUse(qualified, line, reads, cut, declared))
     return tuple(uses.values())
 
 
-def _record(uses: dict, use: HeaderUse) -> None:
+def record_use(uses: dict, use: HeaderUse) -> None:
     """Add ``use``, merged with what one line already has of the same name: what each found
     reads, and unknown where either is (a helper's findings all go to the line of its call)."""
     key = (use.qualified, use.line)

@@ -1,5 +1,5 @@
-"""Kernel template instances written as ordinary code, for Clang to read
-(``frontend/instance_copies.py``)."""
+"""Kernel template instances named for Clang to instantiate, and read as instantiated
+(``frontend/instances.py``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ import pytest
 from hfuse.frontend import clang as clang_module
 from hfuse.frontend.clang import read_meaning
 from hfuse.frontend.extract import load_source
-from hfuse.frontend.instance_copies import instance_copy
+from hfuse.frontend.instances import instance_reference
 from hfuse.frontend.options import CompileOptions
 
 
@@ -20,55 +20,45 @@ def _kernel(tmp_path, text: str, name: str = "k", options: CompileOptions = Comp
     return next(i.function for i in source.items if i.function is not None and i.function.name == name), source
 
 
-def test_each_parameter_is_declared_as_the_instance_gives_it(tmp_path):
-    kernel, _ = _kernel(tmp_path, """namespace ns {
-template <typename T, int N, T (*F)(const T&), template <class> class Op, typename = void, bool B = (N > 2)>
-__global__ void k(T* out) {
-  out[threadIdx.x] = Op<T>{}(F(out[threadIdx.x])) * N;
-}
-}
-""")
-    copy = instance_copy(kernel, ["float", "4", "ns::twice", "ns::Neg"], 3)
-    assert copy.startswith("namespace ns {\nnamespace hfuse_instance_3 {\n")
-    assert "using T = float;\nconstexpr int N = 4;\nconstexpr T (*F)(const T&) = ns::twice;\n" in copy
-    assert "template <class... hfuse_args> using Op = ns::Neg<hfuse_args...>;\n" in copy
-    assert "constexpr bool B = (4 > 2);\n" in copy  # a default, its mention of N made the argument
-    # the kernel's own line, and its body as written
-    assert f'#line 3 "{tmp_path / "k.cu"}"\n__global__ void k(T* out) {{\n' in copy
+def _clang():
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    if isinstance(clang_module.clang_arguments(CompileOptions()), str):
+        pytest.skip("Clang cannot read CUDA here")
 
 
-def test_a_parameter_pack_is_written_out_as_the_instance_has_it(tmp_path):
-    # apex's and PyTorch's multi_tensor_apply: a functor called with the kernel's trailing arguments
-    kernel, _ = _kernel(tmp_path, """#include <utility>
-template <typename F, typename... Args>
-__global__ void __launch_bounds__(128 * sizeof...(Args)) k(int n, F f, const Args&... args) {
-  static_assert(sizeof...(args) < 8, "");
-  f(n, args...);
-  f(n, std::forward<const Args&>(args)...);
-}
-""")
-    copy = instance_copy(kernel, ["Adam<float>", "float", "int*"], 0)
-    assert "using F = Adam<float>;\nusing hfuse_Args_0 = float;\nusing hfuse_Args_1 = int*;\n" in copy
-    # each type by its alias: const Args& of int* is int* const&
-    assert "k(int n, F f, const hfuse_Args_0& hfuse_args_0, const hfuse_Args_1& hfuse_args_1) {" in copy
-    assert "__launch_bounds__(128 * 2)" in copy and "static_assert(2 < 8" in copy
-    assert "f(n, hfuse_args_0, hfuse_args_1);" in copy
-    assert ("f(n, std::forward<const hfuse_Args_0&>(hfuse_args_0), "
-            "std::forward<const hfuse_Args_1&>(hfuse_args_1));") in copy
-    # an empty pack leaves no comma behind
-    empty = instance_copy(kernel, ["Adam<float>"], 1)
-    assert "k(int n, F f) {" in empty and "f(n);" in empty and "f(n, std::forward" not in empty
-
-
-def test_what_cannot_be_written_as_ordinary_code_is_not_copied(tmp_path):
-    fold, _ = _kernel(tmp_path, "template <typename... Ts>\n__global__ void k(int* y, Ts... xs) { *y = (xs + ...); }\n")
-    assert instance_copy(fold, ["int", "float"], 0) is None  # a fold expression: not an expansion
-    two, _ = _kernel(tmp_path, "template <typename... Ts>\n__global__ void k(Ts... xs, Ts... ys) {}\n")
-    assert instance_copy(two, ["int"], 0) is None
+def test_an_instance_is_named_in_the_kernels_own_namespace(tmp_path):
+    kernel, _ = _kernel(tmp_path, "namespace ns {\ntemplate <typename T, int N>\n__global__ void k(T* out) {}\n}\n")
+    reference = instance_reference(kernel, ["float", "4"], 3)
+    assert reference == ("namespace ns {\nnamespace hfuse_instance_3 { auto* const hfuse_kernel = &k<float, 4>; }\n"
+                         "}  // namespace ns\n")
     plain, _ = _kernel(tmp_path, "__global__ void k(float* y) {}\n")
-    assert instance_copy(plain, [], 0) is None
-    missing, _ = _kernel(tmp_path, "template <typename T, int N>\n__global__ void k(T* y) {}\n")
-    assert instance_copy(missing, ["float"], 0) is None
+    assert instance_reference(plain, [], 0) is None
+    assert instance_reference(kernel, [], 0) is None  # no arguments given: read as a template
+
+
+def test_every_kind_of_parameter_is_instantiated_as_given(tmp_path):
+    # a function, a template-template parameter, a default that names another parameter, a
+    # parameter pack used in a fold expression and an if constexpr whose other branch would not
+    # compile for the instance: Clang's instantiation has them all, the walk sees the calls resolved
+    _clang()
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "ops.cuh").write_text(
+        "#pragma once\nnamespace lib {\n__device__ inline float lane(const float& x) { return x + threadIdx.x; }\n"
+        "template <class T> struct Id { __device__ T operator()(T x) const { return x; } };\n}\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    text = ("#include <lib/ops.cuh>\n#include <type_traits>\nnamespace ns {\n"
+            "template <typename T, T (*F)(const T&), template <class> class Op, bool B = sizeof(T) == 4, class... Ts>\n"
+            "__global__ void k(T* out, Ts... xs) {\n"
+            "  if constexpr (!std::is_same_v<T, float>) { static_assert(sizeof(T) == 2); }\n"
+            "  out[0] = Op<T>{}(F(out[0])) + (T(0) + ... + xs) + B;\n}\n}\n")
+    kernel, source = _kernel(tmp_path, text, options=options)
+    reference = instance_reference(kernel, ["float", "lib::lane", "lib::Id", "true", "float", "int"], 0)
+    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+                           instances=[reference])
+    assert meaning.unavailable is None and meaning.instances_unread is None
+    uses = {u.qualified: u for u in meaning.function(tmp_path / "k.cu", "k", 5).uses}
+    assert uses["lib::lane"].reads == ("reads threadIdx",) and uses["lib::lane"].line == 7
+    assert not any(u.unknown for u in uses.values())
 
 
 POLICY_HEADER = """#pragma once
@@ -102,12 +92,14 @@ __global__ void k(T* out, const T* in) {
 
 @pytest.mark.parametrize("check, exact", [
     ("", True),
-    # compiles only as a template (the discarded branch of if constexpr): the copy is dropped
-    ("if constexpr (!std::is_same_v<T, float>) { static_assert(sizeof(T) == 2); }", False),
+    # a branch of if constexpr the instance discards (once, as a copy in ordinary code, it failed)
+    ("if constexpr (!std::is_same_v<T, float>) { static_assert(sizeof(T) == 2); }", True),
+    # an instance the template's own assertion refuses: read as a template
+    ("static_assert(sizeof(T) == 2);", False),
 ])
-def test_clang_reads_the_instance_where_its_copy_compiles(tmp_path, check, exact):
+def test_clang_reads_the_instance_where_it_compiles(tmp_path, check, exact):
     # PyTorch's BlockReduceSum<acc_t>: in the template, B::Tid() names nothing, so the walk is
-    # unknown (refused); in the instance's copy, Clang resolves it to Block1D::Tid
+    # unknown (refused); in the instance, Clang resolves it to Block1D::Tid
     pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
     if isinstance(clang_module.clang_arguments(CompileOptions()), str):
         pytest.skip("Clang cannot read CUDA here")
@@ -116,11 +108,11 @@ def test_clang_reads_the_instance_where_its_copy_compiles(tmp_path, check, exact
     options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
     kernel, source = _kernel(tmp_path, KERNEL.replace("CHECK", check), options=options)
     meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
-                           instances=[instance_copy(kernel, ["float"], 0)])
+                           instances=[instance_reference(kernel, ["float"], 0)])
     assert meaning.unavailable is None
     found = meaning.function(tmp_path / "k.cu", "k", 6)
     (use,) = [u for u in found.uses if u.qualified == "lib2::block_sum"]
-    assert use.line == 6  # the kernel's own line, not the copy's
+    assert use.line == 6  # the kernel's own line
     if exact:
         assert not use.unknown and set(use.reads) == {"reads threadIdx", "reads blockDim"}
         assert meaning.instances_unread is None
@@ -128,21 +120,20 @@ def test_clang_reads_the_instance_where_its_copy_compiles(tmp_path, check, exact
         assert use.unknown and "static assertion failed" in meaning.instances_unread
 
 
-def test_an_instance_that_does_not_compile_leaves_the_others_their_copies(tmp_path):
+def test_an_instance_that_does_not_compile_leaves_the_others_theirs(tmp_path):
     pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
     if isinstance(clang_module.clang_arguments(CompileOptions()), str):
         pytest.skip("Clang cannot read CUDA here")
     (tmp_path / "inc" / "lib").mkdir(parents=True)
     (tmp_path / "inc" / "lib" / "red2.cuh").write_text(POLICY_HEADER)
     options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
-    check = "if constexpr (!std::is_same_v<T, float>) { static_assert(sizeof(T) == 2); }"
-    text = "#include <cuda_fp16.h>\n" + KERNEL.replace("CHECK", check)
+    text = "#include <cuda_fp16.h>\n" + KERNEL.replace("CHECK", "static_assert(sizeof(T) == 2);")
     kernel, source = _kernel(tmp_path, text, options=options)
     meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
-                           instances=[instance_copy(kernel, ["float"], 0), instance_copy(kernel, ["__half"], 1)])
-    assert "static assertion failed" in meaning.instances_unread  # k<float>'s copy
+                           instances=[instance_reference(kernel, ["float"], 0), instance_reference(kernel, ["__half"], 1)])
+    assert "static assertion failed" in meaning.instances_unread  # k<float>'s
     (use,) = [u for u in meaning.function(tmp_path / "k.cu", "k", 7).uses if u.qualified == "lib2::block_sum"]
-    assert not use.unknown and set(use.reads) == {"reads threadIdx", "reads blockDim"}  # k<__half>'s copy
+    assert not use.unknown and set(use.reads) == {"reads threadIdx", "reads blockDim"}  # k<__half>'s
 
 
 REDUCER_HEADER = """#pragma once
@@ -160,11 +151,11 @@ __device__ Reducer<T> make_reducer(T* s) { return Reducer<T>(s); }
 
 
 @pytest.mark.parametrize("check, unknown", [
-    ("", False),  # the copy compiles: Reducer<float>::sum is read
-    ("if constexpr (!std::is_same_v<T, float>) { static_assert(sizeof(T) == 2); }", True),
+    ("", False),  # the instance compiles: Reducer<float>::sum is read
+    ("static_assert(sizeof(T) == 2);", True),
 ])
-def test_without_its_copy_a_member_call_on_a_headers_object_is_unknown(tmp_path, check, unknown):
-    # read as a template, r.sum(v) names nothing: once fused horizontally where the copy failed
+def test_without_its_instance_a_member_call_on_a_headers_object_is_unknown(tmp_path, check, unknown):
+    # read as a template, r.sum(v) names nothing: once fused horizontally where the instance failed
     pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
     if isinstance(clang_module.clang_arguments(CompileOptions()), str):
         pytest.skip("Clang cannot read CUDA here")
@@ -176,7 +167,7 @@ def test_without_its_copy_a_member_call_on_a_headers_object_is_unknown(tmp_path,
             "  auto r = lib::make_reducer(sh);\n  out[threadIdx.x] = r.sum(in[threadIdx.x]);\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
     meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
-                           instances=[instance_copy(kernel, ["float"], 0)])
+                           instances=[instance_reference(kernel, ["float"], 0)])
     uses = {(u.qualified, u.line): u for u in meaning.function(tmp_path / "k.cu", "k", 8).uses}
     if unknown:
         assert uses[("lib::make_reducer", 8)].unknown
@@ -197,7 +188,7 @@ struct Scale {
 
 def test_a_kernel_templates_pack_reaches_what_its_functor_reads(tmp_path):
     # multi_tensor_apply<F, Args...> with an installed library's functor: read as a template,
-    # f(n, args...) names nothing; the instance's copy calls Scale<float>::operator()
+    # f(n, args...) names nothing; the instance calls Scale<float>::operator()
     pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
     if isinstance(clang_module.clang_arguments(CompileOptions()), str):
         pytest.skip("Clang cannot read CUDA here")
@@ -208,7 +199,7 @@ def test_a_kernel_templates_pack_reaches_what_its_functor_reads(tmp_path):
             "__global__ void k(int n, F f, Args... args) {\n  f(n, args...);\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
     meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
-                           instances=[instance_copy(kernel, ["optlib::Scale<float>", "float*", "float"], 0)])
+                           instances=[instance_reference(kernel, ["optlib::Scale<float>", "float*", "float"], 0)])
     assert meaning.instances_unread is None
     uses = {u.qualified: u for u in meaning.function(tmp_path / "k.cu", "k", 3).uses}
     assert set(uses["optlib::Scale::operator()"].reads) == {"reads threadIdx", "reads blockDim"}
@@ -216,8 +207,8 @@ def test_a_kernel_templates_pack_reaches_what_its_functor_reads(tmp_path):
 
 
 def test_a_header_function_given_as_a_non_type_parameter_is_read_where_it_runs(tmp_path):
-    # vLLM's act_kernel<T, ACT_FN>: the copy declares constexpr ACT_FN = actlib::lane_act, whose
-    # code runs at ACT_FN(x); once fused horizontally though it reads threadIdx
+    # vLLM's act_kernel<T, ACT_FN>: in the instance, ACT_FN(x) calls actlib::lane_act; once
+    # fused horizontally though it reads threadIdx
     pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
     if isinstance(clang_module.clang_arguments(CompileOptions()), str):
         pytest.skip("Clang cannot read CUDA here")
@@ -230,7 +221,7 @@ def test_a_header_function_given_as_a_non_type_parameter_is_read_where_it_runs(t
             "__global__ void k(T* out, const T* in) {\n  out[threadIdx.x] = ACT_FN(in[threadIdx.x]);\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
     meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
-                           instances=[instance_copy(kernel, ["float", "actlib::lane_act"], 0)])
+                           instances=[instance_reference(kernel, ["float", "actlib::lane_act"], 0)])
     uses = {u.qualified: u for u in meaning.function(tmp_path / "k.cu", "k", 3).uses}
     assert uses["actlib::lane_act"].reads == ("reads threadIdx",)
     # read as a template (no instance), the call goes to whatever the instance gives
@@ -239,12 +230,10 @@ def test_a_header_function_given_as_a_non_type_parameter_is_read_where_it_runs(t
     assert (through.through, through.line, through.unknown) == ("ACT_FN", 4, True)
 
 
-@pytest.mark.parametrize("fold, unknown", [
-    ("T(0)", False),  # the copy is written: reduce<float>'s instance is read, r.sum(v) resolved
-    ("(T(0) + ... + rest)", True),  # a fold expression: no copy, the helper read as written
-])
-def test_a_helper_template_reached_from_a_template_read_as_written_is_read_as_written(tmp_path, fold, unknown):
-    # the last gap of issue 18's kind: r.sum(v) in the user's helper template, the kernel's copy missing
+@pytest.mark.parametrize("given", [True, False])
+def test_a_helper_template_reached_from_a_template_read_as_written_is_read_as_written(tmp_path, given):
+    # the last gap of issue 18's kind: r.sum(v) in the user's helper template, the kernel's instance
+    # missing (no template arguments given); given, reduce<float>'s instance is read, r.sum(v) resolved
     pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
     if isinstance(clang_module.clang_arguments(CompileOptions()), str):
         pytest.skip("Clang cannot read CUDA here")
@@ -254,16 +243,15 @@ def test_a_helper_template_reached_from_a_template_read_as_written_is_read_as_wr
     text = ("#include <lib/reducer.cuh>\ntemplate <typename T>\n__device__ T reduce(T* sh, T v) {\n"
             "  auto r = lib::make_reducer(sh);\n  return r.sum(v);\n}\n"
             "template <typename T, typename... Rest>\n__global__ void k(T* out, const T* in, Rest... rest) {\n"
-            f"  __shared__ T sh[256];\n  T extra = {fold};\n"
+            "  __shared__ T sh[256];\n  T extra = (T(0) + ... + rest);\n"
             "  out[threadIdx.x] = reduce(sh, in[threadIdx.x]) + extra;\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
-    copy = instance_copy(kernel, ["float", "float"], 0)
-    assert (copy is None) == unknown
+    reference = instance_reference(kernel, ["float", "float"] if given else [], 0)
     meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
-                           instances=[copy] if copy else [])
+                           instances=[reference] if reference else [])
     uses = meaning.function(tmp_path / "k.cu", "k", 7).uses
     assert all(u.line == 11 for u in uses if u.qualified.startswith("lib::"))  # the helper's call
-    if unknown:
+    if not given:
         assert any(u.unknown for u in uses if u.qualified == "lib::make_reducer")
     else:
         assert not any(u.unknown for u in uses)
@@ -288,7 +276,7 @@ def test_an_operator_on_a_headers_object_in_a_template_read_as_written_is_unknow
     unknown = [u for u in written.function(tmp_path / "k.cu", "k", 2).uses if u.unknown]
     assert [(u.qualified, u.line) for u in unknown] == [("fraglib::Frag", 6)]  # not x * x: a T's own
     instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
-                            instances=[instance_copy(kernel, ["float"], 0)])
+                            instances=[instance_reference(kernel, ["float"], 0)])
     uses = {u.qualified: u for u in instance.function(tmp_path / "k.cu", "k", 2).uses}
     assert uses["fraglib::operator+"].reads == ("reads threadIdx",) and not any(u.unknown for u in uses.values())
 
@@ -321,13 +309,13 @@ def test_a_member_of_a_headers_class_template_of_a_parameter_is_unknown_in_a_tem
     written = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path)
     assert [(u.qualified, u.line) for u in written.function(tmp_path / "k.cu", "k", 3).uses if u.unknown] == [(name, 4)]
     instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
-                            instances=[instance_copy(kernel, ["float"], 0)])
+                            instances=[instance_reference(kernel, ["float"], 0)])
     uses = instance.function(tmp_path / "k.cu", "k", 3).uses
     assert not any(u.unknown for u in uses) and any(u.reads == ("reads threadIdx",) for u in uses)
 
 
 def test_a_headers_template_walked_as_written_is_cut_at_a_call_through_a_dependent_object(tmp_path):
-    # lib::run(r, v) returns r.sum(v): walked as the header's template (the kernel's copy
+    # lib::run(r, v) returns r.sum(v): walked as the header's template (the kernel's instance
     # missing), the call names nothing; once read as reading nothing
     pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
     if isinstance(clang_module.clang_arguments(CompileOptions()), str):
@@ -344,7 +332,7 @@ def test_a_headers_template_walked_as_written_is_cut_at_a_call_through_a_depende
     uses = {u.qualified: u for u in written.function(tmp_path / "k.cu", "k", 3).uses}
     assert uses["lib::run"].unknown
     instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
-                            instances=[instance_copy(kernel, ["float"], 0)])
+                            instances=[instance_reference(kernel, ["float"], 0)])
     uses = {u.qualified: u for u in instance.function(tmp_path / "k.cu", "k", 3).uses}
     assert not uses["lib::run"].unknown
     assert set(uses["lib::run"].reads) == {"reads threadIdx", "synchronises the block"}
