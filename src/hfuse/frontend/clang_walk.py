@@ -337,8 +337,11 @@ def header_uses(walker: Walker, cursor, start: int, uses: dict | None = None, at
     reaches in the kept headers, and what that reads. The instances
     of the user's own templates it calls are walked too, as Clang instantiated them, their
     findings put at the call's line (``at``): read as templates, their dependent calls
-    (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing. ``members``: such a
-    call in ``cursor`` itself on an object a kept header made is recorded as unknown."""
+    (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing. ``members``:
+    ``cursor`` is a template read as written (no instance of it was read), where what names no
+    code until instantiation (such a member call, an operator on a header's object, a member of
+    a header's class template of a parameter, a call through a template parameter) is recorded
+    as unknown, and the header code it reaches is walked strictly (``Walker.reads``)."""
     ci = walker.ci
     ck = ci.CursorKind
     uses = {} if uses is None else uses
