@@ -340,9 +340,9 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         for key in everything.reachable(kernel.key):
             for fn in everything.facts[key]:
                 _check_parses(fn.function, spec)
+        check_parameter_calls(spec, kernel, everything, program)  # (before Clang's findings: its hint is the kernel's)
         check_kernel(kernel, everything)
         check_function_arguments(spec, kernel, program, everything.needs_context)
-        check_parameter_calls(spec, kernel, everything)
         whole_block = whole_block_need(spec, kernel, everything, opaque)
         own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)

@@ -202,15 +202,22 @@ def check_function_arguments(spec: KernelSpec, kernel: Function, program: Progra
                 hint="instantiate it with a function that does not read the block, or keep this kernel unfused")
 
 
-def check_parameter_calls(spec: KernelSpec, kernel: Function, program: ProgramFacts) -> None:
+def check_parameter_calls(spec: KernelSpec, kernel: Function, facts: ProgramFacts, program: Program) -> None:
     """Refuse a kernel template fused as a template (no template arguments given) whose code
     calls through a template type parameter (``f(x)`` of ``template <class F> k(F f)``): the
     fused kernel's caller picks the type, whose code reads the block unseen, and a functor of
-    the user's file would be the original, not the part's copy that takes its view of the block."""
+    the user's file would be the original, not the part's copy that takes its view of the block.
+    The hint names the instances the file itself launches or instantiates."""
     if not kernel.is_template or spec.template_args:
         return
-    for key in program.reachable(kernel.key):
-        for f in program.facts[key]:
+    written = re.compile(rf"\b{re.escape(kernel.name)}\s*<([^;{{}}]*?)>\s*(?:<<<|\()")
+    instances = list(dict.fromkeys(" ".join(m.group(1).split()) for item in program.items
+                                   if item.file == kernel.file and item.function is not kernel
+                                   for m in written.finditer(item.text)))
+    example = f"-k '{spec.name}<{instances[0]}>:{spec.block}'" if instances else f"-k '{spec.name}<...>:{spec.block}'"
+    seen = f" (the file has {', '.join(f'<{i}>' for i in instances[:3])})" if instances else ""
+    for key in facts.reachable(kernel.key):
+        for f in facts.facts[key]:
             if f.parameter_calls:
                 parameter, line = f.parameter_calls[0]
                 raise HFuseError(
@@ -218,8 +225,7 @@ def check_parameter_calls(spec: KernelSpec, kernel: Function, program: ProgramFa
                     "template arguments given: what runs is what the fused kernel's caller gives it (a type's code, a "
                     "function), which hfuse cannot see (it may read threadIdx or synchronise the block)",
                     Location(f.function.file, line, spec.name),
-                    hint=f"give the kernel's template arguments (-k '{spec.name}<...>:{spec.block}'): "
-                    "hfuse then reads the instance")
+                    hint=f"give the kernel's template arguments ({example}){seen}: hfuse then reads the instance")
 
 
 def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec]) -> None:

@@ -440,6 +440,11 @@ def test_a_call_through_a_template_parameter_is_read_in_the_instance(tmp_path):
     with pytest.raises(HFuseError, match=r"through template parameter 'F' with no template arguments") as err:
         fuse([plain, KernelSpec(source, "multi_apply", Dim3(128))])
     assert err.value.where.line == 4 and "multi_apply<...>:128" in err.value.hint
+    # the instances the file launches itself are named in the hint
+    launched = APPLY + "void run(float* p) { multi_apply<Scale, float><<<4, 128>>>(100, p, Scale{}, 2.f); }\n"
+    with pytest.raises(HFuseError) as err:
+        fuse([plain, KernelSpec(source, "multi_apply", Dim3(128))], sources={source: launched})
+    assert "-k 'multi_apply<Scale, float>:128'" in err.value.hint
     # given, the part calls its own copy of Scale, which takes the part's view of the block
     fused = fuse([plain, KernelSpec(source, "multi_apply", Dim3(128), ("Scale", "float"))])
     assert "multi_apply__hf2<Scale__hf2, float>(" in fused.source

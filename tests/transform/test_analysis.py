@@ -578,9 +578,10 @@ def test_calls_through_a_template_type_parameter_are_recorded():
         "template <typename F, int N, typename T, float (*ACT)(float), class... Args>\n"
         "__global__ void k(F f, const F& g, F* h, T x, lib::Vec<T> v, Args... args) {\n"
         "  f(N, args...);\n  g.apply(x);\n  h->apply(x);\n  F::reset();\n"
-        "  v.load();\n  x.sum();\n  other(x);\n  ACT(1.f);\n}\n"
+        "  v.load();\n  x.sum();\n  other(x);\n  ACT(1.f);\n  F made;\n  made(1);\n  T kept = x;\n  kept.get();\n}\n"
     )
     (k,) = facts.facts["k"]
-    assert k.parameter_calls == [("F", 3), ("F", 4), ("F", 5), ("F", 6), ("T", 8), ("ACT", 10)]
+    assert k.parameter_calls == [("F", 3), ("F", 4), ("F", 5), ("F", 6), ("T", 8), ("ACT", 10), ("F", 12),
+                                 ("T", 14)]
     _, plain = _facts("__global__ void j(float* p) { p[0] = 1.f; }\n")
     assert plain.facts["j"][0].parameter_calls == []

@@ -123,6 +123,7 @@ def analyze(
     local_usings = _local_using_declarations(tree.root_node)
     local_types = _local_type_names(tree.root_node)
     type_parameters = type_parameters_of(function)
+    typed_locals = _locals_of_type_parameters(tree.root_node, type_parameters)
     for node in walk(tree.root_node):
         line = base + line_of(node)
         if is_builtin_reference(node):
@@ -134,7 +135,7 @@ def analyze(
         elif node.type == "identifier" and node.text.decode() in extern_shared:
             facts.extern_shared_uses.append((node.text.decode(), line))
         elif node.type == "call_expression":
-            if (through := _through_template_parameter(node, function, type_parameters)) is not None:
+            if (through := _through_template_parameter(node, function, type_parameters, typed_locals)) is not None:
                 facts.parameter_calls.append((through, line))
             name = called_name(node)
             if name in SYNC_BUILTINS:
@@ -276,7 +277,26 @@ def type_parameters_of(function: Function) -> frozenset[str]:
     return frozenset(re.findall(r"\b(?:typename|class)\s*(?:\.\.\.)?\s*([A-Za-z_]\w*)", function.template_header))
 
 
-def _through_template_parameter(node: ts.Node, function: Function, type_parameters: frozenset[str]) -> str | None:
+def _locals_of_type_parameters(root: ts.Node, type_parameters: frozenset[str]) -> dict[str, str]:
+    """The function's own variables of a template type parameter (``Op op;``): name -> parameter."""
+    found: dict[str, str] = {}
+    if not type_parameters:
+        return found
+    for node in walk(root):
+        if node.type != "declaration" or (kind := node.child_by_field_name("type")) is None:
+            continue
+        written = kind.text.decode().strip()
+        if written not in type_parameters:
+            continue
+        for declarator in node.children_by_field_name("declarator"):
+            named = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else declarator
+            if named is not None and named.type == "identifier":
+                found[named.text.decode()] = written
+    return found
+
+
+def _through_template_parameter(node: ts.Node, function: Function, type_parameters: frozenset[str],
+                                typed_locals: dict[str, str] | None = None) -> str | None:
     """``f(x)``, ``f.apply(x)``, ``f->apply(x)`` or ``F::apply(x)``, ``f`` a parameter of type
     ``F`` (``F``, ``const F&``, ``F*``) of the function's template type parameters: ``F``; or
     ``ACT_FN(x)``, a call of a non-type template parameter: ``ACT_FN``."""
@@ -294,6 +314,8 @@ def _through_template_parameter(node: ts.Node, function: Function, type_paramete
     name = target.text.decode()
     if name in function.template_params:
         return name  # ACT_FN(x) of template <float (*ACT_FN)(float)>: the function the instance gives
+    if typed_locals and name in typed_locals:
+        return typed_locals[name]  # Op op; op(x)
     for param in function.params:
         if param.name == name:
             written = re.sub(r"\b(?:const|volatile|__restrict__)\b|[\s&*]", "", param.text[: param.name_start])

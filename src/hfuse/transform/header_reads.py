@@ -42,8 +42,7 @@ def classify(use: HeaderUse) -> Unseen | None:
     if use.through:
         return Unseen(f"a call through template parameter '{use.through}' (its object's or its own "
                       "function): what runs is the code of the type an instance gives it, which hfuse reads "
-                      "only in an instance written out as ordinary code (the template arguments given, the "
-                      "instance compiling so)", whole_block=False,
+                      "only in an instance Clang instantiates (the template arguments given)", whole_block=False,
                       hint="give the kernel's template arguments (-k 'name<...>:256'); where they are given, the "
                       "notes say why the instance could not be read")
     if use.qualified.startswith(COOPERATIVE_GROUPS):
