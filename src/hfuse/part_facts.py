@@ -210,22 +210,24 @@ def check_parameter_calls(spec: KernelSpec, kernel: Function, facts: ProgramFact
     The hint names the instances the file itself launches or instantiates."""
     if not kernel.is_template or spec.template_args:
         return
+    found = next((f.parameter_calls[0] + (f,) for key in facts.reachable(kernel.key) for f in facts.facts[key]
+                  if f.parameter_calls), None)
+    if found is None:
+        return
+    parameter, line, where = found
     written = re.compile(rf"\b{re.escape(kernel.name)}\s*<([^;{{}}]*?)>\s*(?:<<<|\()")
     instances = list(dict.fromkeys(" ".join(m.group(1).split()) for item in program.items
                                    if item.file == kernel.file and item.function is not kernel
                                    for m in written.finditer(item.text)))
-    example = f"-k '{spec.name}<{instances[0]}>:{spec.block}'" if instances else f"-k '{spec.name}<...>:{spec.block}'"
+    example = f"<{instances[0]}>" if instances else "<...>"
     seen = f" (the file has {', '.join(f'<{i}>' for i in instances[:3])})" if instances else ""
-    for key in facts.reachable(kernel.key):
-        for f in facts.facts[key]:
-            if f.parameter_calls:
-                parameter, line = f.parameter_calls[0]
-                raise HFuseError(
-                    f"cannot prove the fused kernel correct: a call through template parameter '{parameter}' with no "
-                    "template arguments given: what runs is what the fused kernel's caller gives it (a type's code, a "
-                    "function), which hfuse cannot see (it may read threadIdx or synchronise the block)",
-                    Location(f.function.file, line, spec.name),
-                    hint=f"give the kernel's template arguments ({example}){seen}: hfuse then reads the instance")
+    raise HFuseError(
+        f"cannot prove the fused kernel correct: a call through template parameter '{parameter}' with no "
+        "template arguments given: what runs is what the fused kernel's caller gives it (a type's code, a "
+        "function), which hfuse cannot see (it may read threadIdx or synchronise the block)",
+        Location(where.function.file, line, spec.name),
+        hint=f"give the kernel's template arguments (-k '{spec.name}{example}:{spec.block}'){seen}: "
+        "hfuse then reads the instance")
 
 
 def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec]) -> None:

@@ -39,7 +39,18 @@ def test_cubs_block_collectives_are_whole_block_however_far_clangs_walk_went():
     found = classify(HeaderUse("cub::BlockReduce::Sum", 3, (), unknown=True))
     assert found.whole_block and "CUB's block-wide 'cub::BlockReduce'" in found.why
     assert classify(HeaderUse("cub::WarpReduce::Sum", 3, ())) is None
+    # a warp-level name is safe by what CUB documents, however far the walk went
+    assert classify(HeaderUse("cub::WarpReduce::Sum", 3, (), unknown=True)) is None
     assert classify(HeaderUse("cub::DeviceReduce::Sum", 3, (), unknown=True)).whole_block is False
+
+
+def test_a_call_through_a_template_parameter_is_refused_with_what_to_give():
+    # what runs is the instance's argument's code: no layout is safe, and the hint says how to let hfuse read it
+    found = classify(HeaderUse("F", 4, (), unknown=True, through="F"))
+    assert not found.whole_block and "template parameter 'F'" in found.why
+    assert "template arguments" in found.hint
+    other = classify(HeaderUse("lib::make_reducer", 4, (), unknown=True))
+    assert not other.whole_block and "-k 'name<...>:256'" in other.hint
 
 
 def test_cooperative_groups_are_left_to_hfuses_own_rewrite():

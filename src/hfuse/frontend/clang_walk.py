@@ -28,6 +28,12 @@ _WALK_LIMIT = 4000
 """Header functions walked per request at most: past it the answer is 'not known', never 'safe'."""
 
 
+def _names_nothing(cursor) -> bool:
+    """A reference Clang left unresolved (in a template, until instantiation): its
+    ``referenced`` is nothing or itself."""
+    return cursor.referenced is None or cursor.referenced == cursor
+
+
 @dataclass
 class Walker:
     """What header functions read of the block, remembered per declaration (USR)."""
@@ -80,11 +86,10 @@ class Walker:
         lib::make_reducer(sh)``): a member call no declaration answers before instantiation.
         The header's name that made the object, or None."""
         ck = self.ci.CursorKind
-        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced != node):
+        if node.kind != ck.CALL_EXPR or not _names_nothing(node):
             return None
         member = next(iter(node.get_children()), None)
-        if member is None or member.kind != ck.MEMBER_REF_EXPR or (
-                member.referenced is not None and member.referenced != member):
+        if member is None or member.kind != ck.MEMBER_REF_EXPR or not _names_nothing(member):
             return None
         base = next(iter(member.get_children()), None)
         variable = base.referenced if base is not None and base.kind == ck.DECL_REF_EXPR else None
@@ -95,19 +100,17 @@ class Walker:
         template: a member of a kept header's class template of a template parameter, whose
         specialisation (and so its code) is chosen at instantiation. The class template's name, or None."""
         ck = self.ci.CursorKind
-        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced != node):
+        if node.kind != ck.CALL_EXPR or not _names_nothing(node):
             return None
         callee = next(iter(node.get_children()), None)
-        if callee is not None and callee.kind == ck.MEMBER_REF_EXPR and (
-                callee.referenced is None or callee.referenced == callee):
+        if callee is not None and callee.kind == ck.MEMBER_REF_EXPR and _names_nothing(callee):
             base = next(iter(callee.get_children()), None)
             variable = base.referenced if base is not None and base.kind == ck.DECL_REF_EXPR else None
             if variable is None or variable.kind not in (ck.VAR_DECL, ck.PARM_DECL) \
                     or ">::" not in variable.type.spelling:
                 return None  # (lib::Vec<T> v: its own members, which type_reads walks)
             callee = variable
-        elif callee is None or callee.kind != ck.DECL_REF_EXPR or (
-                callee.referenced is not None and callee.referenced != callee):
+        elif callee is None or callee.kind != ck.DECL_REF_EXPR or not _names_nothing(callee):
             return None
         for written in callee.get_children():
             template = written.referenced
@@ -155,15 +158,13 @@ class Walker:
         ck = self.ci.CursorKind
         if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced.kind in self.functions):
             return None  # (a call of an object refers to the object)
+        if (parameter := self.through_type_parameter(node)) is not None:
+            return parameter  # F::apply(x)
         callee = next(iter(node.get_children()), None)
         while callee is not None and callee.kind in (ck.UNEXPOSED_EXPR, ck.PAREN_EXPR, ck.MEMBER_REF_EXPR):
             callee = next(iter(callee.get_children()), None)  # f.apply: the object f
         if callee is None or callee.kind != ck.DECL_REF_EXPR:
             return None
-        qualifier = next(iter(callee.get_children()), None)  # the F of F::apply
-        if qualifier is not None and qualifier.kind == ck.TYPE_REF and qualifier.referenced is not None \
-                and qualifier.referenced.kind == ck.TEMPLATE_TYPE_PARAMETER:
-            return qualifier.referenced.spelling
         variable = callee.referenced
         if variable is not None and variable.kind == ck.TEMPLATE_NON_TYPE_PARAMETER:
             return variable.spelling  # ACT_FN(x) of template <float (*ACT_FN)(float)>
@@ -185,8 +186,7 @@ class Walker:
         lib::block_sum;``), every declaration it may pick: each may be the one that runs."""
         ck, lib = self.ci.CursorKind, self.ci.conf.lib
         if node.kind != ck.OVERLOADED_DECL_REF:
-            target = node.referenced
-            return [] if target is None or target == node else [target]
+            return [] if _names_nothing(node) else [node.referenced]
         found, pending, seen = [], [node], set()
         while pending:
             reference = pending.pop()
@@ -206,19 +206,21 @@ class Walker:
                     pending.append(brought)
         return found
 
-    def through_type_parameter(self, node) -> bool:
-        """``B::Tid()`` in a template: a call of a member of a template type parameter, which
+    def through_type_parameter(self, node) -> str | None:
+        """``B::Tid()`` in a template: a call of a member of template type parameter ``B``, which
         names no declaration until the template is instantiated (PyTorch's
-        ``BlockReduceSum<T, B = Block1D>`` reads ``threadIdx`` and ``blockDim`` that way)."""
+        ``BlockReduceSum<T, B = Block1D>`` reads ``threadIdx`` and ``blockDim`` that way). ``B``, or None."""
         ck = self.ci.CursorKind
-        if node.kind != ck.CALL_EXPR or (node.referenced is not None and node.referenced != node):
-            return False
+        if node.kind != ck.CALL_EXPR or not _names_nothing(node):
+            return None
         callee = next(iter(node.get_children()), None)
         if callee is None or callee.kind != ck.DECL_REF_EXPR:
-            return False  # (an unresolved name's template arguments, f<T>(x), are no qualifier)
+            return None  # (an unresolved name's template arguments, f<T>(x), are no qualifier)
         qualifier = next(iter(callee.get_children()), None)  # the B of B::Tid
-        return (qualifier is not None and qualifier.kind == ck.TYPE_REF and qualifier.referenced is not None
-                and qualifier.referenced.kind == ck.TEMPLATE_TYPE_PARAMETER)
+        if qualifier is not None and qualifier.kind == ck.TYPE_REF and qualifier.referenced is not None \
+                and qualifier.referenced.kind == ck.TEMPLATE_TYPE_PARAMETER:
+            return qualifier.referenced.spelling
+        return None
 
     def dependent_object_call(self, node) -> bool:
         """``r.sum(v)`` or ``f(x)`` in a header template walked as written, ``r``/``f`` of a type
@@ -233,7 +235,7 @@ class Walker:
         if callee is None:
             return False
         if callee.kind == ck.MEMBER_REF_EXPR:
-            return callee.referenced is None or callee.referenced == callee
+            return _names_nothing(callee)
         return callee.kind == ck.DECL_REF_EXPR and callee.referenced is not None and \
             callee.referenced.kind in (ck.PARM_DECL, ck.VAR_DECL, ck.FIELD_DECL)
 
@@ -273,7 +275,7 @@ class Walker:
                 if PTX_WARPGROUP.search(text):
                     found.add(WARPGROUP_RUN)
                 continue
-            if self.through_type_parameter(node) or (strict and self.dependent_object_call(node)):
+            if self.through_type_parameter(node) is not None or (strict and self.dependent_object_call(node)):
                 cut = True  # what runs is the instance's argument's member: unknown in the template
                 continue
             for target in self.targets(node):
@@ -289,7 +291,6 @@ class Walker:
                     cut = cut or inner_cut
         self.known[usr] = (tuple(sorted(found)), cut)
         return self.known[usr]
-
 
     def type_reads(self, declaration, strict: bool = False) -> tuple[tuple[str, ...], bool]:
         """What the member functions of a header class (or class template) read of the block:
@@ -319,9 +320,8 @@ class Walker:
         return self.known[usr]
 
 
-
-
 def qualified_name(cursor, ci) -> str:
+    """``cub::BlockReduce::Sum``: the cursor's scopes, inline namespaces (CUB's versioned one) dropped."""
     parts = []
     is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
     while cursor is not None and cursor.kind != ci.CursorKind.TRANSLATION_UNIT:

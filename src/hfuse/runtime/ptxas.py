@@ -130,13 +130,12 @@ class NvccError(HFuseError):
 
     def __init__(self, message: str, log: str):
         self.log = log
+        advice = ""
         if (overflow := _PARAMETER_OVERFLOW.search(log)) is not None:
             message += (f": the kernel's parameters take {overflow.group(1)} bytes, more than the "
                         f"{overflow.group(2)} a kernel may have (a fused kernel takes every part's parameters)")
-            super().__init__(message, hint="fuse fewer kernels at once, or pass a large struct through a pointer; "
-                             "the compiler output follows:\n" + log[-4000:])
-            return
-        super().__init__(message, hint="the compiler output follows:\n" + log[-4000:])
+            advice = "fuse fewer kernels at once, or pass a large struct through a pointer; "
+        super().__init__(message, hint=advice + "the compiler output follows:\n" + log[-4000:])
 
 
 _PARAMETER_OVERFLOW = re.compile(r"Formal parameter space overflowed \((\d+) bytes required, max (\d+) bytes allowed\)")

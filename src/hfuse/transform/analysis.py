@@ -64,9 +64,10 @@ class FunctionFacts:
     functions of that name in other namespaces, which C++'s argument-dependent lookup may
     choose instead: (the key resolved, the other keys, line)."""
     parameter_calls: list[tuple[str, int]] = field(default_factory=list)
-    """Calls through its own template type parameter ``F`` (``f(x)``, ``f.apply(x)``, ``F::apply(x)``,
-    ``f`` an ``F``): (the parameter, line). What runs is the code of the type an instance gives
-    ``F``, which hfuse sees only where the kernel's template arguments are given."""
+    """Calls through its own template parameters: ``f(x)``, ``f.apply(x)`` or ``F::apply(x)``
+    with ``f`` a parameter or local of type ``F``, and ``ACT_FN(x)`` of a non-type one: (the
+    parameter, line). What runs is what an instance gives it, which hfuse sees only where the
+    kernel's template arguments are given."""
     outside_calls: list[tuple[str, int]] = field(default_factory=list)
     """Qualified calls of functions no input defines (a kept header's), as written: (name,
     line). Clang says what they read; where it could not read the file, nobody did."""
