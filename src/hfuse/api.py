@@ -33,7 +33,7 @@ from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning
 from .partition import MAX_BLOCK_THREADS, Part, Partition, make_partition, padded
-from .header_meaning import header_meaning
+from .header_meaning import header_meaning, overload_choice, worth_reading
 from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
                          check_own_blocks, check_parameter_calls, check_shared_types, check_static_shared,
                          check_stored_functions, instance_constants, renamed_types, slice_alignment_of, whole_block_need)
@@ -315,14 +315,16 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     files = _sources(specs, sources, options)
     requests, specs = tuple(specs), _as_compiled(specs, files)
     program = _merge(files, specs)
-    found = [program.kernel(s.name, s.file, s.template_args) for s in specs]
+    by_path = {f.path: f for f in files}
+    found = [program.kernel(s.name, s.file, s.template_args, overload_choice(s, by_path[s.file], sources, options))
+             for s in specs]
     constants = instance_constants(specs, found, files, sources, options)
     closure = device_closure(program, found, [s.template_args for s in specs])
     opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
     )
-    meaning, notes, unread = header_meaning(specs, found, files, sources, options)
+    meaning, notes, unread = header_meaning(specs, found, files, sources, options, worth_reading(everything, found))
     add_header_reads(everything, meaning)
     add_unchecked_calls(everything, unread)
     clashes = program.clashing_symbols()
@@ -397,7 +399,8 @@ def device_source(
         files = _sources([kernel], sources, options or NO_OPTIONS)
         kernel = _as_compiled([kernel], files)[0]
         program = _merge(files, [kernel])
-        function = program.kernel(kernel.name, kernel.file, kernel.template_args)
+        function = program.kernel(kernel.name, kernel.file, kernel.template_args,
+                                  overload_choice(kernel, files[0], sources, options or NO_OPTIONS))
         kernels = [i for i in program.items if i.function is not None and i.function.kind == "global"
                    and i.function.file == function.file and i.function.key.split("<")[0].strip() == function.key]
         item = next(i for i in kernels if i.function is function or i.function.line == function.line)
@@ -531,8 +534,10 @@ def _generate(
     expression_prefix = ""
     if namespaces:
         # Parameter types may be written as the kernel's namespace sees them (``Params``
-        # for ``mylib::Params``): the fused kernel sees every part's namespace.
-        usings = "\n".join(dict.fromkeys(f"using namespace ::{'::'.join(scope_names(s))};" for s in namespaces))
+        # for ``mylib::Params``, ``Acc`` of ``lib`` in ``lib::ops``): the fused kernel sees
+        # every part's namespace and the namespaces around it
+        usings = "\n".join(dict.fromkeys(f"using namespace ::{'::'.join(names[:n])};" for s in namespaces
+                                          for names in [scope_names(s)] for n in range(1, len(names) + 1)))
         kernel_text = namespace_wrap((FUSED_NAMESPACE,), usings + "\n\n" + kernel_text)
         launch_text = launch_text.replace("#ifndef __CUDACC_RTC__\n", f"#ifndef __CUDACC_RTC__\nnamespace {FUSED_NAMESPACE} {{\n", 1)
         launch_text = launch_text.replace("\n#endif", f"\n}}  // namespace {FUSED_NAMESPACE}\n#endif")

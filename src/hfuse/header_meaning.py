@@ -5,23 +5,28 @@ a later C++ standard is an error; a file Clang could not read is a note, and the
 whose kept headers nobody checked then (``transform/header_reads.add_unchecked_calls``)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from .errors import HFuseError, Location
-from .frontend.clang import Meaning, read_meaning
+from .frontend.clang import Meaning, instantiated_lines, read_meaning
 from .frontend.instances import instance_reference
 from .frontend.model import Function, SourceFile
+from .frontend.program import OverloadChoice
 from .frontend.options import CompileOptions
 from .spec import KernelSpec
+from .transform.analysis import ProgramFacts
 
 
 def header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], files: Sequence[SourceFile],
                     sources: Mapping[str | Path, str] | None,
-                    options: CompileOptions) -> tuple[Meaning, tuple[str, ...], dict[Path, str]]:
+                    options: CompileOptions, only: frozenset[tuple[str, int]] | None = None,
+                    ) -> tuple[Meaning, tuple[str, ...], dict[Path, str]]:
     """Clang's reading of what each file's functions reach in the headers hfuse keeps (one
     parse per file, with that file's options), a note for each file it could not read, and
-    those files (with the user's headers they read) that keep headers nobody checked, and why."""
+    those files (with the user's headers they read) that keep headers nobody checked, and why.
+    ``only``: the functions worth reading (``read_meaning``), None for all."""
     given = {str(k): v for k, v in (sources or {}).items()}
     found, notes, unread = [], [], {}
     for source in files:
@@ -29,7 +34,8 @@ def header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], fil
         references = [instance_reference(k, s.template_args, i) for i, (s, k) in enumerate(zip(specs, kernels))
                       if s.file == source.path]
         meaning = read_meaning([source.path], spec.options or options, user_files=source.headers,
-                               kept_includes=source.kept_includes, sources=given, instances=[r for r in references if r])
+                               kept_includes=source.kept_includes, sources=given, instances=[r for r in references if r],
+                               only=only)
         if meaning.dialect is not None:
             used = (spec.options or options).std
             raise HFuseError(
@@ -46,3 +52,44 @@ def header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], fil
             unread.update({path: meaning.unavailable for path in (source.path, *source.headers)})
         found.extend(meaning.functions)
     return Meaning(tuple(found)), tuple(notes), unread
+
+
+def overload_choice(spec: KernelSpec, source: SourceFile, sources: Mapping[str | Path, str] | None,
+                    options: CompileOptions) -> OverloadChoice:
+    """Of kernel templates that share ``spec``'s name and accept its template arguments, the
+    one Clang's overload resolution instantiates for them (SFINAE'd overloads: vLLM's
+    ``fused_add_rms_norm_kernel<half, 8>`` and ``<float, 0>``); asked only where the
+    arguments' number leaves several. Where Clang cannot say, an error says why."""
+    def choose(candidates: Sequence[Function]) -> Function:
+        reference = instance_reference(candidates[0], spec.template_args, 0)
+        given = tuple((str(k), v) for k, v in (sources or {}).items() if str(k) == str(source.path))
+        lines = instantiated_lines(source.path, spec.options or options, reference or "",
+                                   kept_includes=tuple(source.kept_includes), sources=given)
+        hit = [] if isinstance(lines, str) else [
+            f for f in candidates if f.line <= lines[1] and lines[0] <= f.line + f.text.count("\n")]
+        if len(hit) == 1:
+            return hit[0]
+        name = f"{spec.name}<{', '.join(spec.template_args)}>"
+        if isinstance(lines, str) and "overloaded function type" in lines:
+            raise HFuseError(
+                f"'{spec.name}' names {len(candidates)} kernel templates (lines "
+                f"{', '.join(str(f.line) for f in candidates)}) that all take '{name}': they differ in their "
+                "parameters, which a kernel's name and template arguments do not say",
+                Location(source.path, candidates[0].line, spec.name),
+                hint="rename one of the kernels (hfuse selects a kernel by its name and template arguments)")
+        raise HFuseError(
+            f"'{spec.name}' names {len(candidates)} kernel templates that take {len(spec.template_args)} template "
+            f"argument(s) (lines {', '.join(str(f.line) for f in candidates)}), and hfuse cannot tell which one "
+            f"'{name}' is: {lines if isinstance(lines, str) else 'Clang named another'}",
+            Location(source.path, candidates[0].line, spec.name),
+            hint="check that nvcc compiles this instance with the same flags; or rename one kernel")
+    return choose
+
+
+def worth_reading(everything: ProgramFacts, kernels: Sequence[Function]) -> frozenset[tuple[str, int]]:
+    """The functions whose kept-header reads can matter (file, line): what the kernels call,
+    and every member function, which a header's template may call (a functor's ``operator()``)."""
+    reached = {key for k in kernels for key in everything.reachable(k.key)}
+    return frozenset((os.path.realpath(fn.function.file), fn.function.line)
+                     for key, facts in everything.facts.items() for fn in facts
+                     if key in reached or fn.function.owner is not None or fn.function.hidden_friend)

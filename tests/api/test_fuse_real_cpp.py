@@ -60,6 +60,42 @@ def test_overloaded_kernels_are_told_apart_by_their_template_arguments():
         fuse([KernelSpec(DECLARATIONS, "fill", Dim3(128), ("int", "4")), KernelSpec(DECLARATIONS, "k2", Dim3(128))])
 
 
+SFINAE = C.CORPUS / "styles" / "overloads.cu"
+
+
+def _overload(name: str, block: int, *args: str):
+    return fuse([KernelSpec(SFINAE, name, Dim3(block), args), AXPY]).parts[0].kernel
+
+
+def test_kernel_templates_of_one_name_are_chosen_as_the_compiler_chooses():
+    # vLLM's fused_add_rms_norm_kernel: two templates of one name and parameter list, one
+    # enabled for packed 16-bit types (std::enable_if_t on the return type), one for the rest;
+    # once refused ("2 of them take 3 template argument(s)") whatever the arguments
+    packed = _overload("serve::add_rms_norm", 128, "__half", "8", "128")
+    scalar = _overload("serve::add_rms_norm", 128, "__half", "1", "128")
+    other = _overload("serve::add_rms_norm", 128, "int", "2", "128")  # not packed: the scalar one, whatever W
+    assert "Pack<T, W> p = xs[i];" in packed.text and "(W > 1) && Convert<T>::kPacked" in packed.text
+    assert scalar.line == other.line != packed.line and "(W == 1) || !Convert<T>::kPacked" in scalar.text
+    # SFINAE on a defaulted template parameter, the default filled in by the compiler
+    assert "- 1.f" in _overload("serve::scale_rows", 128, "float", "1").text
+    assert "- 1.f" not in _overload("serve::scale_rows", 128, "float", "4").text
+
+
+def test_an_instance_no_overload_compiles_is_refused_with_the_compilers_reason():
+    # W = 3 enables the packed template, whose Pack<__half, 3> asks for an alignment of 6 bytes
+    with pytest.raises(HFuseError, match=r"cannot tell which one 'serve::add_rms_norm<__half, 3, 128>' is: Clang: "
+                                         r"requested alignment is not a power of 2") as err:
+        _overload("serve::add_rms_norm", 128, "__half", "3", "128")
+    assert err.value.where.line == SFINAE.read_text().splitlines().index("template <typename T, int W, int kThreads>") + 1
+
+
+def test_an_overload_fused_beside_its_sibling_keeps_each_its_own_body():
+    fused = fuse([KernelSpec(SFINAE, "serve::add_rms_norm", Dim3(128), ("__half", "8", "128")),
+                  KernelSpec(SFINAE, "serve::add_rms_norm", Dim3(64), ("float", "1", "64"))])
+    first, second = (fused.source.split(f"void add_rms_norm__hf{i}(")[1].split("\n}\n")[0] for i in (1, 2))
+    assert "p += rs[i];" in first and "p += rs[i];" not in second and "rr[i] = static_cast<T>(v);" in second
+
+
 @pytest.mark.nvcc
 def test_the_corpus_file_compiles_as_it_is(tmp_path):
     import subprocess
@@ -379,6 +415,33 @@ def test_and_under_nvrtc_fused_and_alone(kernel):
     compile_nvrtc(fused.source, [fused.name_expression], flags=[f"-I{SYSINCLUDE}"])
     original = device_source(spec)
     compile_nvrtc(original.source, [original.name_expression], flags=[f"-I{SYSINCLUDE}"])
+
+
+LIBRARY_NAMES = C.CORPUS / "real_cpp" / "library_names.cu"
+
+
+@pytest.mark.nvcc
+def test_names_an_installed_library_gives_through_its_macros_are_read_as_it_means_them(tmp_path):
+    fused = fuse([AXPY, KernelSpec(LIBRARY_NAMES, "kernels::warp_sums", Dim3(128))], options=_library_options())
+    part = fused.source.split("// ---- part 2")[1].split("// ---- fused kernel")[0]
+    assert "namespace wcub = cub;" in part  # a macro naming a namespace is expanded, or nothing parses
+    assert "FAKELIB_UNLIKELY(i >= n)" in part  # a builtin's value keeps its spelling
+    assert "FAKELIB_SHFL_XOR(v, m)" in part  # Clang: a function template of the header, which reads nothing
+    assert fused.layout.name == "horizontal"
+    compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)
+
+
+def test_a_function_spelt_like_a_macro_that_reads_the_block_keeps_its_block_whole():
+    # FAKELIB_LANE_SUM reads threadIdx: taken for a macro nobody defined before, now Clang's finding
+    fused = fuse([AXPY, KernelSpec(LIBRARY_NAMES, "kernels::lane_sums", Dim3(128))], options=_library_options())
+    assert fused.layout.name == "interblock" and "FAKELIB_LANE_SUM" in fused.notes[0]
+
+
+def test_a_condition_on_a_file_macro_whose_value_is_a_librarys_is_decided_by_the_librarys():
+    # #if HAS_FAST_PATH() with HAS_FAST_PATH() FAKELIB_HAS_FAST_PATH() (FAKELIB_API_LEVEL >= 2):
+    # once read as 0, and the kernel was not there ("no __global__ kernel named 'fast_path'")
+    fused = fuse([AXPY, KernelSpec(LIBRARY_NAMES, "kernels::fast_path", Dim3(128))], options=_library_options())
+    assert "x[i] *= 2.f;" in fused.source
 
 
 def test_a_launch_bound_written_with_a_librarys_macro_is_checked():
@@ -707,3 +770,79 @@ def test_a_kept_header_counting_the_block_runs_alone_in_a_block_of_its_own_size(
         fuse([KernelSpec(source, "k", Dim3(256), ("float",)), replace(AXPY, block=Dim3(512))], options=options)
     with pytest.raises(HFuseError, match=r"'lib2::block_sum' .* reads blockDim"):
         fuse([KernelSpec(source, "k", Dim3(256), ("float",)), AXPY], options=options, layout="horizontal")
+
+
+NESTED_NAMESPACES = """
+namespace lib { template <typename T> struct Acc { T* data; int n; }; }
+namespace lib { namespace ops {
+struct Scale { float by; };
+__global__ void scale(Acc<float> x, Scale s) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < x.n) x.data[i] *= s.by;
+}
+} }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_a_kernels_parameter_types_named_as_its_enclosing_namespace_sees_them(tmp_path):
+    # Acc of lib, taken by a kernel of lib::ops (ATen's GenericPackedTensorAccessor of at, by
+    # at::native's batch norm): once 'identifier "Acc" is undefined' in the fused signature
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "lib::ops::scale", Dim3(128))]
+    source = fuse(specs, sources={"k.cu": NESTED_NAMESPACES}).source
+    assert "using namespace ::lib;\nusing namespace ::lib::ops;" in source
+    compile_nvcc(source, workdir=tmp_path)
+
+
+WRITTEN_ODDLY = """
+template <typename T> struct Pair {
+  T a, b;
+  __device__ Pair(T x, T y) : a(x), b(y) {}
+  __host__ __device__
+  friend Pair operator+(Pair p, const Pair& q) { return Pair(p.a + q.a, p.b + q.b); }
+};
+__global__ void odd(const unsigned* in, float* out, unsigned n) {
+  alignas(sizeof(double)) extern __shared__ char scratch[];
+  float* s = reinterpret_cast<float*>(scratch);
+  for (auto i = decltype(n){0}; i < n; i += blockDim.x) {
+    Pair<float> p = Pair<float>(in[i], 1.f) + Pair<float>(2.f, 3.f);
+    s[threadIdx.x] = p.a * p.b;
+    __syncthreads();
+    out[i] = s[(threadIdx.x + 1) % blockDim.x];
+    __syncthreads();
+  }
+}
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+@pytest.mark.nvcc
+def test_forms_the_grammar_lacks_are_read_and_kept_as_written(tmp_path):
+    # (ATen's Normalization.cuh, ScanUtils.cuh) a hidden friend with its attributes before
+    # 'friend', a braced cast to decltype(n), an alignment before extern __shared__: once
+    # "does not parse", and (the last) a cast to 'alignas(...) char*' nvcc rejected
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "odd", Dim3(128))]
+    fused = fuse(specs, sources={"k.cu": WRITTEN_ODDLY})
+    assert "for (auto i = decltype(n){0}; i < n; i += hf_ctx.blockDim.x)" in fused.source
+    assert "char* const scratch = reinterpret_cast<char*>(hf_ctx.dyn_smem);" in fused.source
+    assert "  __host__ __device__\n  friend Pair operator+" in fused.source
+    odd = next(p.kernel for p in fused.parts if p.spec.name == "odd")
+    assert odd.line == WRITTEN_ODDLY.splitlines().index(
+        "__global__ void odd(const unsigned* in, float* out, unsigned n) {") + 1  # (the friend's line break kept)
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+OVERLOADED_BY_PARAMETERS = """
+template <typename T> __global__ void fill(T* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = T(1); }
+template <typename T> __global__ void fill(T* x, T v, int n) { if (threadIdx.x < n) x[threadIdx.x] = v; }
+__global__ void other(float* y) { y[threadIdx.x] = 1.f; }
+"""
+
+
+def test_kernel_templates_that_differ_only_in_their_parameters_are_refused_with_why():
+    with pytest.raises(HFuseError, match=r"names 2 kernel templates \(lines 2, 3\) that all take 'fill<float>': they "
+                                         r"differ in their parameters") as err:
+        fuse([KernelSpec("k.cu", "fill", Dim3(128), ("float",)), KernelSpec("k.cu", "other", Dim3(96))],
+             sources={"k.cu": OVERLOADED_BY_PARAMETERS})
+    assert "rename one of the kernels" in err.value.hint

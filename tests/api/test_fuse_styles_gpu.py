@@ -283,6 +283,21 @@ MAKERS: dict[str, Maker] = {
 }
 
 
+def _add_rms_norm(rng, cp, dtype) -> Launch:
+    # x and residual both written: the packed overload writes the sum to residual, the norm to x
+    x, residual = (cp.asarray(rng.standard_normal(ROWS * COLS).astype(dtype)) for _ in range(2))
+    weight = cp.asarray(rng.standard_normal(COLS).astype(dtype))
+    return Launch([x, residual, weight, np.float32(1e-6), np.int32(COLS)], Dim3(ROWS), 0, (0, 1))
+
+
+# overloads.cu: kernel templates of one name, the overload chosen by SFINAE
+MAKERS["serve::add_rms_norm<__half, 8, 128>"] = lambda rng, cp, b: _add_rms_norm(rng, cp, np.float16)
+MAKERS["serve::add_rms_norm<__half, 1, 64>"] = lambda rng, cp, b: _add_rms_norm(rng, cp, np.float16)
+MAKERS["serve::add_rms_norm<float, 1, 256>"] = lambda rng, cp, b: _add_rms_norm(rng, cp, np.float32)
+MAKERS["serve::scale_rows<float, 4>"] = lambda rng, cp, b: Launch(
+    [_f32(rng, cp), _zeros(cp), np.float32(0.75), np.int32(N)], _flat(b, N, 4), 0, (1,))
+MAKERS["serve::scale_rows<__half, 1>"] = lambda rng, cp, b: Launch(
+    [_f16(rng, cp), _zeros(cp, N, np.float16), np.float32(0.75), np.int32(N)], _flat(b), 0, (1,))
 MAKERS["quantize_rows<>"] = MAKERS["quantize_rows<Rounding::kNearest>"] = MAKERS["quantize_rows<Rounding::kTowardZero>"]
 
 

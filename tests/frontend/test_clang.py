@@ -86,6 +86,21 @@ def test_a_file_not_on_disk_is_read_from_the_given_text(tmp_path):
     assert _reads(meaning)["k"] == {"reads %tid"}
 
 
+def test_only_the_functions_a_request_reaches_are_read(tmp_path):
+    # a file of many kernels (ATen's Normalization.cuh: a dozen) fused for one of them
+    path = tmp_path / "many.cu"
+    text = ("#include <cuda/ptx>\n"
+            "__device__ unsigned lane() { return cuda::ptx::get_sreg_tid_x() & 31; }\n"
+            "__global__ void wanted(unsigned* o) { o[0] = lane(); }\n"
+            "__global__ void other(unsigned* o) { o[0] = cuda::ptx::get_sreg_tid_x(); }\n")
+    key = str(path.resolve())
+    meaning = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_includes=PTX,
+                           only=frozenset({(key, 2), (key, 3)}))
+    assert _reads(meaning) == {"lane": {"reads %tid"}, "wanted": set()}
+    everything = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_includes=PTX)
+    assert _reads(everything)["other"] == {"reads %tid"}
+
+
 def test_user_macros_and_include_dirs_are_clangs_too(tmp_path):
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc" / "mine.cuh").write_text("__device__ unsigned mine() { return THREAD_OF(); }\n")

@@ -70,3 +70,27 @@ def test_a_header_that_does_not_preprocess_is_no_answer(tmp_path):
     (tmp_path / "lib" / "all.h").write_text("#error needs C++20\n")
     assert _ask(tmp_path, tmp_path / "cache") is None
     assert not (tmp_path / "cache").exists()
+
+
+TABLE = {
+    "NS": ("NS(x)", "x"),
+    "HIP_NS": ("HIP_NS(x)", "::hipcub"),
+    "UNLIKELY": ("UNLIKELY(e)", "(__builtin_expect(static_cast<bool>(e), 0))"),
+    "CALLS": ("CALLS(e)", "lib::hint(e)"),
+    "WARP": ("WARP", "32"),
+    "AS_NAME": ("AS_NAME", "lib::name"),
+}
+
+
+@pytest.mark.parametrize("name, syntax", [("NS", True), ("HIP_NS", True), ("UNLIKELY", False), ("WARP", False),
+                                          ("AS_NAME", False)])
+def test_a_macro_taking_arguments_that_names_something_is_syntax(name, syntax):
+    # namespace cub = ROCM_HIPCUB(at_cuda_detail::cub); parses only once ROCM_HIPCUB is expanded;
+    # an object-like name (lib::name) parses as written and keeps its spelling
+    assert system_macros.structural(TABLE, name) is syntax
+
+
+@pytest.mark.parametrize("name, value", [("UNLIKELY", True), ("WARP", True), ("CALLS", False)])
+def test_the_compilers_builtins_keep_a_macro_a_value(name, value):
+    # C10_UNLIKELY is __builtin_expect(...): no function of a header's, so no macro nobody defines
+    assert system_macros.pure_value(TABLE, name) is value

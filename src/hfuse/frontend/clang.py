@@ -124,14 +124,17 @@ def unchecked_headers(kept_includes: Sequence[str]) -> tuple[str, ...]:
 
 def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: Iterable[Path] = (),
                  kept_includes: Sequence[str] = (), sources: Mapping[str, str] | None = None,
-                 cache: Path | None = None, instances: Sequence[str] = ()) -> Meaning:
+                 cache: Path | None = None, instances: Sequence[str] = (),
+                 only: frozenset[tuple[str, int]] | None = None) -> Meaning:
     """Clang's answers for the functions defined in ``files`` and the user's headers
     (``user_files``: what hfuse reads as the user's own text, not keeps). Where every kept
     header is checked (``unchecked_headers``) there is nothing to ask and Clang is not run.
     ``instances``: references to kernel template instances (``instances.instance_reference``),
     read after the file: what such a kernel reaches is what its instances reach, as Clang
-    instantiated them. The same request (same texts, options,
-    headers and instances) is answered once per process."""
+    instantiated them. ``only``: the functions to answer for, each by its file (real path)
+    and a line of its text (None: every device function of the files): of a file of a dozen
+    kernels, a request that fuses one need not have the others walked. The same request
+    (same texts, options, headers, instances and functions) is answered once per process."""
     if not unchecked_headers(kept_includes):
         return Meaning()
     ci, why = cindex()
@@ -149,34 +152,31 @@ def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: 
     digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
     return _read_once(tuple(Path(f) for f in files), options, users, tuple(kept_includes),
                       tuple((str(k), v) for k, v in given.items() if k in {str(f) for f in files}),
-                      str(cache or default_cache_dir()), digest, tuple(instances))
+                      str(cache or default_cache_dir()), digest, tuple(instances), only)
 
 
 @functools.lru_cache(maxsize=128)
 def _read_once(files: tuple[Path, ...], options: CompileOptions, user_files: tuple[Path, ...],
                kept_includes: tuple[str, ...], sources: tuple[tuple[str, str], ...], cache: str,
-               digest: str, instances: tuple[str, ...]) -> Meaning:
+               digest: str, instances: tuple[str, ...], only: frozenset[tuple[str, int]] | None) -> Meaning:
     """``read_meaning``'s work; ``digest`` (of every text read) keys the cache."""
-    return _read(files, options, user_files, kept_includes, dict(sources), Path(cache), instances)
+    return _read(files, options, user_files, kept_includes, dict(sources), Path(cache), instances, only)
 
 
 def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[Path], kept_includes: Sequence[str],
-          sources: Mapping[str, str], cache: Path, instances: Sequence[str] = ()) -> Meaning:
+          sources: Mapping[str, str], cache: Path, instances: Sequence[str] = (),
+          only: frozenset[tuple[str, int]] | None = None) -> Meaning:
     ci, why = cindex()
     if ci is None:
         return Meaning(unavailable=why)
-    arguments = clang_arguments(options)
-    if isinstance(arguments, str):
-        return Meaning(unavailable=arguments)
+    arguments = _unit_arguments(ci, options, kept_includes, cache)
+    if isinstance(arguments, Meaning):
+        return arguments if arguments.dialect is None else Meaning(
+            unavailable=f"Clang could not read the headers {files[0]} keeps ({arguments.dialect_where})",
+            dialect=arguments.dialect, dialect_where=arguments.dialect_where)
     is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
     is_inline.argtypes, is_inline.restype = [ci.Cursor], ctypes.c_uint
     mine = frozenset(_key(Path(f)) for f in [*files, *user_files])
-    preamble = precompiled_preamble(ci, arguments, kept_includes, cache)
-    if (dialect := required_dialect(preamble.error, options.std)) is not None:
-        # decided by the flags, not by the file: parsing it as well would only take as long again
-        return Meaning(unavailable=f"Clang could not read the headers {files[0]} keeps ({preamble.error})",
-                       dialect=dialect, dialect_where=preamble.error)
-    arguments = arguments + preamble.flags + options.pre_include_flags()
     walker = Walker(ci, mine)
     functions: list[FunctionMeaning] = []
     instantiated: list[FunctionMeaning] = []
@@ -201,6 +201,9 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
             file, start = Path(cursor.location.file.name), cursor.extent.start.line
             if (_key(file), start) in seen or not walker.is_device(cursor):
                 continue  # host functions are not fused (their launches are the user's)
+            if only is not None and not any((_key(file), line) in only
+                                            for line in range(start, cursor.extent.end.line + 1)):
+                continue  # (what the request does not reach)
             seen.add((_key(file), start))
             found_here.append((cursor, file, start, cursor.extent.end.line))
         for instance in _instances(walker, unit.cursor, ck):
@@ -220,6 +223,45 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
                 header_uses(walker, cursor, start, found_uses, members=kernel_template)  # (else its instances')
             functions.append(FunctionMeaning(file, cursor.spelling, start, end, tuple(found_uses.values())))
     return Meaning(tuple(_instances_read(f, instantiated) for f in functions), instances_unread=unread)
+
+
+def _unit_arguments(ci, options: CompileOptions, kept_includes: Sequence[str], cache: Path) -> list[str] | Meaning:
+    """Clang's arguments for a file of the request, its kept headers precompiled, or why
+    there are none (a ``Meaning`` saying so; ``dialect`` set where the flags' standard is too old)."""
+    arguments = clang_arguments(options)
+    if isinstance(arguments, str):
+        return Meaning(unavailable=arguments)
+    preamble = precompiled_preamble(ci, arguments, kept_includes, cache)
+    if (dialect := required_dialect(preamble.error, options.std)) is not None:
+        # decided by the flags, not by the file: parsing it as well would only take as long again
+        return Meaning(unavailable=preamble.error, dialect=dialect, dialect_where=preamble.error)
+    return arguments + preamble.flags + options.pre_include_flags()
+
+
+@functools.lru_cache(maxsize=32)
+def instantiated_lines(path: Path, options: CompileOptions, reference: str, *, kept_includes: tuple[str, ...] = (),
+                       sources: tuple[tuple[str, str], ...] = (), cache: Path | None = None) -> tuple[int, int] | str:
+    """The first and last line of the function template Clang instantiates for ``reference``
+    (``instances.instance_reference``) after the file ``path``: of kernel templates that
+    share a name, the one overload resolution picks, SFINAE included
+    (``std::enable_if_t<(W > 0)>`` beside ``std::enable_if_t<W == 0>``). Where there is none
+    (Clang is not usable, no overload takes those arguments, several do), why not."""
+    ci, why = cindex()
+    if ci is None:
+        return why
+    arguments = _unit_arguments(ci, options, kept_includes, Path(cache or default_cache_dir()))
+    if isinstance(arguments, Meaning):
+        return f"Clang could not read the headers the file keeps ({arguments.unavailable})"
+    try:
+        unit, unread = _parse(ci, path, arguments, dict(sources), [reference])
+    except ci.TranslationUnitLoadError as exc:
+        return f"Clang could not read {path}: {exc}"
+    if unread is not None:
+        return f"Clang: {unread}"
+    walker = Walker(ci, frozenset({_key(Path(path))}))
+    found = next(_instances(walker, unit.cursor, ci.CursorKind), None)
+    return "Clang instantiated no kernel for them" if found is None else (found.extent.start.line,
+                                                                          found.extent.end.line)
 
 
 def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],

@@ -26,6 +26,20 @@ _LAUNCH_BOUNDS = re.compile(rb"\b__launch_bounds__\s*" + _BALANCED)
 _POINTER_PACK = re.compile(rb"(?<=[\w>])(\s*)\*((?:\s*(?:__restrict__|__restrict|const|volatile)\b)*\s*)\.\.\.")
 """After a type (``Ins*...``, ``T<U>* const...``): never the ``*`` of a comment's ``/* ...``."""
 _PRAGMA = re.compile(rb"^([ \t]*)(#[ \t]*pragma\b[^\n]*)", re.M)
+_SPACE_BEFORE_FRIEND = re.compile(rb"\b((?:(?:__device__|__host__|__forceinline__|inline)\s+)+)friend\b")
+"""``__device__ friend V operator+(V a, V b)``: the grammar takes a function's attributes after
+``friend`` only (``friend __device__ V ...``), so they change places, the text's length kept."""
+
+
+def _friend_first(match: re.Match) -> bytes:
+    words = b" ".join(match.group(1).split())
+    newlines = match.group(0).count(b"\n")  # (kept: every later node keeps its line)
+    return (b"friend " + words).ljust(len(match.group(0)) - newlines) + b"\n" * newlines
+
+
+_DECLTYPE_BRACED = re.compile(rb"\bdecltype\s*" + _BALANCED + rb"(?=\s*\{)")
+"""``decltype(n){0}``, a braced cast to the type of ``n``, which the grammar does not know:
+parsed as a name (what it names is unevaluated, so nothing in it is rewritten)."""
 # A lambda's execution space (``[] __device__(float v) {...}``): the grammar knows none there.
 _LAMBDA_SPACE = re.compile(rb"(?<=\])(\s*)((?:__device__|__host__)(?:\s+(?:__device__|__host__))?)(?=\s*[(\{])")
 
@@ -79,6 +93,8 @@ def mask(source: bytes) -> bytes:
     masked = _LAUNCH_BOUNDS.sub(_two_launch_bounds, masked)
     masked = _LAMBDA_SPACE.sub(lambda m: m.group(1) + b" " * len(m.group(2)), masked)
     masked = _POINTER_PACK.sub(lambda m: m.group(1) + b"&" + b" " * len(m.group(2)) + b"...", masked)
+    masked = _SPACE_BEFORE_FRIEND.sub(_friend_first, masked)
+    masked = _DECLTYPE_BRACED.sub(lambda m: b"_" * len(m.group(0)), masked)
     return _PRAGMA.sub(_as_comment, masked)
 
 

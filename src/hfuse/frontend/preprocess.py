@@ -55,6 +55,8 @@ MAX_INCLUDE_DEPTH = 200
 _CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|elif|ifdef|ifndef)\b(.*)$", re.M)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DEFINED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+_DEFINITION = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)]*\))?((?:[^\n\\]|\\\n|\\)*)", re.M)
+"""A ``#define``'s name and value (continued lines included)."""
 _ARCH_NAME = re.compile(r"\b__CUDA_ARCH\w*")
 _DEVICE_PASS_TEST = re.compile(r"defined\s*\(\s*__CUDA_ARCH__\s*\)|defined\s+__CUDA_ARCH__\b"
                                r"|#[ \t]*ifn?def[ \t]+__CUDA_ARCH__\b")
@@ -423,6 +425,17 @@ class _DevicePass(pcpp.Preprocessor):
         for line in _CONDITIONAL.findall(text):
             self.tested.update(_IDENTIFIER.findall(line))
         self.file_defined.update(_DEFINED.findall(text))
+        # a tested macro of the file's own tests what its value names (``#if HAS_WARP_MERGE_SORT()``
+        # with ``HAS_WARP_MERGE_SORT() (CUDA_VERSION >= 11060)``: CUDA_VERSION of a kept header's cuda.h)
+        values: dict[str, set[str]] = {}
+        for name, value in _DEFINITION.findall(text):
+            values.setdefault(name, set()).update(_IDENTIFIER.findall(value))
+        todo = [n for n in values if n in self.tested]
+        while todo:
+            for named in values.pop(todo.pop(), set()) - self.tested:
+                self.tested.add(named)
+                if named in values:
+                    todo.append(named)
         self.code_names.update(_IDENTIFIER.findall(text))
         # whether this is the device pass is the same for every GPU; its number and variant are not
         self.arch_macros.update(_ARCH_NAME.findall(_DEVICE_PASS_TEST.sub(" ", _COMMENT.sub(" ", text))))

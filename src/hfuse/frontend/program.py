@@ -5,7 +5,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..errors import HFuseError, Location
 from .model import Function, SourceFile, TopLevelItem
@@ -120,33 +120,38 @@ class Program:
             hint="rename one of them, or make both definitions identical",
         )
 
-    def kernel(self, name: str, file: Path, template_args: Sequence[str] = ()) -> Function:
+    def kernel(self, name: str, file: Path, template_args: Sequence[str] = (),
+               overload: OverloadChoice | None = None) -> Function:
         """The ``__global__`` function ``name`` (plain or qualified) of ``file``, or a clear error.
 
-        Kernels that share a name (overloads) are told apart by the number of template
-        arguments given; when that does not single one out, hfuse refuses rather than pick.
-        An explicit specialisation for ``template_args`` is what that instance runs
-        (``specialisation.py``)."""
+        Kernels that share a name (overloads) are told apart by the template arguments they
+        accept (their number, defaults and packs); where several accept them, ``overload``
+        (a C++ compiler's overload resolution, SFINAE included) says which one the instance
+        is; where nothing singles one out, hfuse refuses rather than pick. An explicit
+        specialisation for ``template_args`` is what that instance runs (``specialisation.py``)."""
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
-        return specialised(self._kernel_of(source, name, template_args), source.functions, template_args)
+        return specialised(self._kernel_of(source, name, template_args, overload), source.functions, template_args)
 
-    def _kernel_of(self, source: SourceFile, name: str, template_args: Sequence[str]) -> Function:
+    def _kernel_of(self, source: SourceFile, name: str, template_args: Sequence[str],
+                   overload: OverloadChoice | None) -> Function:
         file = source.path
         kernels = source.kernels
         wanted = compact(name.lstrip(":"))
         overloads = [f for f in source.functions if f.kind == "global" and wanted in (f.key, f.key.split("::")[-1])
                      and not f.is_explicit_specialisation]
         if len({f.key for f in overloads}) == 1 and len(overloads) > 1:
-            fitting = [f for f in overloads if len(f.template_params) == len(template_args)]
+            fitting = [f for f in overloads if _accepts(f, len(template_args))]
+            if overload is not None and template_args and len(fitting) > 1:
+                return overload(fitting)
             if len(fitting) != 1:
                 raise HFuseError(
                     f"'{name}' names {len(overloads)} kernels of one name (lines "
                     f"{', '.join(str(f.line) for f in overloads)}), and {len(fitting) or 'none'} of them take "
                     f"{len(template_args)} template argument(s)",
                     Location(file, overloads[0].line, name),
-                    hint="hfuse picks an overload by its number of template arguments; give them (-k 'NAME<...>:BLOCK'), "
-                         "or rename one kernel",
+                    hint="hfuse picks an overload by the template arguments it accepts (and, where several do, as "
+                         "the compiler would); give them (-k 'NAME<...>:BLOCK'), or rename one kernel",
                 )
             return fitting[0]
         if wanted in kernels:
@@ -177,6 +182,20 @@ class Program:
             hint = (f"{unparsed.file}:{unparsed.line} mentions '{name}' in code hfuse could not parse; check that it "
                     "compiles with nvcc with the same -I/-D options")
         raise HFuseError(f"no __global__ kernel named '{name}' (kernels in this file: {known})", Location(file, None, name), hint=hint)
+
+
+OverloadChoice = Callable[[Sequence[Function]], Function]
+"""Of kernel templates that share a name and all accept the given template arguments, the
+one the instance is (or an ``HFuseError`` saying why it cannot tell)."""
+
+
+def _accepts(kernel: Function, count: int) -> bool:
+    """Whether ``count`` template arguments fit ``kernel``'s parameters: as many, fewer where
+    the rest have defaults, or more where the last is a pack."""
+    params = len(kernel.template_params)
+    if kernel.template_pack is not None and count >= params - 1:
+        return True
+    return count <= params and all(d is not None for d in kernel.template_defaults[count:])
 
 
 _DEVICE_STORAGE = re.compile(r"(?<!\w)(__constant__|__device__|__managed__)(?!\w)")

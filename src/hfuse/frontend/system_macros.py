@@ -34,6 +34,8 @@ _STRUCTURAL = re.compile(
     r"continue|goto|asm|__asm__|_Pragma|template|typename|struct|class|union|enum|namespace|using|typedef)\b")
 """What a system macro's expansion must show for hfuse to expand it in the user's code."""
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_NAME = re.compile(r"^(::\s*)?[A-Za-z_]\w*(\s*::\s*[A-Za-z_]\w*)*$")
+"""A name, perhaps qualified (``x``, ``::hipcub``)."""
 _DEFINE = re.compile(r"^#define (\S+?)(\([^)]*\))?(?: (.*))?$")
 _NUMERIC = re.compile(r"^__(\w+_(MAX|MIN|WIDTH|EPSILON|DIG|MANT_DIG|MAX_EXP|MIN_EXP)|SIZEOF_\w+|CHAR_BIT)__$")
 """The host compiler's numeric limits (``__SCHAR_MAX__``, ``__SIZEOF_LONG__``), which system
@@ -173,9 +175,13 @@ def structural(table: Table, name: str, depth: int = 0) -> bool:
     """Whether macro ``name`` expands (through the other macros of ``table``) to syntax
     that hfuse must see to parse and rewrite the code: a keyword, an attribute, a block
     built-in or barrier, a brace or a semicolon (``CUDA_KERNEL_LOOP(i, n)``,
-    ``C10_LAUNCH_BOUNDS_1(256)``, ``C10_HOST_DEVICE``)."""
-    value = table[name][1]
+    ``C10_LAUNCH_BOUNDS_1(256)``, ``C10_HOST_DEVICE``), or, taking arguments, to a name
+    (``ROCM_HIPCUB(x)`` is ``x``: ``namespace cub = ROCM_HIPCUB(at_cuda_detail::cub);`` and
+    ``ROCM_HIPCUB(cub)::BlockReduce<T, 256>`` are declarations only once it is expanded)."""
+    key, value = table[name]
     if _STRUCTURAL.search(value) or any(c in value for c in "{};"):
+        return True
+    if "(" in key and _NAME.match(value.strip()):
         return True
     return depth < 8 and any(structural(table, n, depth + 1) for n in set(_IDENTIFIER.findall(value))
                              if n in table and n != name)
@@ -183,12 +189,15 @@ def structural(table: Table, name: str, depth: int = 0) -> bool:
 
 def pure_value(table: Table, name: str, depth: int = 0) -> bool:
     """Whether macro ``name`` expands (through the other macros of ``table``) to an
-    expression of constants and its arguments only: no syntax, no call of a function."""
+    expression of constants and its arguments only: no syntax, no call of a function but
+    the compiler's own (``C10_UNLIKELY(x)`` is ``__builtin_expect(static_cast<bool>(x), 0)``)."""
     value = table[name][1]
     if structural(table, name):
         return False
     for called in re.finditer(r"([A-Za-z_]\w*)\s*\(", value):
-        if called.group(1) not in table and called.group(1) not in ("sizeof", "alignof", "decltype"):
+        callee = called.group(1)
+        if callee not in table and callee not in ("sizeof", "alignof", "decltype", "static_cast") \
+                and not callee.startswith("__builtin_"):
             return False
     return depth < 8 and all(pure_value(table, n, depth + 1) for n in set(_IDENTIFIER.findall(value))
                              if n in table and n != name)

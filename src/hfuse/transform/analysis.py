@@ -71,6 +71,11 @@ class FunctionFacts:
     outside_calls: list[tuple[str, int]] = field(default_factory=list)
     """Qualified calls of functions no input defines (a kept header's), as written: (name,
     line). Clang says what they read; where it could not read the file, nobody did."""
+    macro_like: list[tuple[str, int]] = field(default_factory=list)
+    """Calls of an all-capitals name nothing the user wrote defines (``WARP_SHFL_XOR(v, 1)``),
+    each refused in ``opaque`` as a macro nobody defined: (name, line). Where Clang finds the
+    name declared by a kept header (PyTorch's ``WARP_SHFL_XOR`` is a function template), it
+    is no macro, and what it reads of the block is Clang's finding (``header_reads.py``)."""
     cg: frozenset[str] = CG_NAMESPACES
 
     @property
@@ -84,6 +89,8 @@ class FunctionFacts:
 # A call spelled like a macro (``SYNC_ALL()``) that nothing defines: after preprocessing with the
 # user's -D/-I it can only be a macro hfuse never saw, which may hide a barrier or threadIdx.
 _MACRO_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
+MACRO_SUSPICION = "'{}(...)' looks like a macro that no -D and no header hfuse read defines"
+"""The refusal of a call ``facts.macro_like`` records (its name filled in)."""
 _MACRO_HINT = "pass the -D or -I that defines it, as for nvcc, so hfuse can see what it expands to"
 
 
@@ -268,8 +275,8 @@ def _record_call(
     elif (elsewhere is None and _MACRO_LIKE.match(reference.split("::")[-1]) and reference not in local_types
           and reference not in resolver.value_macros  # (a declared type, ``BR<128>(tmp)``, is no macro)
           and reference not in _template_parameters(function, resolver)):
-        facts.opaque.append((f"'{reference}(...)' looks like a macro that no -D and no header hfuse read defines", line,
-                             _MACRO_HINT))
+        facts.opaque.append((MACRO_SUSPICION.format(reference), line, _MACRO_HINT))
+        facts.macro_like.append((reference, line))
 
 
 def type_parameters_of(function: Function) -> frozenset[str]:

@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from ..frontend.clang import HeaderUse, Meaning
+from ..frontend.clang import FunctionMeaning, HeaderUse, Meaning
 from ..frontend.model import WARPGROUP_RUN
-from .analysis import ProgramFacts
+from .analysis import MACRO_SUSPICION, FunctionFacts, ProgramFacts
 from .opaque import REFUSAL_HINT, Unseen, classify_cub, cub_entity
 
 COOPERATIVE_GROUPS = "cooperative_groups::"
@@ -83,6 +83,7 @@ def add_header_reads(program: ProgramFacts, meaning: Meaning) -> int:
             found = meaning.function(f.function.file, f.function.name, f.function.line)
             if found is None:
                 continue
+            _drop_declared_macro_suspicions(f, found)
             refused = {line for _, line, _ in f.opaque}
             whole = {line for _, line in f.whole_block}
             own_whole = set(whole)
@@ -100,6 +101,20 @@ def add_header_reads(program: ProgramFacts, meaning: Meaning) -> int:
                     f.opaque.append((unseen.why, use.line, unseen.hint or REFUSAL_HINT))
                     refused.add(use.line)
     return added
+
+
+def _drop_declared_macro_suspicions(facts: FunctionFacts, found: FunctionMeaning) -> None:
+    """An all-capitals call hfuse took for a macro nobody defined (``facts.macro_like``) that
+    Clang found declared by a kept header at that line is no macro: its refusal goes, and
+    Clang's finding for it (what it reads, if anything) stands instead."""
+    declared = {(use.qualified.rsplit("::", 1)[-1], use.line) for use in found.uses if not use.through}
+    cleared = {(name, line) for name, line in facts.macro_like
+               if (name.rsplit("::", 1)[-1].split("<")[0].strip(), line) in declared}
+    if not cleared:
+        return
+    refusals = {(MACRO_SUSPICION.format(name), line) for name, line in cleared}
+    facts.macro_like[:] = [entry for entry in facts.macro_like if entry not in cleared]
+    facts.opaque[:] = [entry for entry in facts.opaque if (entry[0], entry[1]) not in refusals]
 
 
 KNOWN_NAMESPACES = ("std::", "cuda::std::", "cub::", "cooperative_groups::", "nvcuda::")

@@ -74,10 +74,12 @@ def shared_memory_edits(definition: Definition, ctx: PartContext) -> list[TextEd
 
 
 def _pointer_declarations(node: ts.Node) -> str:
+    # (an alignment, ``alignas(8) extern __shared__ char s[]``, is the slice's: ``slice_alignment``)
     type_words = [
         c.text.decode()
         for c in node.named_children
         if c.type not in _DROPPED and c.text.decode() != "__shared__" and c not in node.children_by_field_name("declarator")
+        and not (c.type == "type_qualifier" and c.named_children and c.named_children[0].type == "alignas_qualifier")
     ]
     element = " ".join(type_words)
     lines = []

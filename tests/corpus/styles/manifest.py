@@ -201,6 +201,12 @@ CASES = (
     Case("functor_apply.cu", "chunk_apply<blocklib::ScaleChunk, float*, int>", 128, "interblock",
          flags=("-isystem=include",)),
     Case("functor_apply.cu", "act_kernel<float, blocklib::lane_bias>", 256, "interblock", flags=("-isystem=include",)),
+    # kernel templates sharing a name, chosen by SFINAE (return type, defaulted parameter)
+    Case("overloads.cu", "serve::add_rms_norm<__half, 8, 128>", 128),
+    Case("overloads.cu", "serve::add_rms_norm<float, 1, 256>", 256),
+    Case("overloads.cu", "serve::add_rms_norm<__half, 1, 64>", 64),
+    Case("overloads.cu", "serve::scale_rows<float, 4>", 128),
+    Case("overloads.cu", "serve::scale_rows<__half, 1>", 256),
     # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20",)),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20",)),

@@ -20,3 +20,20 @@
 namespace fakelib {
 FAKELIB_HOST_DEVICE inline float squared(float v) { return v * v; }
 }  // namespace fakelib
+
+// as ATen's cub.cuh and c10's Macros.h: a macro naming a namespace, one of the compiler's
+// builtins, and a function template spelt like a macro (ATen's WARP_SHFL_XOR)
+#define FAKELIB_NAMESPACE(x) x
+#define FAKELIB_UNLIKELY(expr) (__builtin_expect(static_cast<bool>(expr), 0))
+#define FAKELIB_HAS_FAST_PATH() (FAKELIB_API_LEVEL >= 2)
+#define FAKELIB_API_LEVEL 3
+
+template <typename T>
+__device__ __forceinline__ T FAKELIB_SHFL_XOR(T value, int mask, int width = 32) {
+  return __shfl_xor_sync(0xffffffffu, value, mask, width);
+}
+
+template <typename T>
+__device__ __forceinline__ T FAKELIB_LANE_SUM(T value) {
+  return value + static_cast<T>(threadIdx.x & 31);
+}
