@@ -290,6 +290,8 @@ def _add_rms_norm(rng, cp, dtype) -> Launch:
     return Launch([x, residual, weight, np.float32(1e-6), np.int32(COLS)], Dim3(ROWS), 0, (0, 1))
 
 
+MAKERS["row_squares<float>"] = lambda rng, cp, b: Launch(
+    [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(COLS)], Dim3(ROWS), 0, (1,))
 # overloads.cu: kernel templates of one name, the overload chosen by SFINAE
 MAKERS["serve::add_rms_norm<__half, 8, 128>"] = lambda rng, cp, b: _add_rms_norm(rng, cp, np.float16)
 MAKERS["serve::add_rms_norm<__half, 1, 64>"] = lambda rng, cp, b: _add_rms_norm(rng, cp, np.float16)

@@ -206,23 +206,42 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
                 continue  # (what the request does not reach)
             seen.add((_key(file), start))
             found_here.append((cursor, file, start, cursor.extent.end.line))
+        helpers: dict = {}  # the instances of the user's helper templates the walks reach
         for instance in _instances(walker, unit.cursor, ck):
             found_uses: dict = {}
             first, last = instance.extent.start.line, instance.extent.end.line
-            header_uses(walker, instance, first, found_uses)
+            header_uses(walker, instance, first, found_uses, instantiations=helpers)
             instantiated.append(FunctionMeaning(Path(instance.location.file.name), instance.spelling, first, last,
                                           tuple(found_uses.values())))
-        for cursor, file, start, end in found_here:
+        # (plain functions first: the helper template instances they reach are read before the templates)
+        for cursor, file, start, end in sorted(found_here, key=lambda found: found[0].kind == ck.FUNCTION_TEMPLATE):
             # a kernel template read as written: where its instance is missing (no template arguments
             # given, an instance Clang could not instantiate), what a dependent call runs is unknown
             kernel_template = cursor.kind == ck.FUNCTION_TEMPLATE and any(
                 c.kind == ck.CUDAGLOBAL_ATTR for c in cursor.get_children())
             found_uses = {}
-            if not (kernel_template and any(_key(c.file) == _key(file) and c.name == cursor.spelling
-                                            and start <= c.first_line <= end for c in instantiated)):
-                header_uses(walker, cursor, start, found_uses, members=kernel_template)  # (else its instances')
+            if not (kernel_template and _spans(instantiated, file, cursor.spelling, start, end)
+                    or cursor.kind == ck.FUNCTION_TEMPLATE and _spans(_helpers_read(helpers), file, cursor.spelling,
+                                                                      start, end)):
+                header_uses(walker, cursor, start, found_uses, members=kernel_template,  # (else its instances')
+                            instantiations=helpers)
             functions.append(FunctionMeaning(file, cursor.spelling, start, end, tuple(found_uses.values())))
+        instantiated.extend(_helpers_read(helpers))
     return Meaning(tuple(_instances_read(f, instantiated) for f in functions), instances_unread=unread)
+
+
+def _helpers_read(helpers: Mapping[str, tuple]) -> list[FunctionMeaning]:
+    """The instances of the user's helper templates a walk reached (``header_uses``), each
+    with what it reaches: a helper template (ATen's ``reduce<scalar_t, Op, PTA>``, calling
+    ``cuda_utils::BlockReduce<scalar_t, ...>``) reaches what its instances do, not what its
+    dependent calls name as written (nothing, until instantiated)."""
+    return [FunctionMeaning(Path(d.location.file.name), d.spelling, d.extent.start.line, d.extent.end.line,
+                            tuple(own.values())) for d, own in helpers.values() if d.location.file is not None]
+
+
+def _spans(read: Sequence[FunctionMeaning], file: Path, name: str, start: int, end: int) -> bool:
+    """Whether an instance in ``read`` is of the template ``name`` at lines ``start``-``end`` of ``file``."""
+    return any(_key(c.file) == _key(file) and c.name == name and start <= c.first_line <= end for c in read)
 
 
 def _unit_arguments(ci, options: CompileOptions, kept_includes: Sequence[str], cache: Path) -> list[str] | Meaning:

@@ -11,7 +11,7 @@ recorded as unknown: never safe.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -332,12 +332,16 @@ def qualified_name(cursor, ci) -> str:
 
 
 def header_uses(walker: Walker, cursor, start: int, uses: dict | None = None, at: int | None = None,
-                seen: set | None = None, members: bool = False) -> tuple[HeaderUse, ...]:
+                seen: set | None = None, members: bool = False,
+                instantiations: dict | None = None) -> tuple[HeaderUse, ...]:
     """What function ``cursor`` (the user's, or an instance of the user's kernel template)
     reaches in the kept headers, and what that reads. The instances
     of the user's own templates it calls are walked too, as Clang instantiated them, their
     findings put at the call's line (``at``): read as templates, their dependent calls
-    (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing. ``members``:
+    (``r.sum(v)`` of an ``auto r = lib::make_reducer(sh)``) name nothing. Each such instance
+    and its own findings (at its own lines) go to ``instantiations`` (by USR), walked once
+    however often it is called: what a helper template reaches is what its instances do.
+    ``members``:
     ``cursor`` is a template read as written (no instance of it was read), where what names no
     code until instantiation (such a member call, an operator on a header's object, a member of
     a header's class template of a parameter, a call through a template parameter) is recorded
@@ -346,6 +350,7 @@ def header_uses(walker: Walker, cursor, start: int, uses: dict | None = None, at
     ck = ci.CursorKind
     uses = {} if uses is None else uses
     seen = set() if seen is None else seen
+    instantiations = {} if instantiations is None else instantiations
     for node in cursor.walk_preorder():
         if members and ((made := walker.header_object_call(node)) is not None
                         or (made := walker.header_operator(node)) is not None
@@ -365,14 +370,21 @@ def header_uses(walker: Walker, cursor, start: int, uses: dict | None = None, at
                     if definition is not None and ("as written", definition.get_usr()) not in seen:
                         seen.add(("as written", definition.get_usr()))
                         here = at if at is not None else node.location.line
-                        header_uses(walker, definition, start, uses, here, seen, members=True)
+                        header_uses(walker, definition, start, uses, here, seen, members=True,
+                                    instantiations=instantiations)
                 elif target.kind in walker.functions and walker.instance_of_template(target):
                     definition = target.get_definition()
                     usr = target.get_usr() or target.displayname
                     if definition is not None and usr not in seen:
                         seen.add(usr)
+                        own: dict = {}
+                        header_uses(walker, definition, definition.extent.start.line, own, None, seen,
+                                    instantiations=instantiations)
+                        instantiations[usr] = (definition, own)
+                    if usr in instantiations:  # (not while it is being walked: a recursive template)
                         here = at if at is not None else node.location.line
-                        header_uses(walker, definition, start, uses, here, seen)
+                        for use in instantiations[usr][1].values():
+                            record_use(uses, replace(use, line=here))
                 continue
             if target.kind in (ck.PARM_DECL, ck.TEMPLATE_TYPE_PARAMETER, ck.TEMPLATE_NON_TYPE_PARAMETER):
                 continue

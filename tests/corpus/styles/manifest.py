@@ -194,6 +194,7 @@ CASES = (
     Case("block_library.cu", "rms_scale<__half>", 128, "interblock", flags=("-isystem=include",)),
     Case("block_library.cu", "row_sums", 128, "interblock", flags=("-isystem=include",)),
     Case("block_library.cu", "warp_totals<float>", 256, flags=("-isystem=include",)),
+    Case("block_library.cu", "row_squares<float>", 128, "interblock", flags=("-isystem=include",)),
     # a functor given with the kernel's trailing arguments (a parameter pack), the user's or an
     # installed library's (reading threadIdx and blockDim: whole blocks of the kernel's own size);
     # an installed activation given as a template argument (reading threadIdx: whole blocks)
