@@ -290,6 +290,13 @@ def _add_rms_norm(rng, cp, dtype) -> Launch:
     return Launch([x, residual, weight, np.float32(1e-6), np.int32(COLS)], Dim3(ROWS), 0, (0, 1))
 
 
+# cub_style.cu: blockwise quantisation, one block of kBlock values each (the last one partial)
+MAKERS["kernels::quantize_blockwise<1024, 4, 1>"] = lambda rng, cp, b: Launch(
+    [_f32(rng, cp, N - 100), _zeros(cp, cdiv(N, 1024)), _zeros(cp, N // 2, np.uint8), np.int32(N - 100)],
+    Dim3(cdiv(N - 100, 1024)), 0, (1, 2))
+MAKERS["kernels::quantize_blockwise<512, 4, 0>"] = lambda rng, cp, b: Launch(
+    [_f32(rng, cp, N - 100), _zeros(cp, cdiv(N, 512)), _zeros(cp, N, np.uint8), np.int32(N - 100)],
+    Dim3(cdiv(N - 100, 512)), 0, (1, 2))
 MAKERS["row_squares<float>"] = lambda rng, cp, b: Launch(
     [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(COLS)], Dim3(ROWS), 0, (1,))
 # overloads.cu: kernel templates of one name, the overload chosen by SFINAE

@@ -46,6 +46,15 @@ def test_cub_entity_skips_inner_namespaces():
     assert cub_entity("mylib::BlockReduce") is None
 
 
+def test_a_comparison_in_template_arguments_hides_no_name():
+    # bitsandbytes' kQuantizeBlockwise: once 'cub::BlockStore0)?NUM_PER_TH/2:NUM_PER_TH,cub', unknown, refused
+    opaque, resolver = _names("")
+    written = "cub::BlockStore<unsigned char, B / N, (DATA_TYPE > 0) ? N / 2 : N, cub::BLOCK_STORE_WARP_TRANSPOSE>"
+    found = opaque.reason((), written)
+    assert found is not None and "'cub::BlockStore'" in found.why and found.whole_block
+    assert opaque.reason((), "cub::WarpReduce<float, (W < 32) ? W : 32>") is None
+
+
 def _names(text: str):
     source = model_source(Path("lib.cu"), text)
     resolver = Resolver.of(source.items)

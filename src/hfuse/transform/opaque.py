@@ -59,7 +59,15 @@ WHOLE_BLOCK_HINT = ("a layout that runs one whole block of the kernel per fused 
 
 
 def _plain(written: str) -> str:
+    """``written`` without its template arguments (``cub::BlockStore<T, (D > 0) ? 2 : 1>`` is
+    ``cub::BlockStore``). A comparison in a template argument is in parentheses (C++ closes
+    the list at a bare ``>``): their contents go first, so that theirs is no bracket."""
     text = compact(written).replace("template", "")
+    while "(" in text:
+        stripped = re.sub(r"\([^()]*\)", "", text)
+        if stripped == text:
+            break
+        text = stripped
     while "<" in text:
         stripped = re.sub(r"<[^<>]*>", "", text)
         if stripped == text:

@@ -42,4 +42,46 @@ __global__ void warp_dot(const float* __restrict__ a, const float* __restrict__ 
   if (threadIdx.x % 32 == 0) out[blockIdx.x * 4 + warp] = s;
 }
 
+// blockwise absmax quantisation as bitsandbytes writes it: CUB's block load, store and
+// reduction typedef'd with item counts that are conditional expressions of the template
+// arguments (a '>' in a template argument: once read as an unknown CUB name, refused)
+template <int kBlock, int kPerThread, int kPacked>
+__global__ void quantize_blockwise(const float* __restrict__ a, float* __restrict__ absmax,
+                                   unsigned char* __restrict__ out, int n) {
+  constexpr int kThreads = kBlock / kPerThread;
+  constexpr int kStored = (kPacked > 0) ? kPerThread / 2 : kPerThread;
+  typedef cub::BlockLoad<float, kThreads, kPerThread, cub::BLOCK_LOAD_WARP_TRANSPOSE> Load;
+  typedef cub::BlockStore<unsigned char, kThreads, (kPacked > 0) ? kPerThread / 2 : kPerThread,
+                          cub::BLOCK_STORE_WARP_TRANSPOSE> Store;
+  typedef cub::BlockReduce<float, kThreads> Reduce;
+  __shared__ typename Load::TempStorage load;
+  __shared__ typename Store::TempStorage store;
+  __shared__ typename Reduce::TempStorage reduce;
+  __shared__ float scale;
+  float vals[kPerThread];
+  unsigned char q[kStored];
+  const int base = blockIdx.x * kBlock;
+  const int valid = n - base > kBlock ? kBlock : n - base;
+  Load(load).Load(a + base, vals, valid, 0.f);
+  float m = 0.f;
+#pragma unroll kPerThread
+  for (int j = 0; j < kPerThread; ++j) m = fmaxf(m, fabsf(vals[j]));
+  m = Reduce(reduce).Reduce(m, MaxOp(), valid);
+  if (threadIdx.x == 0) {
+    absmax[blockIdx.x] = m;
+    scale = m > 0.f ? 7.f / m : 0.f;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < kStored; ++j) {
+    if (kPacked > 0) {
+      const int hi = __float2int_rn(vals[2 * j] * scale) + 8, lo = __float2int_rn(vals[2 * j + 1] * scale) + 8;
+      q[j] = static_cast<unsigned char>((hi << 4) | (lo & 15));
+    } else {
+      q[j] = static_cast<unsigned char>(__float2int_rn(vals[j] * scale) + 8);
+    }
+  }
+  Store(store).Store(out + ((kPacked > 0) ? base / 2 : base), q, (kPacked > 0) ? (valid + 1) / 2 : valid);
+}
+
 }  // namespace kernels

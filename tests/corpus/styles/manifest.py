@@ -116,6 +116,8 @@ CASES = (
     # CUB
     Case("cub_style.cu", "kernels::row_softmax<256>", 256, layout="interblock"),
     Case("cub_style.cu", "kernels::warp_dot", 128),
+    Case("cub_style.cu", "kernels::quantize_blockwise<1024, 4, 1>", 256, layout="interblock"),
+    Case("cub_style.cu", "kernels::quantize_blockwise<512, 4, 0>", 128, layout="interblock"),
     # macro-heavy code: loop, inline and launch-bounds macros, kernels stamped by a macro
     Case("macros.cu", "leaky_relu_kernel", 256),
     Case("macros.cu", "square_kernel", 128),
