@@ -333,8 +333,11 @@ def check_own_blocks(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]
         if found is None or ((spec.block.y, spec.block.z) == (1, 1) and spec.block.x == block_threads):
             continue
         why, where, line = found
+        hint = ("give it a 1-D block at least as large as every other kernel's (the fused block is the largest), "
+                "or keep it unfused")
+        if spec.block.rank > 1:  # (its own threadIdx.y cannot be had in a 1-D block)
+            hint = ("keep it unfused: these layouts launch a 1-D fused block, in which the header counts other "
+                    f"threads than the {spec.block} block it was written for")
         raise HFuseError(f"cannot prove the fused kernel correct: {why}; the header counts the fused block, "
                          f"{block_threads} threads, which is not the kernel's own block of {spec.block}",
-                         Location(where.function.file, line, spec.name),
-                         hint="give it a 1-D block at least as large as every other kernel's (the fused block is "
-                         "the largest), or keep it unfused")
+                         Location(where.function.file, line, spec.name), hint=hint)

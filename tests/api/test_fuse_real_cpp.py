@@ -846,3 +846,12 @@ def test_kernel_templates_that_differ_only_in_their_parameters_are_refused_with_
         fuse([KernelSpec("k.cu", "fill", Dim3(128), ("float",)), KernelSpec("k.cu", "other", Dim3(96))],
              sources={"k.cu": OVERLOADED_BY_PARAMETERS})
     assert "rename one of the kernels" in err.value.hint
+
+
+def test_a_two_dimensional_kernel_whose_header_counts_its_block_is_told_to_stay_unfused(tmp_path):
+    # ATen's batch norm backward: a 32x16 block and BlockReduce<..., Block2D>; a 1-D block is no option
+    pytest.importorskip("clang.cindex", reason="libclang (the libclang-ng wheel) is not installed")
+    source, options = _reads_block_size(tmp_path)
+    with pytest.raises(HFuseError, match=r"not the kernel's own block of 32x8") as err:
+        fuse([KernelSpec(source, "k", Dim3(32, 8), ("float",)), AXPY], options=options)
+    assert err.value.hint.startswith("keep it unfused: these layouts launch a 1-D fused block")
