@@ -185,6 +185,8 @@ class PreparedKernel:
     host_made: frozenset[str] = frozenset()
     """Context types of which it takes an object from the host, by value: converted to the
     part's copy where its body is called (``transform/context_types.py``)."""
+    uses_grid_group: bool = False
+    """It asks cooperative groups' grid for ranks and sizes: the fused file defines the part's grid group."""
 
 
 @dataclass(frozen=True)
@@ -355,7 +357,8 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
-                                       types, symbols, whole_block, constants[len(prepared)], host_made))
+                                       types, symbols, whole_block, constants[len(prepared)], host_made,
+                                       uses_grid_group=_uses(everything, kernel, "cg_grid")))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
     notes = (*notes, *check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes)))
@@ -567,6 +570,7 @@ def _generate(
     source = assemble(
         shared_items, prepared.include_plan.lines, header, barrier_form, thread_block, codes, partition,
         [kernel_text], [launch_text], _nominated(program, shared_items),
+        grid_group=any(k.uses_grid_group for k in prepared.kernels),
     )
     templated = [a for s in sigs if s.template_header for a in s.template_args]
     expression = f"{expression_prefix}{fused_name}<{', '.join(templated)}>" if templated else f"{expression_prefix}{fused_name}"

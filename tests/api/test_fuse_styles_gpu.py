@@ -108,6 +108,13 @@ MAKERS: dict[str, Maker] = {
     "norms::row_max_pow2": lambda rng, cp, b: Launch(
         [_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(ROWS), np.int32(COLS)], Dim3(cdiv(ROWS, b.size // 16)),
         0, (1,)),
+    # norms.cu: grid-stride loops over cg::this_grid() (a 2-D grid of fewer blocks than the data asks)
+    "norms::scale_grid_stride<__half>": lambda rng, cp, b: Launch(
+        [_f16(rng, cp), _zeros(cp, N, np.float16), np.float32(0.5), np.uint64(N)], Dim3(20), 0, (1,)),
+    "norms::scale_grid_stride<float>": lambda rng, cp, b: Launch(
+        [_f32(rng, cp), _zeros(cp), np.float32(-2.0), np.uint64(N)], Dim3(7, 3), 0, (1,)),
+    "norms::block_partials": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, 24), np.int32(N)], Dim3(4, 6), 0,
+                                                       (1,)),
     # traits.cu
     "chunk_sums<__half>": lambda rng, cp, b: Launch([_f16(rng, cp), _zeros(cp, N // 8), np.int32(N), np.int32(8)],
                                                     _flat(b, N // 8), 0, (1,)),

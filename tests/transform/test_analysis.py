@@ -76,6 +76,33 @@ def test_grid_sync_is_refused_at_its_line():
     assert err.value.where.line == 3 and "grid-wide" in str(err.value)
 
 
+def test_grid_ranks_and_sizes_read_the_parts_grid_without_refusal():
+    source, facts = _facts(
+        "__device__ unsigned long long rank() { return cg::this_grid().thread_rank(); }\n"
+        "__global__ void k(float* y, int n) {\n  auto grid = cg::this_grid();\n"
+        "  for (unsigned long long i = rank(); i < n; i += grid.size()) y[i] = grid.block_rank();\n}\n")
+    check_kernel(source.kernels["k"], facts)
+    assert {"rank", "k"} <= facts.needs_context  # each part's copy takes its own grid
+    assert not facts.has_barrier
+
+
+@pytest.mark.parametrize("statement, use, wide", [
+    ("auto g = cg::this_grid();\n  g.sync();", "g.sync()", True),
+    ("cg::grid_group g = cg::this_grid();\n  cg::sync(g);", "cg::sync(g)", True),
+    ("p[0] = 0;\n  if (cg::this_grid().is_valid()) p[0] = 1;", "cg::this_grid().is_valid()", True),
+    ("auto g = cg::this_grid();\n  p[0] = g.barrier_arrive();", "g.barrier_arrive()", True),
+    ("p[0] = 0;\n  use(cg::this_grid());", "use(cg::this_grid())", False),  # the grid handed on
+    ("auto g = cg::this_grid();\n  auto h = g;", "g", False),  # copied: hfuse would not follow the copy
+    ("p[0] = 0;\n  grid_alias g = cg::this_grid();", "cg::this_grid()", False),  # a type hfuse does not rewrite
+])
+def test_other_uses_of_the_grid_are_refused_at_their_line(statement, use, wide):
+    source, facts = _facts(f"__device__ void use(cg::grid_group g) {{}}\n__global__ void k(int* p) {{\n  {statement}\n}}\n")
+    with pytest.raises(HFuseError) as err:
+        check_kernel(source.kernels["k"], facts)
+    assert err.value.where.line == 4 and f"'{use}'" in str(err.value)
+    assert ("grid-wide" in str(err.value)) == wide
+
+
 @pytest.mark.parametrize("text, line, what", [
     ("__global__ void __cluster_dims__(2, 1, 1) k(float* x) {\n  x[threadIdx.x] = 0.f;\n}\n", 1,
      "__cluster_dims__(2, 1, 1)"),

@@ -62,6 +62,17 @@ def test_cooperative_group_block_becomes_the_parts_block():
     assert "cg::tiled_partition<32>(cooperative_groups::this_thread_block())" in out
 
 
+def test_cooperative_groups_grid_becomes_the_parts_grid():
+    # a grid-stride loop over this_grid() counts the part's own blocks and threads
+    out = _apply(
+        "__device__ void f(float* y, size_t n) { const auto grid = cg::this_grid(); cg::grid_group g = cg::this_grid();\n"
+        "  for (size_t i = grid.thread_rank(); i < n; i += grid.size()) y[i] = cg::this_grid().block_rank(); }",
+        cooperative_groups_edits,
+    )
+    assert "const auto grid = hfuse_grid_group(hf_ctx); hfuse_grid_group g = hfuse_grid_group(hf_ctx);" in out
+    assert "i = grid.thread_rank(); i < n; i += grid.size()) y[i] = hfuse_grid_group(hf_ctx).block_rank();" in out
+
+
 def test_dynamic_shared_memory_points_at_the_parts_slice():
     out = _apply("__device__ void f() { extern __shared__ float s[]; s[0] = file_scope[1]; }", shared_memory_edits)
     assert "float* const s = reinterpret_cast<float*>(hf_ctx.dyn_smem);" in out

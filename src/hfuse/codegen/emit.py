@@ -117,13 +117,14 @@ def assemble(
     kernels: list[str],
     launchers: list[str],
     namespaces: Sequence[Scope] = (),
+    grid_group: bool = False,
 ) -> str:
     """The fused file: header, includes, hfuse's support code, the shared definitions
     (each in its namespace), each part's code, the fused kernel and its launch helper."""
     out = [header]
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
-    out.append("// ---- hfuse support " + "-" * 60 + "\n" + preamble(barrier_form, thread_block))
+    out.append("// ---- hfuse support " + "-" * 60 + "\n" + preamble(barrier_form, thread_block, grid_group))
     blocks: list[tuple[Scope, str]] = _opened_first(namespaces)
     current: Path | None = None
     for item in items:

@@ -83,9 +83,45 @@ template <class Group>
 __device__ __forceinline__ void hfuse_group_sync(const Group& group) { group.sync(); }
 """
 
+_GRID_GROUP = """\
+// A part's cooperative-groups grid: its own grid of its own blocks. It tells ranks and sizes
+// only (grid.sync() needs a cooperative launch of the kernel's own grid: hfuse refuses it).
+struct hfuse_grid_group {
+  const hfuse_ctx& ctx;
+  __device__ explicit hfuse_grid_group(const hfuse_ctx& c) : ctx(c) {}
+  __device__ unsigned long long num_blocks() const {
+    return (unsigned long long)ctx.gridDim.x * (ctx.gridDim.y * ctx.gridDim.z);
+  }
+  __device__ unsigned long long block_rank() const {
+    return ((unsigned long long)ctx.blockIdx.z * ctx.gridDim.y + ctx.blockIdx.y) * ctx.gridDim.x + ctx.blockIdx.x;
+  }
+  __device__ unsigned long long block_threads() const {
+    return (unsigned long long)ctx.blockDim.x * ctx.blockDim.y * ctx.blockDim.z;
+  }
+  __device__ unsigned long long num_threads() const { return num_blocks() * block_threads(); }
+  __device__ unsigned long long size() const { return num_threads(); }
+  __device__ unsigned long long thread_rank() const {
+    return block_rank() * block_threads()
+           + (ctx.threadIdx.z * ctx.blockDim.y + ctx.threadIdx.y) * ctx.blockDim.x + ctx.threadIdx.x;
+  }
+  __device__ dim3 dim_blocks() const { return dim3(ctx.gridDim.x, ctx.gridDim.y, ctx.gridDim.z); }
+  __device__ dim3 group_dim() const { return dim_blocks(); }
+  __device__ dim3 block_index() const { return dim3(ctx.blockIdx.x, ctx.blockIdx.y, ctx.blockIdx.z); }
+  __device__ dim3 dim_threads() const {
+    return dim3(ctx.gridDim.x * ctx.blockDim.x, ctx.gridDim.y * ctx.blockDim.y, ctx.gridDim.z * ctx.blockDim.z);
+  }
+  __device__ dim3 thread_index() const {
+    return dim3(ctx.blockIdx.x * ctx.blockDim.x + ctx.threadIdx.x, ctx.blockIdx.y * ctx.blockDim.y + ctx.threadIdx.y,
+                ctx.blockIdx.z * ctx.blockDim.z + ctx.threadIdx.z);
+  }
+};
+"""
 
-def preamble(barrier_form: BarrierForm = "barrier", thread_block: bool = False) -> str:
+
+def preamble(barrier_form: BarrierForm = "barrier", thread_block: bool = False, grid_group: bool = False) -> str:
     text = _CONTEXT + "\n" + _BARRIERS.replace("{OP}", barrier_form)
     if thread_block:
         text += "\n" + _THREAD_BLOCK
+    if grid_group:
+        text += "\n" + _GRID_GROUP
     return text

@@ -19,8 +19,8 @@ from ..frontend.model import (PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGIS
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
-from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_GROUP_NAMES, SYNC_BUILTINS, call_reference, called_name,
-                          cg_block_variables, cg_spellings, is_block_sync_call, library_block_collective, is_builtin_reference, is_cg_block_call,
+from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, SYNC_BUILTINS, call_reference, called_name,
+                          cg_block_variables, cg_spellings, grid_group_uses, is_block_sync_call, library_block_collective, is_builtin_reference, is_cg_block_call,
                           is_cg_block_type, is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration)
 from .opaque import REFUSAL_HINT, OpaqueNames
 
@@ -30,7 +30,10 @@ class FunctionFacts:
     builtins: list[tuple[str, int]] = field(default_factory=list)
     barriers: list[tuple[str, int]] = field(default_factory=list)
     cg_block: list[int] = field(default_factory=list)
+    cg_grid: list[int] = field(default_factory=list)
+    """Lines where it asks cooperative groups' grid for ranks and sizes (a part's own grid answers)."""
     grid_sync: list[tuple[str, int]] = field(default_factory=list)
+    """What else it does with the grid group (``grid.sync()``): (the use as written, line)."""
     cluster: list[tuple[str, int]] = field(default_factory=list)
     """What makes its blocks a thread block cluster, or works on one (what, line)."""
     dyn_smem: list[int] = field(default_factory=list)
@@ -81,7 +84,7 @@ class FunctionFacts:
     @property
     def direct_context(self) -> bool:
         """Reads something that differs between the fused and the original kernel."""
-        return bool(self.builtins or self.barriers or self.cg_block or self.dyn_smem or self.extern_shared_uses
+        return bool(self.builtins or self.barriers or self.cg_block or self.cg_grid or self.dyn_smem or self.extern_shared_uses
                     or self.static_shared)
 
 
@@ -188,13 +191,14 @@ def analyze(
                 facts.whole_block.append((found.why, line))
             elif found is not None:
                 facts.opaque.append((found.why, line, REFUSAL_HINT))
-        if node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in GRID_GROUP_NAMES:
-            facts.grid_sync.append((node.text.decode(), line))
         if node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in CLUSTER_NAMES:
             facts.cluster.append((f"'{node.text.decode()}'", line))
     if function.cluster_dims is not None:
         facts.cluster.insert(0, (f"__cluster_dims__({function.cluster_dims})", function.line))
     facts.opaque.sort(key=lambda found: found[2] == _MACRO_HINT)  # what a name is known to mean comes first
+    grid_queries, grid_others = grid_group_uses(tree.root_node, cg)
+    facts.cg_grid.extend(base + line_of(node) for node in grid_queries)
+    facts.grid_sync.extend((_grid_use(node), base + line_of(node)) for node in grid_others)
     block_vars = cg_block_variables(tree.root_node, cg)
     library_collectives = []
     for node in walk(tree.root_node):
@@ -209,6 +213,20 @@ def analyze(
                 "the headers' collectives do not take)"))
     facts.opaque[:0] = library_collectives
     return facts
+
+
+_GRID_WIDE_USE = re.compile(r"\b(sync|barrier_\w+|is_valid|this_multi_grid|multi_grid_group)\b")
+"""A use of the grid group that needs the grid's every block (a cooperative launch)."""
+
+
+def _grid_use(node: ts.Node) -> str:
+    """How a use of the grid group reads in a refusal: the statement's expression around it
+    (``grid.sync()``), or the name."""
+    around = node
+    while around.parent is not None and around.parent.type in ("field_expression", "call_expression",
+                                                                   "qualified_identifier", "argument_list"):
+        around = around.parent
+    return compact(around.text.decode())[:60]
 
 
 def _is_indirect(target: ts.Node) -> bool:
@@ -556,11 +574,20 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                     )
             if f.grid_sync:
                 what, line = f.grid_sync[0]
+                if not _GRID_WIDE_USE.search(what):
+                    raise HFuseError(
+                        f"cannot prove the fused kernel correct: cooperative groups' grid is used as '{what}', and "
+                        "hfuse follows a grid group only into its own rank and size queries (each part has a grid "
+                        "of its own: grid.thread_rank(), grid.size(), grid.block_rank()...)",
+                        Location(f.function.file, line, kernel.name),
+                        hint="call those on cg::this_grid() (or a local 'auto grid = cg::this_grid();') where you "
+                        "need them, or keep this kernel unfused")
                 raise HFuseError(
                     f"uses grid-wide cooperative groups ('{what}'), which needs every block of the grid "
                     "resident and cannot be split between fused kernels",
                     Location(f.function.file, line, kernel.name),
-                    hint="fuse only kernels that synchronise at most within a block",
+                    hint="fuse only kernels that synchronise at most within a block (a grid group that only "
+                    "tells ranks and sizes fuses: grid.thread_rank(), grid.size(), grid.block_rank()...)",
                 )
             if f.cluster:
                 what, line = f.cluster[0]

@@ -8,6 +8,11 @@ is the same warp either way). A tile's place among the block's tiles is the part
 the fused block's: ``tile.meta_group_rank()`` and ``tile.meta_group_size()`` of a tile cut
 from the part's block are rewritten to count from the part's first thread; any other use
 of them (a tile passed in from elsewhere) is refused.
+
+``this_grid()`` likewise becomes ``hfuse_grid_group``, the part's own grid: a grid-stride loop
+over ``grid.thread_rank()`` and ``grid.size()`` counts the part's blocks and threads. Only such
+queries are kept (``cuda_syntax.GRID_QUERIES``); ``grid.sync()`` needs a cooperative launch of
+the kernel's own grid and is refused by the analysis.
 """
 from __future__ import annotations
 
@@ -18,12 +23,15 @@ import tree_sitter as ts
 from ..errors import HFuseError, Location
 from ..frontend.constant import evaluate
 from ..frontend.parse import line_of, walk
-from .cuda_syntax import called_name, cg_block_variables, is_cg_block_call, is_cg_block_type
+from .cuda_syntax import (called_name, cg_block_variables, grid_group_uses, is_cg_block_call, is_cg_block_type,
+                          is_cg_grid_call, is_cg_grid_type)
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit
 
 _REAL_BLOCK = "cooperative_groups::this_thread_block()"
+GRID_TYPE = "hfuse_grid_group"
+"""A part's grid group (``codegen/preamble.py``): ranks and sizes of its own grid and block."""
 
 
 def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
@@ -53,6 +61,12 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
             edits.append(TextEdit.replace(node, block_type))
         elif node.type == "call_expression" and called_name(node) == "tiled_partition":
             edits.extend(_tile_edits(node, block_vars, ctx, file, line_base, constants))
+    queries, _ = grid_group_uses(root, cg)  # any other use of the grid was refused by the analysis
+    for node in queries:
+        if is_cg_grid_call(node):
+            edits.append(TextEdit.replace(node, f"{GRID_TYPE}({CTX})"))
+        elif is_cg_grid_type(node, cg):
+            edits.append(TextEdit.replace(node, GRID_TYPE))
     return edits
 
 

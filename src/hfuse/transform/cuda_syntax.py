@@ -13,6 +13,11 @@ SYNC_BUILTINS = ("__syncthreads", "__syncthreads_count", "__syncthreads_and", "_
 CG_NAMESPACES = frozenset({"cg", "cooperative_groups", "::cooperative_groups"})
 """Spellings of cooperative groups when nothing better is known (see ``cg_spellings``)."""
 GRID_GROUP_NAMES = ("this_grid", "grid_group", "this_multi_grid", "multi_grid_group")
+GRID_QUERIES = frozenset({"size", "num_threads", "thread_rank", "thread_index", "dim_threads", "group_dim",
+                          "dim_blocks", "num_blocks", "block_index", "block_rank"})
+"""What a grid group tells of the launch (``grid.thread_rank()`` in a grid-stride loop): a part's
+own grid and block answer it. Its other members (``sync``, ``is_valid``, arrive/wait, clusters)
+need a cooperative launch of the kernel's own grid, which no fused kernel is."""
 CLUSTER_NAMES = ("this_cluster", "cluster_group")
 
 
@@ -78,6 +83,86 @@ def is_cg_block_type(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
         head, tail = qualified_tail(node)
         return tail == "thread_block" and head in cg
     return False
+
+
+def is_cg_grid_call(node: ts.Node) -> bool:
+    """``this_grid()`` / ``cg::this_grid()``."""
+    if node.type != "call_expression":
+        return False
+    fn = node.child_by_field_name("function")
+    return fn is not None and fn.type in ("identifier", "qualified_identifier") and qualified_tail(fn)[1] == "this_grid"
+
+
+def is_cg_grid_type(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
+    """``grid_group`` / ``cg::grid_group`` as a type (not the name inside a qualified one)."""
+    if node.type == "type_identifier":
+        inside_qualified = node.parent is not None and node.parent.type == "qualified_identifier"
+        return node.text.decode() == "grid_group" and not inside_qualified
+    if node.type == "qualified_identifier" and (node.parent is None or node.parent.type != "qualified_identifier"):
+        head, tail = qualified_tail(node)
+        return tail == "grid_group" and head in cg
+    return False
+
+
+def _grid_variables(root: ts.Node, cg: frozenset[str]) -> dict[str, ts.Node]:
+    """Local variables that hold the grid group (``auto grid = cg::this_grid();``,
+    ``cg::grid_group g = this_grid();``): name -> its declarator's name node."""
+    names: dict[str, ts.Node] = {}
+    for node in walk(root):
+        if node.type != "declaration":
+            continue
+        type_node = node.child_by_field_name("type")
+        by_type = type_node is not None and is_cg_grid_type(type_node, cg)
+        for declarator in node.children_by_field_name("declarator"):
+            value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+            name = declarator_name(declarator)
+            if name is not None and value is not None and is_cg_grid_call(value) and (
+                    by_type or (type_node is not None and type_node.text.decode() == "auto")):
+                names[name.text.decode()] = name
+    return names
+
+
+def _is_grid_query(node: ts.Node) -> bool:
+    """``node.thread_rank()`` and the other members of ``GRID_QUERIES``: ``node`` is the object."""
+    member = node.parent
+    if member is None or member.type != "field_expression" or member.child_by_field_name("argument") != node:
+        return False
+    field = member.child_by_field_name("field")
+    call = member.parent
+    return (field is not None and field.text.decode() in GRID_QUERIES and call is not None
+            and call.type == "call_expression" and call.child_by_field_name("function") == member)
+
+
+def grid_group_uses(root: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> tuple[list[ts.Node], list[ts.Node]]:
+    """(queries, other uses) of cooperative groups' grid in a function. Queries are what a
+    part's own grid answers: ``this_grid()`` and local grid variables used only as the object
+    of a member of ``GRID_QUERIES``, and such variables' declarations. Anything else (``sync()``,
+    a grid handed to a function, a multi-grid, an alias of the type) is another use."""
+    variables = _grid_variables(root, cg)
+    declared = {name.start_byte for name in variables.values()}
+    queries: list[ts.Node] = []
+    others: list[ts.Node] = []
+    for node in walk(root):
+        if is_cg_grid_call(node):
+            parent = node.parent
+            held = (parent is not None and parent.type == "init_declarator"
+                    and (name := declarator_name(parent)) is not None and name.start_byte in declared)
+            (queries if held or _is_grid_query(node) else others).append(node)
+        elif is_cg_grid_type(node, cg):
+            parent = node.parent
+            held = parent is not None and parent.type == "declaration" and any(
+                (name := declarator_name(d)) is not None and name.start_byte in declared
+                for d in parent.children_by_field_name("declarator"))
+            (queries if held else others).append(node)
+        elif node.type == "identifier" and node.text.decode() in variables and node.start_byte not in declared:
+            (queries if _is_grid_query(node) else others).append(node)
+    within = [(q.start_byte, q.end_byte) for q in queries]
+    for node in walk(root):  # a grid name in any other spelling (an alias's, a multi-grid) is another use
+        if (node.type in ("identifier", "type_identifier", "field_identifier") and node.text.decode() in GRID_GROUP_NAMES
+                and not any(lo <= node.start_byte < hi for lo, hi in within)
+                and not any(o.start_byte <= node.start_byte < o.end_byte for o in others)):
+            others.append(node)
+    return queries, others
 
 
 def is_cg_sync_call(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:

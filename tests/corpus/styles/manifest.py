@@ -89,6 +89,9 @@ CASES = (
     Case("norms.cu", "norms::layer_norm_tiles<16>", 64),
     Case("norms.cu", "norms::row_sums_configured<norms::RowConfig>", 64),
     Case("norms.cu", "norms::row_max_pow2", 128),
+    Case("norms.cu", "norms::scale_grid_stride<__half>", 256),
+    Case("norms.cu", "norms::scale_grid_stride<float>", 128),
+    Case("norms.cu", "norms::block_partials", 256),
     # traits: SFINAE, if constexpr, specialisation families, overloads, enums
     Case("traits.cu", "power_kernel<float, kSquare>", 256),
     Case("traits.cu", "power_kernel<int, kCube>", 128),

@@ -103,4 +103,30 @@ __global__ void row_max_pow2(const float* __restrict__ x, float* __restrict__ y,
   if (tile.thread_rank() == 0) y[row] = m;
 }
 
+// grid-stride loops over cooperative groups' grid (ranks and sizes only, no grid.sync():
+// any launch runs them)
+template <typename T>
+__global__ void scale_grid_stride(const T* __restrict__ x, T* __restrict__ y, float alpha, size_t n) {
+  const auto grid = cg::this_grid();
+  for (size_t i = grid.thread_rank(); i < n; i += grid.size()) y[i] = from_float<T>(alpha * to_float(x[i]));
+}
+
+__global__ void block_partials(const float* __restrict__ x, float* __restrict__ partials, int n) {
+  cg::grid_group grid = cg::this_grid();
+  cg::thread_block block = cg::this_thread_block();
+  auto warp = cg::tiled_partition<kWarp>(block);
+  __shared__ float warp_sums[32];
+  float v = 0.f;
+  for (unsigned long long i = grid.thread_rank(); i < n; i += grid.num_threads()) v += x[i];
+  v = cg::reduce(warp, v, cg::plus<float>());
+  if (warp.thread_rank() == 0) warp_sums[warp.meta_group_rank()] = v;
+  block.sync();
+  if (block.thread_rank() == 0) {
+    float s = 0.f;
+    for (unsigned w = 0; w < warp.meta_group_size(); ++w) s += warp_sums[w];
+    const dim3 where = grid.block_index();
+    partials[grid.block_rank()] = s + (where.y * grid.dim_blocks().x + where.x == grid.block_rank() ? 0.f : 1e9f);
+  }
+}
+
 }  // namespace norms
