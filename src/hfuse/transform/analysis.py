@@ -19,9 +19,10 @@ from ..frontend.model import (PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGIS
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
-from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, SYNC_BUILTINS, call_reference, called_name,
-                          cg_block_variables, cg_spellings, grid_group_uses, is_block_sync_call, library_block_collective, is_builtin_reference, is_cg_block_call,
-                          is_cg_block_type, is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration)
+from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, SYNC_BUILTINS, call_reference, called_name,
+                          cg_block_variables, cg_spellings, grid_group_uses, grid_use_text, is_block_sync_call,
+                          library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
+                          is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration)
 from .opaque import REFUSAL_HINT, OpaqueNames
 
 @dataclass
@@ -198,7 +199,7 @@ def analyze(
     facts.opaque.sort(key=lambda found: found[2] == _MACRO_HINT)  # what a name is known to mean comes first
     grid_queries, grid_others = grid_group_uses(tree.root_node, cg)
     facts.cg_grid.extend(base + line_of(node) for node in grid_queries)
-    facts.grid_sync.extend((_grid_use(node), base + line_of(node)) for node in grid_others)
+    facts.grid_sync.extend((grid_use_text(node), base + line_of(node)) for node in grid_others)
     block_vars = cg_block_variables(tree.root_node, cg)
     library_collectives = []
     for node in walk(tree.root_node):
@@ -213,20 +214,6 @@ def analyze(
                 "the headers' collectives do not take)"))
     facts.opaque[:0] = library_collectives
     return facts
-
-
-_GRID_WIDE_USE = re.compile(r"\b(sync|barrier_\w+|is_valid|this_multi_grid|multi_grid_group)\b")
-"""A use of the grid group that needs the grid's every block (a cooperative launch)."""
-
-
-def _grid_use(node: ts.Node) -> str:
-    """How a use of the grid group reads in a refusal: the statement's expression around it
-    (``grid.sync()``), or the name."""
-    around = node
-    while around.parent is not None and around.parent.type in ("field_expression", "call_expression",
-                                                                   "qualified_identifier", "argument_list"):
-        around = around.parent
-    return compact(around.text.decode())[:60]
 
 
 def _is_indirect(target: ts.Node) -> bool:
@@ -574,7 +561,7 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                     )
             if f.grid_sync:
                 what, line = f.grid_sync[0]
-                if not _GRID_WIDE_USE.search(what):
+                if not GRID_WIDE_USE.search(what):
                     raise HFuseError(
                         f"cannot prove the fused kernel correct: cooperative groups' grid is used as '{what}', and "
                         "hfuse follows a grid group only into its own rank and size queries (each part has a grid "

@@ -3,6 +3,8 @@ barriers, cooperative groups (thread blocks, their syncs, grid groups, clusters)
 memory declarations. One definition of each, for the analysis and every rewrite."""
 from __future__ import annotations
 
+import re
+
 import tree_sitter as ts
 
 from ..frontend.parse import compact, declarator_name, hidden_by_local, walk
@@ -163,6 +165,20 @@ def grid_group_uses(root: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> tuple[
                 and not any(o.start_byte <= node.start_byte < o.end_byte for o in others)):
             others.append(node)
     return queries, others
+
+
+GRID_WIDE_USE = re.compile(r"\b(sync|barrier_\w+|is_valid|this_multi_grid|multi_grid_group)\b")
+"""A use of the grid group that needs the grid's every block (a cooperative launch)."""
+
+
+def grid_use_text(node: ts.Node) -> str:
+    """How a use of the grid group reads in a refusal: the statement's expression around it
+    (``grid.sync()``), or the name."""
+    around = node
+    while around.parent is not None and around.parent.type in ("field_expression", "call_expression",
+                                                                   "qualified_identifier", "argument_list"):
+        around = around.parent
+    return compact(around.text.decode())[:60]
 
 
 def is_cg_sync_call(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
