@@ -1,4 +1,5 @@
 """Each rewrite on a small function, as a reader would check it by eye."""
+from dataclasses import replace
 from pathlib import Path
 
 from hfuse.frontend.extract import model_source
@@ -60,6 +61,16 @@ def test_cooperative_group_block_becomes_the_parts_block():
     )
     assert "hfuse_thread_block<3, 128> b = hfuse_thread_block<3, 128>(hf_ctx);" in out
     assert "cg::tiled_partition<32>(cooperative_groups::this_thread_block())" in out
+
+
+def test_only_tiles_cut_from_the_block_count_from_the_parts_first_warp():
+    # a half-warp's place is within its warp, fused or not: once offset like its warp's (wrong)
+    definition = Definition("__device__ int f() { auto block = cg::this_thread_block();\n"
+                            "  auto warp = cg::tiled_partition<32>(block); auto half = cg::tiled_partition<16>(warp);\n"
+                            "  return warp.meta_group_rank() + half.meta_group_rank() * half.meta_group_size(); }",
+                            file=Path("k.cu"))
+    out = apply_edits(definition.data, cooperative_groups_edits(definition, replace(CTX, offset=128)))
+    assert "(warp.meta_group_rank() - 4u) + half.meta_group_rank() * half.meta_group_size()" in out
 
 
 def test_cooperative_groups_grid_becomes_the_parts_grid():

@@ -22,7 +22,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.constant import evaluate
-from ..frontend.parse import line_of, walk
+from ..frontend.parse import declarator_name, line_of, walk
 from .cuda_syntax import (called_name, cg_block_variables, grid_group_uses, is_cg_block_call, is_cg_block_type,
                           is_cg_grid_call, is_cg_grid_type)
 from .context import CTX, PartContext
@@ -45,13 +45,20 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
     if (file, definition.line) == ctx.kernel_at:  # the kernel's own body: its instance's constants
         known = dict(ctx.kernel_constants)
         constants = {**known, **local_constants(root, known)}
+    sub_tiles: set[str] = set()
+    held = tile_variables(root)
     for node in walk(root):
         if node.type == "call_expression" and called_name(node) == "tiled_partition":
-            declared = _declared_tile(node)
-            if declared is not None and _tile_size_text(node) is not None:
-                # None: a size known only when the template is instantiated (tiled_partition<kTile>)
-                tiles[declared] = _tile_size(node, constants)
-    edits.extend(_meta_group_edits(root, tiles, ctx, file, line_base))
+            declared, parent = _declared_tile(node), _tile_parent(node)
+            if declared is None or parent is None:
+                continue
+            if (parent.type == "identifier" and parent.text.decode() in block_vars) or is_cg_block_call(parent):
+                if _tile_size_text(node) is not None:
+                    # None: a size known only when the template is instantiated (tiled_partition<kTile>)
+                    tiles[declared] = _tile_size(node, constants)
+            elif parent.type == "identifier" and parent.text.decode() in held:
+                sub_tiles.add(declared)  # its place is among its parent tile's: the same fused or not
+    edits.extend(_meta_group_edits(root, tiles, sub_tiles, ctx, file, line_base))
     for node in walk(root):
         if is_cg_block_call(node):
             # a block passed straight to tiled_partition stays the real block (see _tile_edits)
@@ -151,6 +158,29 @@ def tile_size_texts(root: ts.Node) -> list[str]:
             and (text := _tile_size_text(node)) is not None]
 
 
+def _tile_parent(call: ts.Node) -> ts.Node | None:
+    """What ``tiled_partition`` cuts: its first argument."""
+    args = call.child_by_field_name("arguments")
+    return args.named_children[0] if args is not None and args.named_children else None
+
+
+def tile_variables(root: ts.Node) -> set[str]:
+    """Names that hold a tile: declared (or taken as a parameter) as ``thread_block_tile<...>``,
+    or initialised by ``tiled_partition``."""
+    names: set[str] = set()
+    for node in walk(root):
+        if node.type in ("declaration", "parameter_declaration"):
+            type_node = node.child_by_field_name("type")
+            if type_node is not None and "thread_block_tile" in type_node.text.decode():
+                for declarator in node.children_by_field_name("declarator"):
+                    if (name := declarator_name(declarator)) is not None:
+                        names.add(name.text.decode())
+        elif node.type == "call_expression" and called_name(node) == "tiled_partition":
+            if (declared := _declared_tile(node)) is not None:
+                names.add(declared)
+    return names
+
+
 def _declared_tile(call: ts.Node) -> str | None:
     """The variable ``auto t = tiled_partition<32>(block);`` declares, if the call initialises one."""
     parent = call.parent
@@ -166,12 +196,14 @@ def _declared_tile(call: ts.Node) -> str | None:
     return None
 
 
-def _meta_group_edits(root: ts.Node, tiles: dict[str, int | None], ctx: PartContext, file: str,
-                      line_base: int) -> list[TextEdit]:
-    """``tile.meta_group_rank()/size()`` of a tile cut from the block, counted in the part's
-    block. A size known only at instantiation is read from the tile itself (``num_threads()``,
-    a compile-time constant of ``thread_block_tile<N>``): the part's thread offset is a
-    multiple of 32, so it is a whole number of tiles of any size that divides a warp."""
+def _meta_group_edits(root: ts.Node, tiles: dict[str, int | None], sub_tiles: set[str], ctx: PartContext,
+                      file: str, line_base: int) -> list[TextEdit]:
+    """``tile.meta_group_rank()/size()`` of a tile cut from the block (``tiles``), counted in the
+    part's block. A size known only at instantiation is read from the tile itself
+    (``num_threads()``, a compile-time constant of ``thread_block_tile<N>``): the part's thread
+    offset is a multiple of 32, so it is a whole number of tiles of any size that divides a
+    warp. A tile cut from another tile (``sub_tiles``) counts among its parent's tiles, which
+    fusion does not move: it stays as written."""
     edits = []
     for node in walk(root):
         if node.type != "call_expression":
@@ -183,6 +215,8 @@ def _meta_group_edits(root: ts.Node, tiles: dict[str, int | None], ctx: PartCont
         if member is None or member.text.decode() not in ("meta_group_rank", "meta_group_size"):
             continue
         target = fn.child_by_field_name("argument")
+        if target is not None and target.type == "identifier" and target.text.decode() in sub_tiles:
+            continue
         known = target is not None and target.type == "identifier" and target.text.decode() in tiles
         size = tiles.get(target.text.decode()) if known else None
         if not known or (size is not None and 32 % size):

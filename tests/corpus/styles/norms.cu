@@ -129,4 +129,13 @@ __global__ void block_partials(const float* __restrict__ x, float* __restrict__ 
   }
 }
 
+// where each thread sits: its warp among the block's warps, its half-warp within the warp
+__global__ void tile_places(int* __restrict__ out) {
+  auto block = cg::this_thread_block();
+  auto warp = cg::tiled_partition<kWarp>(block);
+  auto half = cg::tiled_partition<kWarp / 2>(warp);
+  out[blockIdx.x * blockDim.x + threadIdx.x] =
+      warp.meta_group_rank() + 100 * half.meta_group_rank() + 1000 * half.meta_group_size() + 10000 * warp.meta_group_size();
+}
+
 }  // namespace norms
