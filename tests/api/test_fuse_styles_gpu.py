@@ -116,6 +116,8 @@ MAKERS: dict[str, Maker] = {
     "norms::block_partials": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, 24), np.int32(N)], Dim3(4, 6), 0,
                                                        (1,)),
     "norms::tile_places": lambda rng, cp, b: Launch([_zeros(cp, 40 * 128, np.int32)], Dim3(40), 0, (0,)),
+    "norms::row_sum_squares": lambda rng, cp, b: Launch([_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(COLS)],
+                                                        Dim3(ROWS), 0, (1,)),
     # traits.cu
     "chunk_sums<__half>": lambda rng, cp, b: Launch([_f16(rng, cp), _zeros(cp, N // 8), np.int32(N), np.int32(8)],
                                                     _flat(b, N // 8), 0, (1,)),

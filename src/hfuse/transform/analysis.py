@@ -22,8 +22,10 @@ from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, SYNC_BUILTINS, call_reference, called_name,
                           cg_block_variables, cg_spellings, grid_group_uses, grid_use_text, is_block_sync_call,
                           library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
-                          is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration)
+                          is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration, tile_places)
 from .opaque import REFUSAL_HINT, OpaqueNames
+from .template_parameters import locals_of_type_parameters, through_template_parameter, type_parameters_of
+from .tile_ranks import TileArgument, check_tile_parameters, ranked_tiles, tile_arguments
 
 @dataclass
 class FunctionFacts:
@@ -32,6 +34,12 @@ class FunctionFacts:
     barriers: list[tuple[str, int]] = field(default_factory=list)
     cg_block: list[int] = field(default_factory=list)
     cg_grid: list[int] = field(default_factory=list)
+    tile_ranks: list[int] = field(default_factory=list)
+    """Lines asking a tile its place among the block's tiles (``meta_group_rank()``): the part's differs."""
+    ranked_tile_params: list[tuple[int, int, str]] = field(default_factory=list)
+    """Of those, asked of a tile parameter: (its index, line, the call as written)."""
+    tile_arguments: list[TileArgument] = field(default_factory=list)
+    """What each call gives its callee's parameters, as far as tiles go (``tile_ranks.py``)."""
     """Lines where it asks cooperative groups' grid for ranks and sizes (a part's own grid answers)."""
     grid_sync: list[tuple[str, int]] = field(default_factory=list)
     """What else it does with the grid group (``grid.sync()``): (the use as written, line)."""
@@ -85,7 +93,7 @@ class FunctionFacts:
     @property
     def direct_context(self) -> bool:
         """Reads something that differs between the fused and the original kernel."""
-        return bool(self.builtins or self.barriers or self.cg_block or self.cg_grid or self.dyn_smem or self.extern_shared_uses
+        return bool(self.builtins or self.barriers or self.cg_block or self.cg_grid or self.tile_ranks or self.dyn_smem or self.extern_shared_uses
                     or self.static_shared)
 
 
@@ -135,7 +143,14 @@ def analyze(
     local_usings = _local_using_declarations(tree.root_node)
     local_types = _local_type_names(tree.root_node)
     type_parameters = type_parameters_of(function)
-    typed_locals = _locals_of_type_parameters(tree.root_node, type_parameters)
+    typed_locals = locals_of_type_parameters(tree.root_node, type_parameters)
+    block_places = cg_block_variables(tree.root_node, cg)
+    places = tile_places(tree.root_node, block_places)
+    params = {p.name: i for i, p in enumerate(function.params) if p.name}
+    for target, call in ranked_tiles(tree.root_node):
+        facts.tile_ranks.append(base + line_of(call))
+        if places.get(target) == "param" and target in params:
+            facts.ranked_tile_params.append((params[target], base + line_of(call), compact(call.text.decode())))
     for node in walk(tree.root_node):
         line = base + line_of(node)
         if is_builtin_reference(node):
@@ -147,7 +162,7 @@ def analyze(
         elif node.type == "identifier" and node.text.decode() in extern_shared:
             facts.extern_shared_uses.append((node.text.decode(), line))
         elif node.type == "call_expression":
-            if (through := _through_template_parameter(node, function, type_parameters, typed_locals)) is not None:
+            if (through := through_template_parameter(node, function, type_parameters, typed_locals)) is not None:
                 facts.parameter_calls.append((through, line))
             name = called_name(node)
             if name in SYNC_BUILTINS:
@@ -155,7 +170,9 @@ def analyze(
             elif is_cg_sync_call(node, cg):
                 facts.barriers.append(("cg::sync", line))
             else:
-                _record_call(node, function, facts, line, resolver, known, local, local_types)
+                callee = _record_call(node, function, facts, line, resolver, known, local, local_types)
+                if callee is not None:
+                    facts.tile_arguments.extend(tile_arguments(callee, node, function, places, block_places, line))
             if is_cg_block_call(node):
                 facts.cg_block.append(line)
         elif is_cg_block_type(node, cg):
@@ -228,7 +245,8 @@ def _is_indirect(target: ts.Node) -> bool:
 def _record_call(
     node: ts.Node, function: Function, facts: FunctionFacts, line: int, resolver: Resolver | None,
     known: set[str] | None, local: LocalNames, local_types: frozenset[str] = frozenset(),
-) -> None:
+) -> str | None:
+    """Records a call in ``facts``; the key of the program's function it calls, if any."""
     reference = call_reference(node)
     target = node.child_by_field_name("function")
     if reference is None:
@@ -269,7 +287,7 @@ def _record_call(
             facts.instance_calls.add(key)
         else:
             facts.plain_calls.add(key)
-        return
+        return key
     if "::" in reference:
         facts.outside_calls.append((reference, line))
     if (elsewhere := resolver.resolve(function.scope, reference, local)) in resolver.undefined_device_functions:
@@ -282,58 +300,6 @@ def _record_call(
           and reference not in _template_parameters(function, resolver)):
         facts.opaque.append((MACRO_SUSPICION.format(reference), line, _MACRO_HINT))
         facts.macro_like.append((reference, line))
-
-
-def type_parameters_of(function: Function) -> frozenset[str]:
-    """The template type parameters of ``function`` itself (``F`` and ``Args`` of ``template
-    <typename F, int N, class... Args>``)."""
-    return frozenset(re.findall(r"\b(?:typename|class)\s*(?:\.\.\.)?\s*([A-Za-z_]\w*)", function.template_header))
-
-
-def _locals_of_type_parameters(root: ts.Node, type_parameters: frozenset[str]) -> dict[str, str]:
-    """The function's own variables of a template type parameter (``Op op;``): name -> parameter."""
-    found: dict[str, str] = {}
-    if not type_parameters:
-        return found
-    for node in walk(root):
-        if node.type != "declaration" or (kind := node.child_by_field_name("type")) is None:
-            continue
-        written = kind.text.decode().strip()
-        if written not in type_parameters:
-            continue
-        for declarator in node.children_by_field_name("declarator"):
-            named = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else declarator
-            if named is not None and named.type == "identifier":
-                found[named.text.decode()] = written
-    return found
-
-
-def _through_template_parameter(node: ts.Node, function: Function, type_parameters: frozenset[str],
-                                typed_locals: dict[str, str] | None = None) -> str | None:
-    """``f(x)``, ``f.apply(x)``, ``f->apply(x)`` or ``F::apply(x)``, ``f`` a parameter of type
-    ``F`` (``F``, ``const F&``, ``F*``) of the function's template type parameters: ``F``; or
-    ``ACT_FN(x)``, a call of a non-type template parameter: ``ACT_FN``."""
-    if not function.template_params:
-        return None
-    target = node.child_by_field_name("function")
-    if target is not None and target.type == "field_expression":
-        target = target.child_by_field_name("argument")
-    if target is not None and target.type == "qualified_identifier":
-        scope = target.child_by_field_name("scope")
-        written = scope.text.decode() if scope is not None else ""
-        return written if written in type_parameters else None
-    if target is None or target.type != "identifier":
-        return None
-    name = target.text.decode()
-    if name in function.template_params:
-        return name  # ACT_FN(x) of template <float (*ACT_FN)(float)>: the function the instance gives
-    if typed_locals and name in typed_locals:
-        return typed_locals[name]  # Op op; op(x)
-    for param in function.params:
-        if param.name == name:
-            written = re.sub(r"\b(?:const|volatile|__restrict__)\b|[\s&*]", "", param.text[: param.name_start])
-            return written if written in type_parameters else None
-    return None
 
 
 def _template_parameters(function: Function, resolver: Resolver) -> frozenset[str]:
@@ -512,6 +478,7 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
     may touch the block where hfuse cannot see it (opaque macros, inline PTX barriers,
     CUB block primitives, calls through pointers when some helper depends on the block)."""
     _check_recursion(kernel.key, program, [kernel.key], kernel)
+    check_tile_parameters(kernel, program.reachable(kernel.key), program.facts)
     helpers_with_context = {k for k in program.needs_context
                             if any(f.function.kind != "global" for f in program.facts.get(k, []))}
     for name in program.reachable(kernel.key):

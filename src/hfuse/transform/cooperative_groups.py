@@ -22,9 +22,9 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.constant import evaluate
-from ..frontend.parse import declarator_name, line_of, walk
-from .cuda_syntax import (called_name, cg_block_variables, grid_group_uses, is_cg_block_call, is_cg_block_type,
-                          is_cg_grid_call, is_cg_grid_type)
+from ..frontend.parse import line_of, walk
+from .cuda_syntax import (called_name, cg_block_variables, declared_tile, grid_group_uses, is_cg_block_call,
+                          is_cg_block_type, is_cg_grid_call, is_cg_grid_type, tile_places)
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit
@@ -45,19 +45,17 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
     if (file, definition.line) == ctx.kernel_at:  # the kernel's own body: its instance's constants
         known = dict(ctx.kernel_constants)
         constants = {**known, **local_constants(root, known)}
-    sub_tiles: set[str] = set()
-    held = tile_variables(root)
+    places = tile_places(root, block_vars)
     for node in walk(root):
         if node.type == "call_expression" and called_name(node) == "tiled_partition":
-            declared, parent = _declared_tile(node), _tile_parent(node)
-            if declared is None or parent is None:
-                continue
-            if (parent.type == "identifier" and parent.text.decode() in block_vars) or is_cg_block_call(parent):
-                if _tile_size_text(node) is not None:
-                    # None: a size known only when the template is instantiated (tiled_partition<kTile>)
-                    tiles[declared] = _tile_size(node, constants)
-            elif parent.type == "identifier" and parent.text.decode() in held:
-                sub_tiles.add(declared)  # its place is among its parent tile's: the same fused or not
+            declared = declared_tile(node)
+            if declared is not None and places.get(declared) == "block" and _tile_size_text(node) is not None:
+                # None: a size known only when the template is instantiated (tiled_partition<kTile>)
+                tiles[declared] = _tile_size(node, constants)
+    # a tile parameter asked its place is given block tiles by every caller (the analysis
+    # refuses the program otherwise: ``analysis.check_tile_parameters``); its size is the tile's own
+    tiles.update({name: None for name, place in places.items() if place == "param"})
+    sub_tiles = {name for name, place in places.items() if place == "sub"}
     edits.extend(_meta_group_edits(root, tiles, sub_tiles, ctx, file, line_base))
     for node in walk(root):
         if is_cg_block_call(node):
@@ -156,44 +154,6 @@ def tile_size_texts(root: ts.Node) -> list[str]:
     """The tile sizes a definition's ``tiled_partition`` calls write (``32``, ``kTile``, ``C::kWarp``)."""
     return [text for node in walk(root) if node.type == "call_expression" and called_name(node) == "tiled_partition"
             and (text := _tile_size_text(node)) is not None]
-
-
-def _tile_parent(call: ts.Node) -> ts.Node | None:
-    """What ``tiled_partition`` cuts: its first argument."""
-    args = call.child_by_field_name("arguments")
-    return args.named_children[0] if args is not None and args.named_children else None
-
-
-def tile_variables(root: ts.Node) -> set[str]:
-    """Names that hold a tile: declared (or taken as a parameter) as ``thread_block_tile<...>``,
-    or initialised by ``tiled_partition``."""
-    names: set[str] = set()
-    for node in walk(root):
-        if node.type in ("declaration", "parameter_declaration"):
-            type_node = node.child_by_field_name("type")
-            if type_node is not None and "thread_block_tile" in type_node.text.decode():
-                for declarator in node.children_by_field_name("declarator"):
-                    if (name := declarator_name(declarator)) is not None:
-                        names.add(name.text.decode())
-        elif node.type == "call_expression" and called_name(node) == "tiled_partition":
-            if (declared := _declared_tile(node)) is not None:
-                names.add(declared)
-    return names
-
-
-def _declared_tile(call: ts.Node) -> str | None:
-    """The variable ``auto t = tiled_partition<32>(block);`` declares, if the call initialises one."""
-    parent = call.parent
-    if parent is not None and parent.type == "init_declarator":
-        name = parent.child_by_field_name("declarator")
-        return name.text.decode() if name is not None and name.type == "identifier" else None
-    if parent is not None and parent.type == "assignment_expression":
-        # ``cg::thread_block_tile<32> tile = ...`` can parse as ``(a < 32 > tile) = ...``:
-        # the variable is the last name on the left either way
-        left = parent.child_by_field_name("left")
-        names = [n for n in walk(left) if n.type == "identifier"] if left is not None else []
-        return names[-1].text.decode() if names else None
-    return None
 
 
 def _meta_group_edits(root: ts.Node, tiles: dict[str, int | None], sub_tiles: set[str], ctx: PartContext,

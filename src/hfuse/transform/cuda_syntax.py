@@ -229,6 +229,70 @@ def cg_block_variables(root: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> set
     return names
 
 
+def declared_tile(call: ts.Node) -> str | None:
+    """The variable ``auto t = tiled_partition<32>(block);`` declares, if the call initialises one."""
+    parent = call.parent
+    if parent is not None and parent.type == "init_declarator":
+        name = parent.child_by_field_name("declarator")
+        return name.text.decode() if name is not None and name.type == "identifier" else None
+    if parent is not None and parent.type == "assignment_expression":
+        # ``cg::thread_block_tile<32> tile = ...`` can parse as ``(a < 32 > tile) = ...``:
+        # the variable is the last name on the left either way
+        left = parent.child_by_field_name("left")
+        names = [n for n in walk(left) if n.type == "identifier"] if left is not None else []
+        return names[-1].text.decode() if names else None
+    return None
+
+
+def tile_argument_place(node: ts.Node, places: dict[str, str], block_vars: set[str]) -> str:
+    """What an argument gives a tile parameter: a tile variable's place (``tile_places``),
+    ``block`` or ``sub`` for a ``tiled_partition`` written in place, ``other`` for anything else."""
+    if node.type == "identifier":
+        return places.get(node.text.decode(), "other")
+    if node.type == "call_expression" and called_name(node) == "tiled_partition":
+        return _cut_from(node, places, block_vars)
+    return "other"
+
+
+def _cut_from(call: ts.Node, places: dict[str, str], block_vars: set[str]) -> str:
+    args = call.child_by_field_name("arguments")
+    parent = args.named_children[0] if args is not None and args.named_children else None
+    if parent is None:
+        return "other"
+    if (parent.type == "identifier" and parent.text.decode() in block_vars) or is_cg_block_call(parent):
+        return "block"
+    held = parent.type == "identifier" and places.get(parent.text.decode()) in ("block", "sub", "param")
+    return "sub" if held else "other"
+
+
+def tile_places(root: ts.Node, block_vars: set[str]) -> dict[str, str]:
+    """Where each tile variable of a function comes from, which tells what its
+    ``meta_group_rank()`` counts: ``block`` (cut from the thread block: the block's tiles,
+    which fusion moves), ``sub`` (cut from a tile: its parent's tiles, which it does not),
+    ``param`` (a parameter: what its callers give it) or ``other`` (a copy, anything else)."""
+    places: dict[str, str] = {}
+    for node in walk(root):
+        if node.type == "parameter_declaration":
+            type_node = node.child_by_field_name("type")
+            declarator = node.child_by_field_name("declarator")
+            if (type_node is not None and "thread_block_tile" in type_node.text.decode() and declarator is not None
+                    and (name := declarator_name(declarator)) is not None):
+                places[name.text.decode()] = "param"
+        elif node.type == "call_expression" and called_name(node) == "tiled_partition":
+            if (declared := declared_tile(node)) is not None:
+                places[declared] = _cut_from(node, places, block_vars)
+        elif node.type == "declaration":
+            type_node = node.child_by_field_name("type")
+            if type_node is not None and "thread_block_tile" in type_node.text.decode():
+                for declarator in node.children_by_field_name("declarator"):
+                    value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+                    name = declarator_name(declarator)
+                    if name is not None and not (value is not None and value.type == "call_expression"
+                                                 and called_name(value) == "tiled_partition"):
+                        places.setdefault(name.text.decode(), "other")
+    return places
+
+
 def is_block_sync_call(node: ts.Node, block_vars: set[str]) -> bool:
     """``b.sync()`` on a thread block variable, or ``this_thread_block().sync()``."""
     if node.type != "call_expression":

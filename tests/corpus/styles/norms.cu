@@ -129,6 +129,45 @@ __global__ void block_partials(const float* __restrict__ x, float* __restrict__ 
   }
 }
 
+// a block reduction utility in DeepSpeed's manner: the kernel cuts the warp, the utility asks
+// each warp's place through the tile it is handed
+namespace reduce_util {
+constexpr int kMaxWarps = 32;
+
+__device__ __forceinline__ unsigned warp_slot(const cg::thread_block_tile<kWarp>& warp) {
+  return warp.meta_group_rank();
+}
+
+template <int kWarpBound = kMaxWarps>
+__device__ __forceinline__ void block_sum(cg::thread_block& tb, cg::thread_block_tile<kWarp>& warp, float& val) {
+  __shared__ float buffer[kMaxWarps];
+  float v = cg::reduce(warp, val, cg::plus<float>());
+  if (warp.thread_rank() == 0) buffer[warp_slot(warp)] = v;
+  tb.sync();
+  if (warp.meta_group_rank() == 0) {
+    v = warp.thread_rank() < warp.meta_group_size() ? buffer[warp.thread_rank()] : 0.f;
+    v = cg::reduce(warp, v, cg::plus<float>());
+    if (warp.thread_rank() == 0) buffer[0] = v;
+  }
+  tb.sync();
+  val = buffer[0];
+  tb.sync();
+}
+}  // namespace reduce_util
+
+// one block per row of a 2-D block (rows of the block stride the row's columns)
+__global__ void row_sum_squares(const float* __restrict__ x, float* __restrict__ y, int cols) {
+  cg::thread_block tb = cg::this_thread_block();
+  cg::thread_block_tile<kWarp> warp = cg::tiled_partition<kWarp>(tb);
+  float acc = 0.f;
+  for (int c = tb.thread_rank(); c < cols; c += tb.size()) {
+    const float v = x[static_cast<size_t>(blockIdx.x) * cols + c];
+    acc += v * v;
+  }
+  reduce_util::block_sum(tb, warp, acc);
+  if (tb.thread_rank() == 0) y[blockIdx.x] = acc;
+}
+
 // where each thread sits: its warp among the block's warps, its half-warp within the warp
 __global__ void tile_places(int* __restrict__ out) {
   auto block = cg::this_thread_block();
