@@ -182,6 +182,10 @@ def test_ambiguous_plain_name_asks_for_the_qualified_one(tmp_path):
     ('asm volatile("bar.sync 0;");', "inline PTX"),
     ('unsigned w; asm("mov.u32 %0, %%warpid;" : "=r"(w));', "inline PTX"),  # the warp's place in the fused block
     ('unsigned b; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(b));', "inline PTX"),  # the fused kernel's size
+    # once fused as written: PTX 8's spelling of the block's barrier, the block's whole shared memory
+    ('asm volatile("barrier.cta.sync 0;" ::: "memory");', "inline PTX"),
+    ('asm volatile("bar.cta.arrive 1, 64;");', "inline PTX"),
+    ('unsigned b; asm("mov.u32 %0, %%aggr_smem_size;" : "=r"(b));', "inline PTX"),
     # once fused: vertical fusion's next part, a persistent block's next blocks never ran for the thread
     ('if (threadIdx.x > 64) asm volatile("exit;");', "inline PTX that ends the thread"),
     ('asm volatile("{ .reg .pred q; setp.gt.u32 q, %0, 64; @q ret; }" :: "r"(threadIdx.x));', "ends the thread"),

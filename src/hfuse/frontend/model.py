@@ -13,11 +13,12 @@ from typing import Literal, Mapping, Sequence
 
 from .constant import evaluate
 
-PTX_BLOCK = re.compile(r"\b(bar|barrier)\.(sync|arrive|red)\b"
-                       r"|%(tid|ntid|ctaid|nctaid|warpid|dynamic_smem_size|total_smem_size)\b")
-"""Inline PTX that synchronises the block or reads its special registers (``bar.sync``,
-``%tid.x``, the warp's place in the block, the block's shared memory size); not ``membar``
-fences nor ``mbarrier`` objects. Group 3 is the register."""
+PTX_BLOCK = re.compile(r"\b(bar|barrier)(?:\.cta)?\.(sync|arrive|red)\b"
+                       r"|%(tid|ntid|ctaid|nctaid|warpid|dynamic_smem_size|total_smem_size|aggr_smem_size)\b")
+"""Inline PTX that synchronises the block or reads its special registers (``bar.sync``, and
+``barrier.cta.sync`` as PTX 8 also spells it; ``%tid.x``, the warp's place in the block, the
+block's shared memory sizes); not ``membar`` fences, ``mbarrier`` objects nor ``bar.warp.sync``.
+Group 3 is the register."""
 
 PTX_ENDS_THREAD = re.compile(r"(?<![\w.$%])(?:exit|ret(?:\.uni)?)\s*;")
 """Inline PTX that ends the thread or returns from the function (``exit;``, ``@p ret;``)
