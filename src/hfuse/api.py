@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -10,6 +11,7 @@ from .version import __version__
 from .codegen.emit import arch_guard, assemble, assemble_device_file, dropped_comment, header_comment
 from .codegen.includes import IncludePlan, library_device_includes, plan_includes
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
+from .codegen.macros import MacroSections
 from .layouts import HORIZONTAL, INTERBLOCK, Layout, layout_of
 from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
@@ -212,6 +214,11 @@ class PreparedUnit:
     requests: tuple[KernelSpec, ...] = ()
     """The kernels as the request named them (``kernels`` hold them as compiled, macros of
     their template arguments expanded)."""
+
+    @cached_property
+    def macros(self) -> MacroSections:
+        """The user's macros and files, for every candidate's text (read once per request)."""
+        return MacroSections.of(self.program.files)
 
     @property
     def needs_whole_blocks(self) -> bool:
@@ -570,7 +577,7 @@ def _generate(
     source = assemble(
         shared_items, prepared.include_plan.lines, header, barrier_form, thread_block, codes, partition,
         [kernel_text], [launch_text], _nominated(program, shared_items),
-        grid_group=any(k.uses_grid_group for k in prepared.kernels),
+        grid_group=any(k.uses_grid_group for k in prepared.kernels), macros=prepared.macros,
     )
     templated = [a for s in sigs if s.template_header for a in s.template_args]
     expression = f"{expression_prefix}{fused_name}<{', '.join(templated)}>" if templated else f"{expression_prefix}{fused_name}"

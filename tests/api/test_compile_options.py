@@ -143,7 +143,9 @@ def test_hfuse_fuse_with_nvcc_flags_end_to_end(tmp_path, monkeypatch):
     assert main(["fuse", "relu.cu", "smooth.cu", *flags, "-k", "relu:256", "-k", "smooth:128", "-o", "out/f.cu"]) == 0
     fused = (tmp_path / "out/f.cu").read_text()
     assert fused.count("float clampf(float v)") == 1  # the header's helper, read and emitted once
-    assert "GRID_LOOP" not in fused and "HALO" not in fused and "s[128 + 2 * 1]" in fused
+    # the header's HALO stays as written (defined around the code using it); -DBLOCK is the command
+    # line's, expanded; GRID_LOOP reads the grid, which the part sees as its own: expanded, rewritten
+    assert "s[128 + 2 * HALO]" in fused and "#define HALO 1\n" in fused and "GRID_LOOP" not in fused
     nvcc = subprocess.run([shutil.which("nvcc"), "-std=c++14", "-arch=sm_90", "-c", "out/f.cu", "-o", "f.o"],
                           capture_output=True, text=True)
     assert nvcc.returncode == 0, nvcc.stderr

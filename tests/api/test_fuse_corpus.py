@@ -377,11 +377,15 @@ def test_early_return_before_barrier_is_made_safe():
     assert not re.search(r"\breturn\b", vertical.split("hfuse_sync<")[0]), "vertical fusion: the return must become a flag"
 
 
-def test_macros_are_expanded_in_bodies():
+def test_macros_stay_as_written_where_hfuse_left_what_they_expand_to():
     fused = _fuse_group("vec_scale", "block_reduce")
-    code = _strip_comments("".join(_part_sections(fused.source).values()))
-    assert "VS_GRID_STRIDE" not in code and "VS_AFFINE" not in code and "BR_MAX_THREADS" not in code
-    assert "hf_ctx.gridDim.x" in code  # the macro's gridDim was rewritten after expansion
+    part_1, part_2 = (_strip_comments(text) for text in _part_sections(fused.source).values())
+    assert "y[i] = VS_AFFINE(a, x[i], b);" in part_1 and "int br_scratch[BR_MAX_THREADS];" in part_2
+    # each part defines what it uses, and nothing after it sees them
+    assert part_1.index("#define VS_AFFINE(a, x, b) ((a) * (x) + (b))") < part_1.index("VS_AFFINE(a, x[i], b)")
+    assert "#undef VS_AFFINE" in part_1 and "#define BR_MAX_THREADS 1024" in part_2 and "#undef BR_MAX_THREADS" in part_2
+    # the grid-stride loop's gridDim is the part's: that macro is written expanded, rewritten
+    assert "VS_GRID_STRIDE" not in part_1 and "i += hf_ctx.blockDim.x * hf_ctx.gridDim.x" in part_1
 
 
 def test_template_instantiations_are_named():

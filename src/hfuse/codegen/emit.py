@@ -1,6 +1,7 @@
 """Assemble the fused ``.cu`` file."""
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Sequence
 
@@ -13,6 +14,7 @@ from ..transform.lambda_spaces import without_lambda_spaces
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
 from ..transform.static_shared import with_aligned_shared
+from .macros import MacroSections
 from .preamble import BarrierForm, preamble
 from .signature import PartSignature
 
@@ -118,30 +120,47 @@ def assemble(
     launchers: list[str],
     namespaces: Sequence[Scope] = (),
     grid_group: bool = False,
+    macros: MacroSections | None = None,
 ) -> str:
     """The fused file: header, includes, hfuse's support code, the shared definitions
-    (each in its namespace), each part's code, the fused kernel and its launch helper."""
+    (each in its namespace), each part's code, the fused kernel and its launch helper.
+    ``macros``: the user's, which the definitions get back where that is proved (each group
+    of a file's definitions, and each part's code, defines the ones it uses and undefines
+    them after); None writes every definition expanded."""
     out = [header]
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
     out.append("// ---- hfuse support " + "-" * 60 + "\n" + preamble(barrier_form, thread_block, grid_group))
     blocks: list[tuple[Scope, str]] = _opened_first(namespaces)
-    current: Path | None = None
-    for item in items:
-        if item.file != current:
-            current = item.file
-            blocks.append((item.scope, f"// ---- from {item.file.name} " + "-" * 50))
-        blocks.append((item.scope, _usable_on_device(item, _as_device_code(item.text))))
+    for file, group in itertools.groupby(items, key=lambda item: item.file):
+        written = [(item.scope, _usable_on_device(item, _as_device_code(item.text)), item.file, item.line)
+                   for item in group]
+        blocks.extend(_with_macros(macros, written, f"// ---- from {file.name} " + "-" * 50))
     out.extend(_scoped(blocks))
     for part, code in zip(partition.parts, parts):
         title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30
         out.append(title)
         definitions = [*code.types, *code.helpers, code.body]
-        out.extend(_scoped([(d.scope, d.text) for d in definitions]))
+        out.extend(_scoped(_with_macros(macros, [(d.scope, d.text, d.file, d.line) for d in definitions])))
     out.append("// ---- fused kernel " + "-" * 60)
     out.extend(kernels)
     out.extend(launchers)
     return restore_line_comments("\n\n".join(s.rstrip("\n") for s in out) + "\n")
+
+
+def _with_macros(macros: MacroSections | None, written: Sequence[tuple[Scope, str, Path | None, int]],
+                 title: str = "") -> list[tuple[Scope, str]]:
+    """Definitions (scope, text, file, line) as blocks of the fused file, after ``title``: with
+    the user's macros given back where proved, defined before them and undefined after."""
+    texts, defines, undefs = (macros.section([(text, file, line) for _, text, file, line in written])
+                              if macros is not None else ([text for _, text, _, _ in written], [], []))
+    heading = [(written[0][0] if written else (), title)] if title else []
+    blocks = [(scope, text) for (scope, _, _, _), text in zip(written, texts)]
+    if not defines:
+        return heading + blocks
+    heading = [((), title)] if title else []  # (at file scope, as the lines after it)
+    return [*heading, ((), "// the macros of the user's files these definitions use\n" + "\n".join(defines)), *blocks,
+            ((), "\n".join(undefs))]
 
 
 def _usable_on_device(item: TopLevelItem, text: str) -> str:

@@ -39,6 +39,7 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
     source.value_macros = tuple(pre.value_macros)
     source.instances = dict(zip(instances, pre.expansions))
     source.arch_macros = pre.arch_macros
+    source.user_macros = pre.user_macros
     source.arch = options.arch
     return source
 

@@ -232,6 +232,25 @@ class ExternSharedArray:
     element_type: str
 
 
+@dataclass(frozen=True)
+class UserMacro:
+    """A macro the user's own files define (not nvcc's, not ``-D``, not a system header's), as
+    it stands at the end of the file: the fused file may keep its uses as written
+    (``codegen/macros.py``)."""
+
+    name: str
+    params: tuple[str, ...] | None
+    """Its parameters (``SQR(x)``: ``("x",)``); None for an object-like macro."""
+    value: str
+    file: Path
+    line: int
+
+    @property
+    def definition(self) -> str:
+        head = self.name if self.params is None else f"{self.name}({', '.join(self.params)})"
+        return f"#define {head} {self.value}".rstrip()
+
+
 @dataclass
 class SourceFile:
     path: Path
@@ -249,6 +268,8 @@ class SourceFile:
     """``__CUDA_ARCH__``-family macros its text depends on (``PreprocessedSource.arch_macros``)."""
     arch: str = ""
     """The architecture it was preprocessed for (``sm_90a``)."""
+    user_macros: tuple[UserMacro, ...] = ()
+    """The macros its own files define (``PreprocessedSource.user_macros``)."""
     instances: dict[str, str] = field(default_factory=dict)
     """Template arguments the request wrote for this file's kernels -> as the compiler reads
     them, the file's macros expanded (``QK4_0`` -> ``32``): what every later step uses."""

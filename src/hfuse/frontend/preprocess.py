@@ -41,6 +41,7 @@ from ..errors import HFuseError, Location
 from ..files import read_text_file
 from ..toolkit import cuda_include_dirs, installed_package_dir, pytorch_include_dirs
 from .lines import ENTER, content_lines, place, pragma_lines
+from .model import UserMacro
 from .options import NO_OPTIONS, CompileOptions
 from .system_macros import header_macros, is_macro_like, pure_value, standard_macro_names, structural
 
@@ -87,6 +88,8 @@ class PreprocessedSource:
     """The ``__CUDA_ARCH__``-family macros the user's text depends on beyond ``#ifdef
     __CUDA_ARCH__`` (``#if __CUDA_ARCH__ >= 800``, ``__CUDA_ARCH_FEAT_SM90_ALL``): the
     expanded text holds for the architecture it was preprocessed for alone."""
+    user_macros: tuple[UserMacro, ...] = ()
+    """The macros the file and the user's headers define, as they stand at the end."""
     expansions: tuple[str, ...] = ()
     """The texts ``preprocess`` was asked to expand, with the file's macros as they stand at
     its end (a kernel's template arguments as the request wrote them: ``QK4_0`` -> ``32``)."""
@@ -316,7 +319,7 @@ class _DevicePass(pcpp.Preprocessor):
     def _expand_unroll_count(self, count: list) -> None:
         """``#pragma unroll UNROLL``: nvcc reads the count as an expression, macros
         expanded; the line passes through, so its tokens take the expansion's text (the
-        fused file keeps none of the user's macros)."""
+        fused file never gives a directive its macros back: ``codegen/macros.py``)."""
         written = [t for t in count if t.type not in self.t_WS]
         if not written:
             return
@@ -493,6 +496,22 @@ class _DevicePass(pcpp.Preprocessor):
                 todo.extend(_IDENTIFIER.findall(found[name][1]))
         return tuple(found[n] for n in sorted(found))
 
+    def user_macros(self) -> tuple[UserMacro, ...]:
+        """The macros defined by the files read (the user's), not nvcc's, ``-D``'s or a system header's."""
+        found = []
+        for name, macro in self.macros.items():
+            path = self.files.get(getattr(macro, "source", None) or "")
+            if path is None:
+                continue
+            params = None
+            if macro.arglist is not None:
+                params = tuple("..." if a == "__VA_ARGS__" else a for a in macro.arglist)
+                if macro.variadic and params and params[-1] != "...":
+                    params = (*params[:-1], f"{params[-1]}...")
+            value = "".join(t.value for t in macro.value).strip()
+            found.append(UserMacro(name, params, value, path, getattr(macro, "lineno", 0) or 0))
+        return tuple(sorted(found, key=lambda m: m.name))
+
     def _marker(self, original_line: list):
         tok = copy.copy(next(t for t in original_line if t.type not in self.t_WS))
         tok.type, tok.value = ENTER, ""
@@ -571,6 +590,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
         kept_includes=tuple(dict.fromkeys(pp.kept)),
         value_macros=pp.value_macros(),
         arch_macros=tuple(sorted(pp.arch_macros)),
+        user_macros=pp.user_macros(),
         expansions=expansions,
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from ..errors import HFuseError, Location
@@ -39,6 +40,10 @@ class ScopedCode:
 
     scope: Scope
     text: str
+    file: Path | None = None
+    """Where the user wrote it, and on which line it starts (``codegen/macros.py`` gives it the
+    user's macros back from there); None for what hfuse writes."""
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -129,24 +134,27 @@ def specialise_part(
 ) -> PartCode:
     """``context_types``: the definitions of the context types this part uses (see
     context_types.py); ``symbols``: the definitions of the symbols it has its own copy of."""
-    symbol_copies = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx)) for item in symbols)
+    symbol_copies = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx), item.file, item.line)
+                          for item in symbols)
     type_copies = tuple(ScopedCode(item.scope, type_copy(_rewrite(_type_definition(item, ctx), ctx), ctx,
-                                                         host_made=bool(set(item.keys) & ctx.host_made)))
+                                                         host_made=bool(set(item.keys) & ctx.host_made)),
+                                   item.file, item.line)
                         for item in context_types)
     # the members of a type copy defined outside it, after every helper (so they can call any)
-    outside = tuple(ScopedCode(member.scope, _rewrite(_early_exits_safe(member, ctx), ctx))
+    outside = tuple(ScopedCode(member.scope, _rewrite(_early_exits_safe(member, ctx), ctx), member.file, member.line)
                     for item in context_types for member in item.members if member.defined_outside)
     order = _callees_first(kernel.key, program)
     helpers: list[list[ScopedCode]] = []  # per helper: its copies, then the using-declarations naming them
     for name in order:
         if name in ctx.specialised and name != kernel.key:
             # a helper's early return skips its own later barriers just like a kernel's
-            group = [ScopedCode(fn.scope, _rewrite(_early_exits_safe(fn, ctx), ctx, rename_signature=True))
+            group = [ScopedCode(fn.scope, _rewrite(_early_exits_safe(fn, ctx), ctx, rename_signature=True),
+                                fn.file, fn.line)
                      for fn in functions[name] if not fn.owner]  # (a member is rewritten inside its type's copy)
             if group:
                 helpers.append(group + [_using_copy(scope, brought, ctx)
                                         for scope, brought in ctx.resolver.brought_by(name, set(ctx.known))])
-    body = ScopedCode(kernel.scope, _body_function(kernel, ctx, program))
+    body = ScopedCode(kernel.scope, _body_function(kernel, ctx, program), kernel.file, kernel.line)
     # a type copy's members may call helper copies, and a helper may take a type copy: the
     # helpers that name no type copy come first (a member's body sees only what precedes its class)
     copies = {ctx.clone_name(key.split("::")[-1]) for item in context_types for key in item.keys}

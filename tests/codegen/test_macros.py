@@ -1,0 +1,71 @@
+"""The user's macros written back into the fused file, only where that is proved."""
+from pathlib import Path
+
+from hfuse.codegen.macros import MacroSections
+from hfuse.frontend.extract import load_source
+
+FILE = """#define TILE 32
+#define SQR(x) ((x)*(x))
+#define TID threadIdx.x
+#define HALF (TILE / 2)
+#define CAT(a, b) a##b
+#define UNROLL 4
+__device__ float f(float* a, int n) {
+  float s[TILE];
+  s[TID % TILE] = SQR(a[TID]) + CAT(1, 0) + HALF;
+#pragma unroll UNROLL
+  for (int k = 0; k < 4; ++k) s[k] += k;
+  return s[0];
+}
+"""
+
+
+def _section(tmp_path: Path, text: str, rewrite=lambda expanded: expanded):
+    path = tmp_path / "k.cu"
+    path.write_text(text)
+    source = load_source(path)
+    item = next(i for i in source.items if i.function is not None and i.function.name == "f")
+    expanded = rewrite(item.text)
+    return expanded, MacroSections.of([source]).section([(expanded, item.file, item.line)])
+
+
+def test_uses_whose_expansion_is_untouched_come_back_and_are_defined_around(tmp_path):
+    rewrite = lambda text: text.replace("threadIdx.x", "hf_ctx.threadIdx.x")  # as the part's rewrite does
+    expanded, (texts, defines, undefs) = _section(tmp_path, FILE, rewrite)
+    assert "float s[TILE];" in texts[0] and "+ HALF;" in texts[0]
+    # TID's expansion was rewritten: written expanded, and so is the use it sits in (never
+    # 'hf_ctx.TID', which would expand alike and read wrong)
+    assert "s[hf_ctx.threadIdx.x % TILE] = ((a[hf_ctx.threadIdx.x])*(a[hf_ctx.threadIdx.x]))" in texts[0]
+    assert "TID" not in texts[0] and "CAT" not in texts[0]  # ## is never written back
+    assert "#pragma unroll 4" in texts[0]  # a directive keeps hfuse's text
+    # HALF names TILE: both defined, in the order the file defines them, and undefined after
+    assert defines == ["#define TILE 32", "#define HALF (TILE / 2)"]
+    assert undefs == ["#undef TILE", "#undef HALF"]
+
+
+def test_a_function_like_use_comes_back_whole(tmp_path):
+    expanded, (texts, defines, _) = _section(tmp_path, FILE)
+    assert "s[TID % TILE] = SQR(a[TID]) + 10 + HALF;" in texts[0]
+    assert "#define SQR(x) ((x)*(x))" in defines and "#define TID threadIdx.x" in defines
+
+
+def test_a_definition_naming_a_kept_macro_as_written_keeps_none_in_its_section(tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_text(FILE)
+    source = load_source(path)
+    item = next(i for i in source.items if i.function is not None and i.function.name == "f")
+    other = "__device__ int g(int TILE) { return TILE; }"  # (compiled after an #undef TILE)
+    texts, defines, _ = MacroSections.of([source]).section([(item.text, item.file, item.line), (other, None, 0)])
+    assert texts == [item.text, other] and defines == []
+
+
+def test_a_macro_redefined_after_its_use_stays_expanded(tmp_path):
+    text = "#define N 8\n__device__ int f() { return N; }\n#undef N\n#define N 16\n"
+    expanded, (texts, defines, _) = _section(tmp_path, text)
+    assert "return 8;" in expanded and texts == [expanded] and defines == []
+
+
+def test_nothing_to_give_back_leaves_the_text_as_it_is(tmp_path):
+    text = "#define UNUSED 1\n__device__ int f(int x) { return x + 1; }\n"
+    expanded, (texts, defines, undefs) = _section(tmp_path, text)
+    assert texts == [expanded] and defines == [] and undefs == []
