@@ -69,3 +69,15 @@ def test_nothing_to_give_back_leaves_the_text_as_it_is(tmp_path):
     text = "#define UNUSED 1\n__device__ int f(int x) { return x + 1; }\n"
     expanded, (texts, defines, undefs) = _section(tmp_path, text)
     assert texts == [expanded] and defines == [] and undefs == []
+
+
+def test_a_name_two_files_define_differently_is_defined_once_for_the_first(tmp_path):
+    # one part's code can come from two sources (a header another input read first)
+    first, second = tmp_path / "a.cu", tmp_path / "b.cu"
+    first.write_text("#define N 8\n__device__ int f() { return N; }\n")
+    second.write_text("#define N 16\n__device__ int g() { return N + 1; }\n")
+    a, b = load_source(first), load_source(second)
+    f, g = (next(i for i in s.items if i.function is not None) for s in (a, b))
+    texts, defines, _ = MacroSections.of([a, b]).section([(f.text, f.file, f.line), (g.text, g.file, g.line)])
+    assert texts == ["__device__ int f() { return N; }", "__device__ int g() { return 16 + 1; }"]
+    assert defines == ["#define N 8"]

@@ -5,9 +5,12 @@ hfuse reads, analyses and rewrites the expanded text, which is what the compiler
 When it writes a definition out, each use of one of the user's macros whose whole
 expansion it left as it was gets the user's spelling back, and the fused file defines
 those macros around the definitions that use them (and ``#undef``s them after, so that
-nothing else in the file sees them). This is proved, not assumed: every definition of the
-section, expanded again with exactly the ``#define`` lines written, must give the tokens of
-its expanded text; a definition that does not is written expanded, as it always was.
+nothing else in the file sees them). This is proved, not assumed, for each section: every
+use written back expands (with pcpp, the preprocessor hfuse read the file with) to exactly
+the tokens it stands for and leaves no macro name behind; no other token of the section
+names a macro defined there; and each name has one definition in the section. Then the
+section preprocesses to the text hfuse analysed and rewrote. A definition for which this
+fails is written expanded, as it always was.
 
 What is never kept: a use inside a ``#pragma`` or other directive, a macro with ``#``, ``##``
 or variadic parameters, and any use whose expansion a rewrite touched (``#define TID
@@ -291,12 +294,13 @@ class MacroSections:
                               if table and path is not None else Resugared(text))
         kept = [bool(c.names) for c in candidates]
         while any(kept):
-            used = self._closure(candidates, tables, kept)
+            used, disagree = self._closure(candidates, tables, kept)
             names = {m.name for m in used}
             if any(not kept[i] and _names_any(_code(texts[i]), names) for i in range(len(texts))):
                 break  # a definition written expanded names one of these macros: none kept here
             # the rest of a kept one must not name them either (then it preprocesses to its expanded text)
-            failed = [i for i, c in enumerate(candidates) if kept[i] and _names_any(_code(c.outside()), names)]
+            failed = [i for i, c in enumerate(candidates)
+                      if kept[i] and (i in disagree or _names_any(_code(c.outside()), names))]
             if not failed:
                 order = sorted(used, key=lambda m: (str(m.file), m.line, m.name))
                 return ([candidates[i].text if kept[i] else texts[i] for i in range(len(texts))],
@@ -307,15 +311,22 @@ class MacroSections:
 
     @staticmethod
     def _closure(candidates: Sequence[Resugared], tables: Sequence[Mapping[str, UserMacro]],
-                 kept: Sequence[bool]) -> list[UserMacro]:
-        """The macros the kept definitions name, and those their values name in turn."""
+                 kept: Sequence[bool]) -> tuple[list[UserMacro], set[int]]:
+        """The macros the kept definitions name, and those their values name in turn; and the
+        definitions whose file defines one of them otherwise than the one written (two
+        sources' headers: one section can define a name once)."""
         found: dict[str, UserMacro] = {}
-        for candidate, table, keep in zip(candidates, tables, kept):
+        disagree: set[int] = set()
+        for i, (candidate, table, keep) in enumerate(zip(candidates, tables, kept)):
             todo = list(candidate.names) if keep else []
             while todo:
                 name = todo.pop()
-                if name in found or name not in table:
+                if name not in table:
+                    continue
+                if name in found:
+                    if found[name].definition != table[name].definition:
+                        disagree.add(i)
                     continue
                 found[name] = table[name]
                 todo.extend(_IDENTIFIER.findall(table[name].value))
-        return list(found.values())
+        return list(found.values()), disagree
