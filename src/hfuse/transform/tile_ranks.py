@@ -89,8 +89,9 @@ def check_tile_parameters(kernel: Function, reachable: Sequence[str], facts: Map
             for index, line, text in f.ranked_tile_params:
                 if (culprit := from_block(name, index, frozenset())) is not None:
                     caller, at = culprit
+                    which = f"a call ({caller}, line {at})" if at else "a call hfuse does not see (or a recursive one)"
                     raise HFuseError(
-                        f"'{text}' asks the place of a tile handed in, and a call ({caller}, line {at}) may give it a "
+                        f"'{text}' asks the place of a tile handed in, and {which} may give it a "
                         "tile not cut from the thread block: fused, a tile cut from the block counts from the part's "
                         "first warp, one cut from another tile does not, and hfuse cannot tell which it gets",
                         Location(f.function.file, line, kernel.name),
