@@ -540,3 +540,18 @@ def test_static_shared_memory_a_kernel_cannot_declare_is_refused_with_the_parts_
             fuse([a, b], layout=layout)
         assert err.value.where.kernel == "tile_a" and "extern __shared__" in err.value.hint
     fuse([KernelSpec(source, "tile_a", Dim3(64), ("64",)), b])  # 16 KiB + 24000 B: fits
+
+
+NAMED = TRUST / "named_barriers.cu"
+
+
+@pytest.mark.parametrize("kernel, call", [("reverse_named", "__barrier_sync"), ("reverse_counted", "__barrier_sync_count")])
+def test_named_barriers_by_id_fuse_only_where_the_block_is_whole(kernel, call, tmp_path):
+    # once fused horizontally as written: their barrier ids and counts were the fused block's
+    with pytest.raises(HFuseError, match=f"'{call}' waits at one of the block's named barriers") as err:
+        fuse([_spec(NAMED, "scale", 96), _spec(NAMED, kernel, 128)], layout="horizontal")
+    assert err.value.where.line == _line_of(NAMED, kernel, call)
+    fused = fuse([_spec(NAMED, "scale", 96), _spec(NAMED, kernel, 128)])
+    assert fused.layout.name == "interblock" and call in fused.notes[0]
+    compile_nvcc(fused.source, workdir=tmp_path)
+

@@ -74,6 +74,9 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "lane_ptx": lambda rng, cp, b: Launch([cp.zeros(128 * 150, dtype=np.uint32)], Dim3(150), 0, (0,)),
     "scale": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (1,)),
     "light_copy": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (1,)),
+    "reverse_named": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 300), _floats(rng, cp, 128 * 300)], Dim3(300), 0, (1,)),
+    "reverse_counted": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 300), _floats(rng, cp, 128 * 300)], Dim3(300), 0,
+                                                 (1,)),
 }
 
 
@@ -105,6 +108,9 @@ CONFIGS = {
     "header-lane-at-96": [_k("header_reads.cu", "scale", 96), _k("header_reads.cu", "lane_ptx", 128)],
     # an __align__(128) dynamic array behind a 100-byte slice: it reads its own misalignment
     "aligned-dynamic-slice": [_k("aligned_dynamic.cu", "odd_dynamic", 96), _k("aligned_dynamic.cu", "aligned_slice", 128)],
+    # named barriers by id (__barrier_sync, __barrier_sync_count): fused where each fused block runs one whole block
+    "named-barriers-interblock": [_k("named_barriers.cu", "scale", 96), _k("named_barriers.cu", "reverse_named", 128),
+                                  _k("named_barriers.cu", "reverse_counted", 128)],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],
 }

@@ -19,7 +19,7 @@ from ..frontend.model import (PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGIS
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
-from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, SYNC_BUILTINS, call_reference, called_name,
+from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS, call_reference, called_name,
                           cg_block_variables, cg_spellings, grid_group_uses, grid_use_text, is_block_sync_call,
                           library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
                           is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration, tile_places)
@@ -165,6 +165,10 @@ def analyze(
             if (through := through_template_parameter(node, function, type_parameters, typed_locals)) is not None:
                 facts.parameter_calls.append((through, line))
             name = called_name(node)
+            if name in NAMED_BARRIER_BUILTINS:
+                facts.whole_block.append((f"'{name}' waits at one of the block's named barriers by its id, which in "
+                                          "a shared block are the fused kernel's (each part has barriers of its own)",
+                                          line))
             if name in SYNC_BUILTINS:
                 facts.barriers.append((name, line))
             elif is_cg_sync_call(node, cg):

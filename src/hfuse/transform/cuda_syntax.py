@@ -12,6 +12,8 @@ from ..frontend.resolve import LocalNames, Resolver
 
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 SYNC_BUILTINS = ("__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
+NAMED_BARRIER_BUILTINS = ("__barrier_sync", "__barrier_sync_count")
+"""CUDA's named barriers by id (``sm_30_intrinsics.h``): the ids and counts of the kernel's own block."""
 CG_NAMESPACES = frozenset({"cg", "cooperative_groups", "::cooperative_groups"})
 """Spellings of cooperative groups when nothing better is known (see ``cg_spellings``)."""
 GRID_GROUP_NAMES = ("this_grid", "grid_group", "this_multi_grid", "multi_grid_group")
