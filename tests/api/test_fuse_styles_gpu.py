@@ -116,6 +116,7 @@ MAKERS: dict[str, Maker] = {
     "norms::block_partials": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, 24), np.int32(N)], Dim3(4, 6), 0,
                                                        (1,)),
     "norms::tile_places": lambda rng, cp, b: Launch([_zeros(cp, 40 * 128, np.int32)], Dim3(40), 0, (0,)),
+    "norms::reverse_split_barrier": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
     "norms::row_sum_squares": lambda rng, cp, b: Launch([_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS), np.int32(COLS)],
                                                         Dim3(ROWS), 0, (1,)),
     # traits.cu

@@ -76,6 +76,13 @@ def test_grid_sync_is_refused_at_its_line():
     assert err.value.where.line == 3 and "grid-wide" in str(err.value)
 
 
+def test_the_wait_of_a_blocks_split_barrier_is_a_barrier():
+    # (hfuse_thread_block's barrier_wait is the part's named barrier: the part needs an id)
+    source, facts = _facts("__global__ void k(float* p) {\n  auto b = cg::this_thread_block();\n"
+                           "  auto t = b.barrier_arrive();\n  b.barrier_wait(std::move(t));\n}\n")
+    assert facts.has_barrier == {"k"}
+
+
 def test_grid_ranks_and_sizes_read_the_parts_grid_without_refusal():
     source, facts = _facts(
         "__device__ unsigned long long rank() { return cg::this_grid().thread_rank(); }\n"

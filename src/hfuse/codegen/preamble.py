@@ -78,6 +78,10 @@ struct hfuse_thread_block {
   __device__ dim3 group_index() const { return dim3(ctx.blockIdx.x, ctx.blockIdx.y, ctx.blockIdx.z); }
   __device__ dim3 dim_threads() const { return dim3(ctx.blockDim.x, ctx.blockDim.y, ctx.blockDim.z); }
   __device__ dim3 group_dim() const { return dim_threads(); }
+  // the split barrier: arriving is nothing, waiting is the part's barrier (as the block's is)
+  using arrival_token = cooperative_groups::thread_block::arrival_token;
+  __device__ arrival_token barrier_arrive() const { return arrival_token(); }
+  __device__ void barrier_wait(arrival_token&&) const { hfuse_sync<ID, N>(); }
 };
 template <class Group>
 __device__ __forceinline__ void hfuse_group_sync(const Group& group) { group.sync(); }

@@ -296,14 +296,15 @@ def tile_places(root: ts.Node, block_vars: set[str]) -> dict[str, str]:
 
 
 def is_block_sync_call(node: ts.Node, block_vars: set[str]) -> bool:
-    """``b.sync()`` on a thread block variable, or ``this_thread_block().sync()``."""
+    """``b.sync()`` (or the wait of the split barrier, ``b.barrier_wait(std::move(t))``) on a
+    thread block variable, or ``this_thread_block().sync()``."""
     if node.type != "call_expression":
         return False
     fn = node.child_by_field_name("function")
     if fn is None or fn.type != "field_expression":
         return False
     member, target = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
-    if member is None or member.text.decode() != "sync" or target is None:
+    if member is None or member.text.decode() not in ("sync", "barrier_wait") or target is None:
         return False
     return (target.type == "identifier" and target.text.decode() in block_vars) or is_cg_block_call(target)
 

@@ -93,6 +93,7 @@ CASES = (
     Case("norms.cu", "norms::scale_grid_stride<float>", 128),
     Case("norms.cu", "norms::block_partials", 256),
     Case("norms.cu", "norms::tile_places", 128),
+    Case("norms.cu", "norms::reverse_split_barrier", 256),
     Case("norms.cu", "norms::row_sum_squares", "64x4"),
     Case("norms.cu", "norms::row_sum_squares", 96),
     # traits: SFINAE, if constexpr, specialisation families, overloads, enums

@@ -168,6 +168,18 @@ __global__ void row_sum_squares(const float* __restrict__ x, float* __restrict__
   if (tb.thread_rank() == 0) y[blockIdx.x] = acc;
 }
 
+// the block's split barrier (CUDA 12.2): arrive, do something else, then wait
+__global__ void reverse_split_barrier(const float* __restrict__ in, float* __restrict__ out, int n) {
+  auto block = cg::this_thread_block();
+  __shared__ float tile[256];
+  const int i = blockIdx.x * block.size() + block.thread_rank();
+  tile[block.thread_rank()] = i < n ? in[i] : 0.f;
+  auto token = block.barrier_arrive();
+  const float own = i < n ? in[i] : 0.f;
+  block.barrier_wait(std::move(token));
+  if (i < n) out[i] = own + tile[block.size() - 1 - block.thread_rank()];
+}
+
 // where each thread sits: its warp among the block's warps, its half-warp within the warp
 __global__ void tile_places(int* __restrict__ out) {
   auto block = cg::this_thread_block();
