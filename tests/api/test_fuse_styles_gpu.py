@@ -267,6 +267,7 @@ MAKERS: dict[str, Maker] = {
     "checked_scale": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.float32(3.0), np.int32(N)], _flat(b), 0,
                                                (1,)),
     "split_floats": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, N, np.uint32), np.int32(N)], _flat(b), 0, (1,)),
+    "barrier_object_reverse": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,)),
     # launch_macros.cu
     "ops::fill_ints": lambda rng, cp, b: Launch([_zeros(cp, N, np.int32), np.int32(7), np.int32(N)], _flat(b), 0, (0,)),
     "ops::unrolled_add<4>": lambda rng, cp, b: Launch([_f32(rng, cp), _f32(rng, cp), np.int32(N)], _flat(b, N, 4), 0,

@@ -113,6 +113,17 @@ def test_user_macros_and_include_dirs_are_clangs_too(tmp_path):
     assert _reads(meaning) == {"mine": {"reads %tid"}, "k": set()}
 
 
+def test_a_shared_barrier_object_nvcc_only_warns_about_is_read(tmp_path):
+    # Clang's CUDA mode calls its dynamic initialisation an error; nvcc warns (#20054), and the
+    # CUDA guide writes block barriers so: Clang still reads the declaration whole
+    path = tmp_path / "barrier.cu"
+    path.write_text("#include <cuda/barrier>\n__global__ void k(float* o) {\n"
+                    "  __shared__ cuda::barrier<cuda::thread_scope_block> bar;\n"
+                    "  if (threadIdx.x == 0) init(&bar, blockDim.x);\n  __syncthreads();\n  bar.arrive_and_wait();\n}\n")
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=["#include <cuda/barrier>"])
+    assert meaning.unavailable is None and "k" in {f.name for f in meaning.functions}
+
+
 def test_a_file_clang_cannot_read_says_where(tmp_path):
     path = tmp_path / "broken.cu"
     path.write_text("#include <cuda/ptx>\n__global__ void k(float* o) {\n  o[0] = undeclared_thing;\n}\n")

@@ -29,7 +29,7 @@ from typing import Iterable, Mapping, Sequence
 from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
 from .clang_meaning import FunctionMeaning, HeaderUse, Meaning, _key, required_dialect  # noqa: F401 (callers take them from here)
-from .clang_pch import precompiled_preamble
+from .clang_pch import errors_of, precompiled_preamble
 from .clang_walk import Walker, header_uses, record_use
 from .instances import INSTANCE_NAMESPACE
 from .options import CompileOptions
@@ -189,7 +189,7 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
             unit, unread = _parse(ci, path, arguments, sources, instances)
         except ci.TranslationUnitLoadError as exc:
             return Meaning(unavailable=f"Clang could not read {path}: {exc}")
-        errors = [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
+        errors = errors_of(ci, unit)
         if errors:
             first = next((d for d in errors if required_dialect(d.spelling, options.std)), errors[0])
             where = f"{first.location.file}:{first.location.line}" if first.location.file else str(path)
@@ -294,7 +294,7 @@ def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
     def parsed(references: Sequence[str]):
         given = [(p, t) for p, t in unsaved if p != str(path)] + [(str(path), text + "\n" + "".join(references))]
         unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=given)
-        return unit, [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
+        return unit, errors_of(ci, unit)
 
     unread = None
     if instances:

@@ -18,6 +18,17 @@ from typing import Sequence
 _log = logging.getLogger(__name__)
 
 
+NVCC_WARNS = ("initialization is not supported for __shared__ variables",)
+"""What Clang's CUDA mode calls an error and nvcc a warning, each a declaration Clang still
+reads whole: ``__shared__ cuda::barrier<...> bar;`` (nvcc's warning #20054, the CUDA guide's
+own idiom for block barriers)."""
+
+
+def errors_of(ci, unit) -> list:
+    """The diagnostics of a parse that make it unreadable (nvcc rejects them as well)."""
+    return [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error and d.spelling not in NVCC_WARNS]
+
+
 @dataclass(frozen=True)
 class Preamble:
     """What a parse adds to use the kept headers' PCH (nothing where it could not be built:
@@ -65,7 +76,7 @@ def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cach
         _log.info(f"Clang: precompiling the kept headers ({names}) once for these options; "
                   f"the cache keeps them in {target.parent}")
         unit = ci.Index.create().parse(str(header), args=build)
-        errors = [d for d in unit.diagnostics if d.severity >= ci.Diagnostic.Error]
+        errors = errors_of(ci, unit)
         if errors:  # (a header may need what the user's file defines before it: parsed whole, it may read)
             where = f"{errors[0].location.file}:{errors[0].location.line}" if errors[0].location.file else "?"
             return Preamble(error=f"{where}: {errors[0].spelling}")

@@ -3,6 +3,8 @@
 #include <cuda/std/array>
 #include <cuda/std/limits>
 #include <cuda/atomic>
+#include <cuda/barrier>
+#include <cooperative_groups.h>
 #include <cstdio>
 #include <cassert>
 
@@ -74,4 +76,19 @@ __global__ void split_floats(const float* __restrict__ x, unsigned* __restrict__
   p.exponent = (b.u >> 23) & 0xffu;
   p.sign = b.u >> 31;
   exps[i] = p.exponent + (p.sign << 8);
+}
+
+// a block barrier object in shared memory, as the CUDA guide writes it (nvcc warns about
+// its dynamic initialisation, Clang calls it an error; both read the declaration whole)
+#pragma nv_diag_suppress static_var_with_dynamic_init
+__global__ void barrier_object_reverse(const float* __restrict__ in, float* __restrict__ out, int n) {
+  auto block = cooperative_groups::this_thread_block();
+  __shared__ float tile[128];
+  __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+  if (block.thread_rank() == 0) init(&bar, block.size());
+  block.sync();
+  const int i = blockIdx.x * 128 + block.thread_rank();
+  tile[block.thread_rank()] = i < n ? in[i] : 0.f;
+  bar.arrive_and_wait();
+  if (i < n) out[i] = tile[127 - block.thread_rank()];
 }

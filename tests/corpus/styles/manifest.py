@@ -193,6 +193,7 @@ CASES = (
     Case("libcudacxx.cu", "checked_scale", 256),
     Case("libcudacxx.cu", "texture_gather", 128),
     Case("libcudacxx.cu", "split_floats", 256),
+    Case("libcudacxx.cu", "barrier_object_reverse", 128),
     # export macros, extern "C" in a namespace, launch bounds from macros, unroll counts from templates
     Case("launch_macros.cu", "ops::fill_ints", 256),
     Case("launch_macros.cu", "ops::unrolled_add<4>", 128),
