@@ -16,6 +16,7 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..frontend.model import Function
+from ..frontend.parse import walk
 from .cuda_syntax import tile_argument_place
 
 META_GROUP = ("meta_group_rank", "meta_group_size")
@@ -28,10 +29,7 @@ caller's own parameter index, line)."""
 def ranked_tiles(root: ts.Node) -> list[tuple[str, ts.Node]]:
     """Every ``t.meta_group_rank()``/``t.meta_group_size()``: (the object's name, the call)."""
     found = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        stack.extend(reversed(node.children))
+    for node in walk(root):
         if node.type != "call_expression":
             continue
         fn = node.child_by_field_name("function")
