@@ -81,3 +81,13 @@ def test_a_name_two_files_define_differently_is_defined_once_for_the_first(tmp_p
     texts, defines, _ = MacroSections.of([a, b]).section([(f.text, f.file, f.line), (g.text, g.file, g.line)])
     assert texts == ["__device__ int f() { return N; }", "__device__ int g() { return 16 + 1; }"]
     assert defines == ["#define N 8"]
+
+
+def test_a_file_gone_since_it_was_read_leaves_its_definitions_expanded(tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_text("#define N 8\n__device__ int f() { return N; }\n")
+    source = load_source(path)
+    item = next(i for i in source.items if i.function is not None)
+    path.unlink()
+    texts, defines, _ = MacroSections.of([source]).section([(item.text, item.file, item.line)])
+    assert texts == ["__device__ int f() { return 8; }"] and defines == []

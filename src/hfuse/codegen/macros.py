@@ -27,6 +27,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pcpp
 
+from ..errors import HFuseError
 from ..files import read_text_file
 from ..frontend.model import SourceFile, UserMacro
 
@@ -271,7 +272,7 @@ class MacroSections:
         if resolved not in self.texts:
             try:
                 self.texts[resolved] = read_text_file(resolved).splitlines()
-            except (OSError, ValueError):
+            except HFuseError:  # (changed or gone since it was read: its definitions stay expanded)
                 self.texts[resolved] = []
         lines = self.texts[resolved]
         return "\n".join(lines[max(line - 1, 0):line - 1 + count + 8])
