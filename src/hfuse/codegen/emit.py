@@ -154,10 +154,9 @@ def _with_macros(macros: MacroSections | None, written: Sequence[tuple[Scope, st
     the user's macros given back where proved, defined before them and undefined after."""
     texts, defines, undefs = (macros.section([(text, file, line) for _, text, file, line in written])
                               if macros is not None else ([text for _, text, _, _ in written], [], []))
-    heading = [(written[0][0] if written else (), title)] if title else []
     blocks = [(scope, text) for (scope, _, _, _), text in zip(written, texts)]
-    if not defines:
-        return heading + blocks
+    if not defines:  # the title goes into the first definition's namespace, as it always did
+        return ([(written[0][0] if written else (), title)] if title else []) + blocks
     heading = [((), title)] if title else []  # (at file scope, as the lines after it)
     return [*heading, ((), "// the macros of the user's files these definitions use\n" + "\n".join(defines)), *blocks,
             ((), "\n".join(undefs))]

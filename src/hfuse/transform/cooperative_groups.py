@@ -6,8 +6,10 @@ size, thread_index, group_index, dim_threads) over the part's threads. Warp tile
 from a block stay as they are (parts are warp aligned, so a tile of at most 32 threads
 is the same warp either way). A tile's place among the block's tiles is the part's, not
 the fused block's: ``tile.meta_group_rank()`` and ``tile.meta_group_size()`` of a tile cut
-from the part's block are rewritten to count from the part's first thread; any other use
-of them (a tile passed in from elsewhere) is refused.
+from the part's block are rewritten to count from the part's first thread, and so are those
+of a tile parameter that every caller gives such a tile (``tile_ranks.py`` proves it); a
+tile cut from another tile counts among its parent's and stays as written; any other use
+of them (a copy, a tile from elsewhere) is refused.
 
 ``this_grid()`` likewise becomes ``hfuse_grid_group``, the part's own grid: a grid-stride loop
 over ``grid.thread_rank()`` and ``grid.size()`` counts the part's blocks and threads. Only such
@@ -53,7 +55,7 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
                 # None: a size known only when the template is instantiated (tiled_partition<kTile>)
                 tiles[declared] = _tile_size(node, constants)
     # a tile parameter asked its place is given block tiles by every caller (the analysis
-    # refuses the program otherwise: ``analysis.check_tile_parameters``); its size is the tile's own
+    # refuses the program otherwise: ``tile_ranks.check_tile_parameters``); its size is the tile's own
     tiles.update({name: None for name, place in places.items() if place == "param"})
     sub_tiles = {name for name, place in places.items() if place == "sub"}
     edits.extend(_meta_group_edits(root, tiles, sub_tiles, ctx, file, line_base))
