@@ -19,8 +19,8 @@ from ..frontend.model import (PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGIS
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
-from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS, call_reference, called_name,
-                          cg_block_variables, cg_spellings, grid_group_uses, grid_use_text, is_block_sync_call,
+from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS,
+                          call_reference, called_name, cg_block_variables, cg_spellings, grid_group_uses, grid_use_text, is_block_sync_call,
                           library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
                           is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration, tile_places)
 from .opaque import REFUSAL_HINT, OpaqueNames
@@ -34,13 +34,13 @@ class FunctionFacts:
     barriers: list[tuple[str, int]] = field(default_factory=list)
     cg_block: list[int] = field(default_factory=list)
     cg_grid: list[int] = field(default_factory=list)
+    """Lines where it asks cooperative groups' grid for ranks and sizes (a part's own grid answers)."""
     tile_ranks: list[int] = field(default_factory=list)
     """Lines asking a tile its place among the block's tiles (``meta_group_rank()``): the part's differs."""
     ranked_tile_params: list[tuple[int, int, str]] = field(default_factory=list)
     """Of those, asked of a tile parameter: (its index, line, the call as written)."""
     tile_arguments: list[TileArgument] = field(default_factory=list)
     """What each call gives its callee's parameters, as far as tiles go (``tile_ranks.py``)."""
-    """Lines where it asks cooperative groups' grid for ranks and sizes (a part's own grid answers)."""
     grid_sync: list[tuple[str, int]] = field(default_factory=list)
     """What else it does with the grid group (``grid.sync()``): (the use as written, line)."""
     cluster: list[tuple[str, int]] = field(default_factory=list)
@@ -93,8 +93,8 @@ class FunctionFacts:
     @property
     def direct_context(self) -> bool:
         """Reads something that differs between the fused and the original kernel."""
-        return bool(self.builtins or self.barriers or self.cg_block or self.cg_grid or self.tile_ranks or self.dyn_smem or self.extern_shared_uses
-                    or self.static_shared)
+        return bool(self.builtins or self.barriers or self.cg_block or self.cg_grid or self.tile_ranks or self.dyn_smem
+                    or self.extern_shared_uses or self.static_shared)
 
 
 # Inline PTX that reads the hardware's view of the block or synchronises it.
@@ -144,8 +144,8 @@ def analyze(
     local_types = _local_type_names(tree.root_node)
     type_parameters = type_parameters_of(function)
     typed_locals = locals_of_type_parameters(tree.root_node, type_parameters)
-    block_places = cg_block_variables(tree.root_node, cg)
-    places = tile_places(tree.root_node, block_places)
+    block_vars = cg_block_variables(tree.root_node, cg)
+    places = tile_places(tree.root_node, block_vars)
     params = {p.name: i for i, p in enumerate(function.params) if p.name}
     for target, call in ranked_tiles(tree.root_node):
         facts.tile_ranks.append(base + line_of(call))
@@ -176,7 +176,7 @@ def analyze(
             else:
                 callee = _record_call(node, function, facts, line, resolver, known, local, local_types)
                 if callee is not None:
-                    facts.tile_arguments.extend(tile_arguments(callee, node, function, places, block_places, line))
+                    facts.tile_arguments.extend(tile_arguments(callee, node, function, places, block_vars, line))
             if is_cg_block_call(node):
                 facts.cg_block.append(line)
         elif is_cg_block_type(node, cg):
@@ -221,7 +221,6 @@ def analyze(
     grid_queries, grid_others = grid_group_uses(tree.root_node, cg)
     facts.cg_grid.extend(base + line_of(node) for node in grid_queries)
     facts.grid_sync.extend((grid_use_text(node), base + line_of(node)) for node in grid_others)
-    block_vars = cg_block_variables(tree.root_node, cg)
     library_collectives = []
     for node in walk(tree.root_node):
         if is_block_sync_call(node, block_vars):
