@@ -55,25 +55,28 @@ def cuda_root() -> Path | None:
     return None
 
 
-def cuda_include_dirs() -> list[str]:
+def cuda_include_dirs(import_cupy: bool = True) -> list[str]:
     """Folders holding the CUDA headers NVRTC may need (cooperative_groups.h, ...).
 
     NVRTC ships only a few built-in headers. We look, in order, at $CUDA_PATH,
-    $CUDA_HOME, the toolkit CuPy found (when something imported CuPy already), the folder of nvcc, /usr/local/cuda, and the
+    $CUDA_HOME, the toolkit CuPy found, the folder of nvcc, /usr/local/cuda, and the
     pip packages that carry headers (nvidia/cu13/include, nvidia/cuda_runtime/include;
     ``curand_kernel.h`` comes from nvidia-curand where the toolkit has no cuRAND).
+    ``import_cupy=False`` (the front end, which only tells toolkit headers from the user's)
+    asks CuPy only if something imported it already: importing it costs a CPU-only
+    ``hfuse fuse`` 0.1-1 s.
     """
     roots: list[Path] = []
     for env in ("CUDA_PATH", "CUDA_HOME"):
         if os.environ.get(env):
             roots.append(Path(os.environ[env]))
-    if (cupy := sys.modules.get("cupy")) is not None:  # (importing CuPy for this costs a CPU-only fuse 0.1-1 s)
-        try:
-            path = cupy.cuda.get_cuda_path()
-            if path:
-                roots.append(Path(path))
-        except Exception:
-            pass
+    try:
+        cupy = importlib.import_module("cupy") if import_cupy else sys.modules.get("cupy")
+        path = cupy.cuda.get_cuda_path() if cupy is not None else None
+        if path:
+            roots.append(Path(path))
+    except Exception:
+        pass
     if nvcc := shutil.which("nvcc"):
         roots.append(Path(nvcc).resolve().parent.parent)
     roots.append(Path("/usr/local/cuda"))

@@ -77,7 +77,7 @@ def clang_arguments(options: CompileOptions) -> list[str] | str:
     # Clang's CUDA wrappers of <new>, <cmath>, ... (device placement new) come before the host's
     wrappers = [str(resource / "cuda_wrappers")] if (resource / "cuda_wrappers").is_dir() else []
     system = wrappers + ([str(resource)] if resource.is_dir() else []) + host
-    toolkit = [d for d in cuda_include_dirs() if d != str((cuda / "include").resolve())]
+    toolkit = [d for d in cuda_include_dirs(import_cupy=False) if d != str((cuda / "include").resolve())]
     from .preprocess import CUDACC_VERSION, library_header_dirs
 
     libraries = [d for d in library_header_dirs(options) if d not in {p.resolve() for p in options.include_dirs}]

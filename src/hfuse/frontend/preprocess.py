@@ -141,7 +141,7 @@ def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
 def kept_header_dirs() -> tuple[Path, ...]:
     """Folders whose headers stay ``#include`` lines: the CUDA toolkit's (CCCL included)
     and the system's. A header there is never the user's, even when an ``-I`` reaches it."""
-    dirs = [Path(d) for d in cuda_include_dirs()]
+    dirs = [Path(d) for d in cuda_include_dirs(import_cupy=False)]
     dirs += [Path("/usr/local/cuda/include"), Path("/usr/local/cuda/include/cccl")]
     dirs += [Path("/usr/local/include"), Path("/usr/include")]
     dirs += [Path(d) for d in sorted(glob.glob("/usr/include/c++/*")) + sorted(glob.glob("/usr/include/*-linux-gnu"))]
@@ -460,7 +460,7 @@ class _DevicePass(pcpp.Preprocessor):
             pending = tuple(sorted(set(self.system_headers)))
             self.system_headers.clear()
             for key, value in header_macros(pending, self.std, libraries, self.predefined,
-                                            tuple(cuda_include_dirs())):
+                                            tuple(cuda_include_dirs(import_cupy=False))):
                 self.system_macros.setdefault(key.split("(")[0], (key, value))
         used = {n for n in self.code_names if is_macro_like(n) and n in self.system_macros and n not in self.macros
                 and n not in self.file_defined and structural(self.system_macros, n)}
