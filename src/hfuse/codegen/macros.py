@@ -86,8 +86,8 @@ def tokens(text: str) -> list[_Token]:
 
 
 class _Expander:
-    """pcpp with exactly the given macros defined: lexing and expansion, as the fused file's
-    ``#define`` lines would expand."""
+    """pcpp with exactly the given macros defined: expansion as the fused file's ``#define``
+    lines would expand."""
 
     def __init__(self, macros: Iterable[UserMacro]):
         self.pp = pcpp.Preprocessor()
@@ -103,32 +103,31 @@ class _Expander:
         return [t.value for t in tokens(" ".join(values))]
 
 
-
-def _uses(text: str, tokens: list[_Token], macros: Mapping[str, UserMacro]) -> list[_Use]:
-    """The top-level uses of ``macros`` in ``text`` (a function-like one only with its arguments)."""
+def _uses(lexed: list[_Token], macros: Mapping[str, UserMacro]) -> list[_Use]:
+    """The top-level uses of ``macros`` among a text's tokens (a function-like one only with its arguments)."""
     uses, i = [], 0
-    while i < len(tokens):
-        macro = macros.get(tokens[i].value)
+    while i < len(lexed):
+        macro = macros.get(lexed[i].value)
         if macro is None:
             i += 1
             continue
         if macro.params is None:
-            uses.append(_Use(macro.name, tokens[i].start, tokens[i].end, i, i + 1))
+            uses.append(_Use(macro.name, lexed[i].start, lexed[i].end, i, i + 1))
             i += 1
             continue
-        if i + 1 >= len(tokens) or tokens[i + 1].value != "(":
+        if i + 1 >= len(lexed) or lexed[i + 1].value != "(":
             i += 1
             continue
         depth, j = 0, i + 1
-        while j < len(tokens):
-            depth += tokens[j].value == "("
-            depth -= tokens[j].value == ")"
+        while j < len(lexed):
+            depth += lexed[j].value == "("
+            depth -= lexed[j].value == ")"
             if depth == 0:
                 break
             j += 1
-        if j >= len(tokens):
+        if j >= len(lexed):
             break
-        uses.append(_Use(macro.name, tokens[i].start, tokens[j].end, i, j + 1))
+        uses.append(_Use(macro.name, lexed[i].start, lexed[j].end, i, j + 1))
         i = j + 1
     return uses
 
@@ -182,7 +181,7 @@ def resugar(expanded: str, original: str, macros: Mapping[str, UserMacro],
     expander = expander or _Expander(macros.values())
     plain = _without_directives(original)
     written = tokens(plain)
-    uses = _uses(plain, written, macros)
+    uses = _uses(written, macros)
     if not uses:
         return Resugared(expanded)
     sequence: list[str] = []
