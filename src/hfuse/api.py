@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .version import __version__
-from .codegen.emit import arch_guard, assemble, assemble_device_file, dropped_comment, header_comment
+from .codegen.emit import arch_guard, assemble, assemble_device_file, dropped_comment, header_comment, renamed_symbols
 from .codegen.includes import IncludePlan, library_device_includes, plan_includes
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .codegen.macros import MacroSections
@@ -474,6 +474,8 @@ def fuse(
         chosen, notes = prepared.default_layout([s.block for s in specs])
     fused = prepared.emit(Fusion(tuple(s.block for s in specs), chosen, register_cap), name=name,
                           barrier_form=barrier_form)
+    if renamed := renamed_symbols(fused.symbol_names, [s.name for s in specs]):
+        notes = (*notes, f"note: {renamed}")
     return replace(fused, notes=notes) if notes else fused
 
 
@@ -564,6 +566,13 @@ def _generate(
         header += (f"// Compile it with the originals' language flags: {' '.join(prepared.options.language_flags)} "
                    f"(NVRTC, which hfuse tune uses: {nvrtc or 'none of them'}, and -default-device).\n")
     header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
+    symbol_names = tuple(
+        {key: qualify(item.scope, f"{key.split('::')[-1]}__hf{part.index}") for item in k.symbols for key in item.keys
+         if is_device_variable(item)}
+        for part, k in zip(partition.parts, prepared.kernels)
+    )
+    if renamed := renamed_symbols(symbol_names, [part.spec.name for part in partition.parts]):
+        header += f"// {renamed[0].upper()}{renamed[1:]}\n"
     for arch in dict.fromkeys(f.arch for f in program.files if f.arch_macros):
         header += arch_guard(CompileOptions(arch=arch), [m for f in program.files if f.arch == arch
                                                          for m in f.arch_macros])
@@ -581,11 +590,6 @@ def _generate(
     )
     templated = [a for s in sigs if s.template_header for a in s.template_args]
     expression = f"{expression_prefix}{fused_name}<{', '.join(templated)}>" if templated else f"{expression_prefix}{fused_name}"
-    symbol_names = tuple(
-        {key: qualify(item.scope, f"{key.split('::')[-1]}__hf{part.index}") for item in k.symbols for key in item.keys
-         if is_device_variable(item)}
-        for part, k in zip(partition.parts, prepared.kernels)
-    )
     return FusedKernel(source, fused_name, expression, partition, fusion, tuple(sigs),
                        symbol_names if any(symbol_names) else (),
                        inputs=tuple(dict.fromkeys(p for f in program.files for p in (f.path, *f.headers))))

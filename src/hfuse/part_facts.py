@@ -327,9 +327,16 @@ def _facts_need(spec: KernelSpec, kernel: Function, facts: ProgramFacts) -> HFus
 def check_own_blocks(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]], block_threads: int) -> None:
     """A kernel that reads ``blockDim`` where hfuse cannot rewrite it (a kept header's, PyTorch's
     ``BlockReduceSum``) runs only in a fused block of exactly its own size: the one-part-per-block
-    layouts launch the largest of the parts' blocks, and the header counts that one."""
+    layouts launch the largest of the parts' blocks, and the header counts that one. One that
+    reads the thread's index so (``%tid``) needs a 1-D block: those layouts' fused block is."""
     for spec, kernel, facts in kernels:
         found = facts.own_block(kernel.key)
+        if found is None and spec.block.rank > 1 and (flat := facts.flat_block(kernel.key)) is not None:
+            why, where, line = flat
+            raise HFuseError(f"cannot prove the fused kernel correct: {why}; where its block runs whole, the fused "
+                             f"block is 1-D, so the thread's index it reads is not the one of its {spec.block} block",
+                             Location(where.function.file, line, spec.name),
+                             hint="give it a 1-D block (threadIdx.x alone), or keep it unfused")
         if found is None or ((spec.block.y, spec.block.z) == (1, 1) and spec.block.x == block_threads):
             continue
         why, where, line = found

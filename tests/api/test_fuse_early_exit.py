@@ -104,3 +104,32 @@ def test_warp_shuffle_after_the_return(tmp_path):
 def test_helper_called_only_before_any_return_keeps_its_signature():
     fused = fuse([KernelSpec(C.CORPUS / "block_reduce.cu", "block_reduce", 128), PARTNER])
     assert "hf_caller_active" not in fused.source
+
+
+USING_CG = """
+#include <cooperative_groups.h>
+using namespace cooperative_groups;
+__device__ void sync(float* flag) { *flag = 1.f; }  // the program's own, not a barrier
+__global__ void rotate(const float* in, float* out, int n) {
+  __shared__ float tile[128];
+  thread_block block = this_thread_block();
+  const int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= n) return;
+  tile[threadIdx.x] = in[i];
+  sync(block);
+  out[i] = tile[(threadIdx.x + 1) % 128];
+  sync(out);
+}
+"""
+
+
+def test_a_barrier_called_by_its_name_alone_after_using_namespace_is_one(tmp_path):
+    # once: 'sync(block)' after 'using namespace cooperative_groups' was no barrier to the
+    # early-exit rewrite, so the return stayed and the part's named barrier waited forever for
+    # the warps that had left; the program's own 'sync(out)' is still no barrier
+    fused = fuse([PARTNER, KernelSpec("k.cu", "rotate", 128)], sources={"k.cu": USING_CG})
+    part = _part(fused.source, 2)
+    assert "if (hf_active && (i >= n)) hf_active = false;" in part and VOTE in part
+    assert "if (hf_active) { tile[hf_ctx.threadIdx.x] = in[i]; } sync(block);" in part
+    assert "if (hf_active) { out[i] = tile[(hf_ctx.threadIdx.x + 1) % 128]; sync(out); }" in part
+    _nvcc(fused, tmp_path)

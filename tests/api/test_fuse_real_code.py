@@ -224,6 +224,9 @@ def test_a_constant_table_both_files_define_becomes_one_per_part(tmp_path):
     assert "__constant__ float coeffs__hf1[4];" in part1 and "coeffs__hf2" not in part1
     assert "coeffs__hf2[0] + weigh__hf2(hf_ctx, 1.f" in part2  # the helper reads its part's copy
     assert re.search(r"\bcoeffs\[", fused.source) is None
+    # the user's host code fills the table by name: the header and a note say the new names
+    said = "coeffs is coeffs__hf1 (ka), coeffs__hf2 (kb). Fill and read those names from the host"
+    assert said in fused.source.split("// ---- hfuse support")[0] and any(said in note for note in fused.notes)
     _compile(fused.source, tmp_path)
 
 

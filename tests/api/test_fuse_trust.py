@@ -555,3 +555,25 @@ def test_named_barriers_by_id_fuse_only_where_the_block_is_whole(kernel, call, t
     assert fused.layout.name == "interblock" and call in fused.notes[0]
     compile_nvcc(fused.source, workdir=tmp_path)
 
+
+
+@pytest.mark.parametrize("kernel, block, written", [
+    ("produce_consume", 256, ('asm volatile("bar.arrive %0, %1;"', 'asm volatile("bar.sync %0, %1;"')),
+    ("tid_from_ptx", 128, ('asm("mov.u32 %0, %%tid.x;"',)),
+])
+def test_inline_ptx_barriers_and_thread_index_fuse_only_where_the_block_is_whole(kernel, block, written, tmp_path):
+    # once refused in every layout; horizontally their ids, counts and %tid would be the fused block's
+    with pytest.raises(HFuseError, match="inline PTX that (synchronises the block by barrier id|reads %tid)"):
+        fuse([_spec(NAMED, "scale", 96), _spec(NAMED, kernel, block)], layout="horizontal")
+    fused = fuse([_spec(NAMED, "scale", 96), _spec(NAMED, kernel, block)])
+    assert fused.layout.name == "interblock" and "inline PTX" in fused.notes[0]
+    assert all(asm in fused.source for asm in written)  # as the user wrote it
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_the_thread_index_read_in_ptx_needs_a_1d_block_where_it_runs_whole():
+    # once fused: the one-part-per-block layouts launch a 1-D block, so %tid.y was 0 and %tid.x
+    # the linear index for a kernel written for 32x4
+    with pytest.raises(HFuseError, match=r"reads %tid; where its block runs whole, the fused block is 1-D") as err:
+        fuse([_spec(NAMED, "scale", 96), _spec(NAMED, "tid_from_ptx", (32, 4))])
+    assert err.value.where.line == _line_of(NAMED, "tid_from_ptx", "%%tid.x")

@@ -181,10 +181,13 @@ def test_what_a_types_member_functions_reach_is_the_kernels(tmp_path):
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
-def test_what_a_member_function_does_that_hfuse_cannot_rewrite_is_refused():
-    # before: the member's bar.sync 0 went into the fused kernel, waiting for every part's threads
-    with pytest.raises(HFuseError, match="inline PTX that synchronises"):
-        _fuse(MEMBERS, "raw")
+def test_what_a_member_function_does_that_hfuse_cannot_rewrite_keeps_the_block_whole():
+    # before: the member's bar.sync 0 went into the fused kernel, waiting for every part's threads;
+    # it is the block's own barrier only where a fused block runs one whole block of the kernel
+    specs = [KernelSpec("k.cu", "other", Dim3(64)), KernelSpec("k.cu", "raw", Dim3(128))]
+    with pytest.raises(HFuseError, match="inline PTX that synchronises the block by barrier id"):
+        fuse(specs, sources={"k.cu": MEMBERS}, layout="horizontal")
+    assert _fuse(MEMBERS, "raw").layout.keeps_block_whole
 
 
 APEX_L2 = """

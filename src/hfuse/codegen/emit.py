@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..frontend.options import CompileOptions
 from ..frontend.model import Scope, TopLevelItem, namespace_wrap
@@ -81,6 +81,21 @@ def dropped_comment(dropped_host: Sequence[str], dropped_includes: Sequence[str]
     if unused:
         lines.append(f"// Left out: {unused} device definition(s) that the fused kernels do not use.")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def renamed_symbols(symbol_names: Sequence[Mapping[str, str]], kernels: Sequence[str]) -> str:
+    """What the fused file calls the ``__constant__``/``__device__`` variables that two inputs
+    both define (each part has its own, renamed): the host fills those names, not the old one.
+    Empty when nothing was renamed."""
+    fused: dict[str, list[str]] = {}
+    for kernel, names in zip(kernels, symbol_names):
+        for old, new in names.items():
+            fused.setdefault(old, []).append(f"{new} ({kernel})")
+    if not fused:
+        return ""
+    listed = "; ".join(f"{old} is {', '.join(new)}" for old, new in fused.items())
+    return (f"two inputs define the same device variables, so each part has its own: {listed}. "
+            "Fill and read those names from the host (cudaMemcpyToSymbol, cudaMemcpyFromSymbol).")
 
 
 def _opened_first(namespaces: Sequence[Scope]) -> list[tuple[Scope, str]]:

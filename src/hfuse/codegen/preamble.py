@@ -85,6 +85,16 @@ struct hfuse_thread_block {
 };
 template <class Group>
 __device__ __forceinline__ void hfuse_group_sync(const Group& group) { group.sync(); }
+#ifdef _COOPERATIVE_GROUPS_MEMCPY_ASYNC
+// cooperative groups' async copies take a part's block as they take the block: they spread the
+// copy by the group's thread_rank() and size() and wait with its sync()
+_CG_BEGIN_NAMESPACE
+namespace details {
+template <unsigned ID, unsigned N>
+struct _async_copy_group_supported<hfuse_thread_block<ID, N>> : public _CG_STL_NAMESPACE::true_type {};
+}
+_CG_END_NAMESPACE
+#endif
 """
 
 _GRID_GROUP = """\

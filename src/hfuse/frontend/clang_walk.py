@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .clang_meaning import HeaderUse, _key
-from .model import CLUSTER_READ, PTX_BLOCK, PTX_CLUSTER, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET, WARPGROUP_RUN
+from .model import CLUSTER_READ, PTX_CLUSTER, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET, WARPGROUP_RUN, ptx_block_reads
 
 
 BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim",
@@ -266,8 +266,7 @@ class Walker:
         for node in definition.walk_preorder():
             if node.kind == ck.ASM_STMT or node.kind == ck.UNEXPOSED_STMT and node.kind.name == "ASM_STMT":
                 text = " ".join(t.spelling for t in node.get_tokens())
-                found.update(f"reads %{m.group(3)}" if m.group(3) else "synchronises the block"
-                             for m in PTX_BLOCK.finditer(text))
+                found.update(ptx_block_reads(text))
                 if PTX_CLUSTER.search(text):
                     found.add(CLUSTER_READ)
                 if PTX_REGISTERS.search(text):

@@ -20,6 +20,24 @@ PTX_BLOCK = re.compile(r"\b(bar|barrier)(?:\.cta)?\.(sync|arrive|red)\b"
 block's shared memory sizes); not ``membar`` fences, ``mbarrier`` objects nor ``bar.warp.sync``.
 Group 3 is the register."""
 
+BLOCK_SYNC = "synchronises the block"
+WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "reads %warpid", BLOCK_SYNC})
+"""What code hfuse does not rewrite (a kept header's, inline PTX) may read or do and stay as the
+kernel saw it where a fused block runs one whole block of it on its first threads."""
+THREAD_INDEX_READS = frozenset({"reads threadIdx", "reads %tid"})
+"""Of ``WHOLE_BLOCK_READS``, the thread's index: as the kernel saw it only if its block is 1-D
+too (those layouts' fused block is: ``threadIdx.y`` is 0 there, ``threadIdx.x`` the linear index)."""
+OWN_BLOCK_READS = frozenset({"reads blockDim", "reads %ntid"})
+"""What stays too where that fused block is also exactly the kernel's own block (PyTorch's
+``BlockReduceSum`` counts its warps from ``blockDim.x``)."""
+
+
+def ptx_block_reads(text: str) -> list[str]:
+    """What inline PTX does with the block (``PTX_BLOCK``), in the words of ``WHOLE_BLOCK_READS``:
+    ``"reads %tid"``, ``"synchronises the block"``; each once, in order."""
+    return list(dict.fromkeys(f"reads %{m.group(3)}" if m.group(3) else BLOCK_SYNC for m in PTX_BLOCK.finditer(text)))
+
+
 PTX_ENDS_THREAD = re.compile(r"(?<![\w.$%])(?:exit|ret(?:\.uni)?)\s*;")
 """Inline PTX that ends the thread or returns from the function (``exit;``, ``@p ret;``)
 outside the C++ control flow hfuse rewrites: fused, the thread would skip what runs

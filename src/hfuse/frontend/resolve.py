@@ -276,6 +276,12 @@ class Resolver:
                 for level, names in self.using_declarations.items() for brought in names
                 if self.resolve(tuple(level.split("::")) if level else (), brought, LocalNames(), known) == key]
 
+    def nominates_cooperative_groups(self, scope: Scope, local: LocalNames = LocalNames()) -> bool:
+        """Whether a ``using namespace cooperative_groups;`` (or of an alias of it) is in force
+        in ``scope`` or the body ``local`` describes: its functions may be called unqualified."""
+        return any(nominated.split("::")[0] == COOPERATIVE_GROUPS for depth, level in enumerate(_levels(scope))
+                   for nominated in self._nominated(scope, level, local, innermost=depth == 0))
+
     def is_cooperative_groups(self, scope: Scope, qualifier: str, local: LocalNames = LocalNames()) -> bool:
         """Whether a qualifier (``cg``, ``g``, ``cooperative_groups``, ``::cooperative_groups``) is CG."""
         return self.namespace(scope, qualifier, local).split("::")[0] == COOPERATIVE_GROUPS

@@ -8,8 +8,10 @@ helpers that read built-ins or synchronise, warp shuffles and votes, atomics on 
 addresses; and the shapes that once gave wrong fused kernels: static shared arrays read
 as vectors, register arrays in ``#pragma unroll`` loops, a specialised template family,
 warp-level CUB through a namespace alias, a helper's static shared scratch array and a
-file-scope ``__shared__`` array that two parts would share), optionally inside a grid-stride loop, a
-template and a namespace. Every
+file-scope ``__shared__`` array that two parts would share; cooperative groups' async copies
+over the block, qualified or after a using-directive; the block's barrier and the thread's
+index in inline PTX, which only a layout that keeps the block whole takes), optionally inside a
+grid-stride loop, a template and a namespace. Every
 thread ends by writing ``v`` to its own element of ``out``, so the result is
 deterministic and compared bit for bit.
 
@@ -32,9 +34,14 @@ WARP = 32
 STEP_KINDS = ("arith", "static_smem", "dynamic_smem", "wrapper_smem", "loop_barrier", "uniform_branch_barrier",
               "sync_count", "sync_and", "sync_or", "helper_builtin", "helper_barrier", "shuffle", "vote",
               "atomic", "block_exit", "vector_smem", "unroll_regs", "specialised", "cub_warp", "helper_scratch",
-              "file_shared")
+              "file_shared", "cg_async_copy", "ptx_barrier", "ptx_tid")
 WARP_STEPS = {"shuffle", "vote", "cub_warp", "helper_scratch"}
 """Steps that need whole warps (the block a multiple of 32)."""
+FLAT_STEPS = {"ptx_tid"}
+"""Steps that need a 1-D block (they read the thread's index where hfuse cannot rewrite it)."""
+WHOLE_BLOCK_STEPS = {"ptx_barrier", "ptx_tid"}
+"""Steps that are correct only where a fused block runs one whole block of the kernel: the
+runner fuses their cases in a layout that keeps the block whole."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,11 @@ class KernelRecipe:
     @property
     def dynamic_smem(self) -> int:
         return 4 * self.block.size if any(s.kind in ("dynamic_smem", "wrapper_smem") for s in self.steps) else 0
+
+    @property
+    def whole_block(self) -> bool:
+        """It must run as one whole block of its own (``WHOLE_BLOCK_STEPS``)."""
+        return any(s.kind in WHOLE_BLOCK_STEPS and self.renders(s) for s in self.steps)
 
     @property
     def features(self) -> set[str]:
@@ -144,8 +156,9 @@ def _grid(rng: random.Random) -> Dim3:
 
 def random_kernel(rng: random.Random, index: int) -> KernelRecipe:
     block = _block(rng)
-    kinds = [k for k in STEP_KINDS if not (k in WARP_STEPS and block.size % WARP)]
-    steps = tuple(Step(rng.choice(kinds), rng.randint(1, 31)) for _ in range(rng.randint(1, 6)))
+    kinds = [k for k in STEP_KINDS if not (k in WARP_STEPS and block.size % WARP) and not (k in FLAT_STEPS and block.rank > 1)]
+    weights = [0.25 if k in WHOLE_BLOCK_STEPS else 1.0 for k in kinds]  # most cases stay for every layout
+    steps = tuple(Step(rng.choices(kinds, weights)[0], rng.randint(1, 31)) for _ in range(rng.randint(1, 6)))
     return KernelRecipe(index, block, _grid(rng), steps, grid_stride=rng.random() < 0.3,
                         template=rng.random() < 0.25, namespace=rng.random() < 0.25)
 
@@ -247,6 +260,26 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
     if k == "file_shared":  # a file-scope __shared__ array: each file's kernel had its own
         helpers.append("__shared__ unsigned fz_stage[1024];")
         return [f"fz_stage[tid] = v; __syncthreads(); v ^= fz_stage[(tid + {c}) % B] << 1; __syncthreads();"]
+    if k == "cg_async_copy":  # the block's slice of the input copied into shared memory by the whole block
+        helpers.append("#include <cooperative_groups.h>\n#include <cooperative_groups/memcpy_async.h>\n"
+                       "namespace fzcg = cooperative_groups;")
+        # qualified through an alias, or by the names alone after a using-directive in the block
+        cg, using = ("", ["  using namespace cooperative_groups;"]) if c % 2 else ("fzcg::", [])
+        return ["{", *using,
+                f"  __shared__ unsigned ac{j}[{r.block.size}];",
+                f"  const auto fzb = {cg}this_thread_block();",
+                "  const int start = i - tid;  // the block's first element",
+                "  const int cnt = n - start < B ? (n - start > 0 ? n - start : 0) : B;",
+                f"  {cg}memcpy_async(fzb, ac{j}, in + start, sizeof(unsigned) * cnt);",
+                f"  {cg}wait(fzb);",
+                f"  if (cnt > 0) v += ac{j}[(tid + {c}) % cnt];",
+                "  fzb.sync(); }"]
+    if k == "ptx_barrier":  # the block's barrier in inline PTX, as FlashAttention writes it
+        return [f"{{ __shared__ unsigned pb{j}[{r.block.size}];",
+                f"  pb{j}[tid] = v; asm volatile(\"bar.sync 0;\" ::: \"memory\");",
+                f"  v ^= pb{j}[(tid + {c}) % B] * 3u; asm volatile(\"bar.sync 0;\" ::: \"memory\"); }}"]
+    if k == "ptx_tid":  # the thread's index read in inline PTX (a 1-D block)
+        return [f"{{ unsigned pt{j}; asm(\"mov.u32 %0, %%tid.x;\" : \"=r\"(pt{j})); v += pt{j} * {c}u; }}"]
     if k == "block_exit":
         return [f"if (bid % {c % 4 + 2} == {c % 2}) {{ if (i < n) out[i] = v ^ 0xdeadu; return; }}"]
     raise ValueError(k)

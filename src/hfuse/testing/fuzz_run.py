@@ -20,7 +20,7 @@ import numpy as np
 
 from ..api import fuse
 from ..errors import HFuseError
-from ..layouts import HORIZONTAL, INTERLEAVED, VERTICAL, Dynamic, Layout
+from ..layouts import HORIZONTAL, INTERBLOCK, INTERLEAVED, VERTICAL, Dynamic, Layout
 from ..spec import KernelSpec
 from ..registers import RegisterCap
 from .fuzz import FuzzCase, KernelRecipe, reduce_case
@@ -49,6 +49,8 @@ def choice_of(case: FuzzCase) -> FusionChoice:
     cap = rng.choice([None, None, RegisterCap(min_blocks=rng.randint(1, 4)),
                       RegisterCap(max_registers=rng.choice((32, 48, 64, 96, 128)))])
     layouts = (HORIZONTAL, HORIZONTAL, HORIZONTAL, VERTICAL, INTERLEAVED, Dynamic((2, 1) if len(order) == 2 else ()))
+    if any(k.whole_block for k in case.kernels):  # only the layouts that keep a block whole take it
+        layouts = (INTERBLOCK, INTERLEAVED, Dynamic((2, 1) if len(order) == 2 else ()))
     return FusionChoice(tuple(order), rng.choice(layouts), cap,
                      rng.choice(("barrier", "bar")))
 

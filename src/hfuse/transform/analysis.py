@@ -14,15 +14,15 @@ from typing import Any, Mapping, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..frontend.model import (PTX_BLOCK, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET,
-                              WARPGROUP_RUN, Function, TopLevelItem, qualify)
+from ..frontend.model import (BLOCK_SYNC, OWN_BLOCK_READS, THREAD_INDEX_READS, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET,
+                              WARPGROUP_RUN, WHOLE_BLOCK_READS, Function, TopLevelItem, ptx_block_reads, qualify)
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS,
-                          call_reference, called_name, cg_block_variables, cg_spellings, grid_group_uses, grid_use_text, is_block_sync_call,
+                          call_reference, called_name, cg_block_variables, cg_spellings, gives_the_block, grid_group_uses, grid_use_text, is_block_sync_call,
                           library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
-                          is_cg_sync_call, is_extern_shared_declaration, is_static_shared_declaration, tile_places)
+                          is_cg_sync_call, is_cg_wait_call, is_extern_shared_declaration, is_static_shared_declaration, tile_places)
 from .opaque import REFUSAL_HINT, OpaqueNames
 from .template_parameters import locals_of_type_parameters, through_template_parameter, type_parameters_of
 from .tile_ranks import TileArgument, check_tile_parameters, ranked_tiles, tile_arguments
@@ -63,6 +63,9 @@ class FunctionFacts:
     own_block: list[tuple[str, int]] = field(default_factory=list)
     """Of ``whole_block``, what also reads ``blockDim`` where hfuse cannot rewrite it: correct only
     where the fused block is exactly the kernel's own (why, line)."""
+    raw_thread_index: list[tuple[str, int]] = field(default_factory=list)
+    """Of ``whole_block``, what reads the thread's index (``threadIdx``, ``%tid``) where hfuse
+    cannot rewrite it: correct only in a 1-D block (why, line)."""
     indirect_calls: list[int] = field(default_factory=list)
     """Lines of calls through a pointer (which function runs is unknown)."""
     function_values: list[tuple[str, int]] = field(default_factory=list)
@@ -171,8 +174,9 @@ def analyze(
                                           line))
             if name in SYNC_BUILTINS:
                 facts.barriers.append((name, line))
-            elif is_cg_sync_call(node, cg):
-                facts.barriers.append(("cg::sync", line))
+            elif (is_cg_sync_call(node, cg) or is_cg_wait_call(node, cg)) and (gives_the_block(node, block_vars) or not (
+                    known and resolver is not None and resolver.resolve(function.scope, call_reference(node), local, known))):
+                facts.barriers.append((f"cg::{called_name(node)}", line))
             else:
                 callee = _record_call(node, function, facts, line, resolver, known, local, local_types)
                 if callee is not None:
@@ -187,9 +191,8 @@ def analyze(
             facts.static_shared.append(line)
         elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_CLUSTER.search(node.text.decode()):
             facts.cluster.append(("inline PTX on the thread block cluster", line))
-        elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_BLOCK.search(node.text.decode()):
-            facts.opaque.append(("inline PTX that synchronises or reads the block's special registers", line,
-                                 "use __syncthreads()/threadIdx instead of the PTX, or keep this kernel unfused"))
+        elif node.type in ("gnu_asm_expression", "asm_statement") and (reads := ptx_block_reads(node.text.decode())):
+            _record_ptx_reads(facts, reads, line)
         elif node.type in ("gnu_asm_expression", "asm_statement") and PTX_REGISTERS.search(node.text.decode()):
             facts.opaque.append((f"inline PTX that {REGISTERS_SET}: it assumes the kernel's own launch and warpgroups, "
                                  "and in a fused block it may wait forever for registers other parts hold", line,
@@ -234,6 +237,23 @@ def analyze(
                 "the headers' collectives do not take)"))
     facts.opaque[:0] = library_collectives
     return facts
+
+
+def _record_ptx_reads(facts: FunctionFacts, reads: list[str], line: int) -> None:
+    """Inline PTX that synchronises the block by barrier id or reads its special registers:
+    as the kernel saw it where a fused block runs one whole block of it on its first threads
+    (``%ntid``: and is exactly its block); ``%ctaid`` and the shared memory sizes nowhere."""
+    why = "inline PTX that " + ", ".join(reads).replace(BLOCK_SYNC, f"{BLOCK_SYNC} by barrier id")
+    if set(reads) <= WHOLE_BLOCK_READS | OWN_BLOCK_READS:
+        facts.whole_block.append((f"{why}: in a shared block its barrier ids and registers would be the fused "
+                                  "kernel's (each part has barriers and threads of its own)", line))
+        if set(reads) & OWN_BLOCK_READS:
+            facts.own_block.append((why, line))
+        if set(reads) & THREAD_INDEX_READS:
+            facts.raw_thread_index.append((why, line))
+    else:
+        facts.opaque.append((f"{why}: no fused layout keeps that as the kernel saw it", line,
+                             "use threadIdx/blockDim/blockIdx instead of the PTX, or keep this kernel unfused"))
 
 
 def _is_indirect(target: ts.Node) -> bool:
@@ -363,20 +383,24 @@ class ProgramFacts:
     def whole_block(self, root: str) -> tuple[str, FunctionFacts, int] | None:
         """The first reason (why, where, line) the code ``root`` reaches must run as one whole
         block of its own (None: it may share a block)."""
-        for name in self.reachable(root):
-            for f in self.facts[name]:
-                if f.whole_block:
-                    why, line = f.whole_block[0]
-                    return why, f, line
-        return None
+        return self._first(root, "whole_block")
 
     def own_block(self, root: str) -> tuple[str, FunctionFacts, int] | None:
         """The first reason (why, where, line) the code ``root`` reaches must run in a fused
         block of exactly its own size (None: any whole block will do)."""
+        return self._first(root, "own_block")
+
+    def flat_block(self, root: str) -> tuple[str, FunctionFacts, int] | None:
+        """The first reason (why, where, line) the code ``root`` reaches must have a 1-D block
+        where it runs whole: it reads the thread's index where hfuse cannot rewrite it, and a
+        one-part-per-block layout's fused block is 1-D (None: any shape will do)."""
+        return self._first(root, "raw_thread_index")
+
+    def _first(self, root: str, what: str) -> tuple[str, FunctionFacts, int] | None:
         for name in self.reachable(root):
             for f in self.facts[name]:
-                if f.own_block:
-                    why, line = f.own_block[0]
+                if found := getattr(f, what):
+                    why, line = found[0]
                     return why, f, line
         return None
 

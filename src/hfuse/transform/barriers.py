@@ -31,6 +31,6 @@ def barrier_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         if name in _REPLACEMENT:
             assert ctx.barrier_id is not None, "a part with barriers has a barrier id"
             edits.append(TextEdit.replace(fn, f"{_REPLACEMENT[name]}<{ctx.barrier_args}>"))
-        elif is_cg_sync_call(node, cg):
+        elif is_cg_sync_call(node, cg) and fn.type == "qualified_identifier":  # (``sync(g)`` calls g.sync() as it is)
             edits.append(TextEdit.replace(fn, "hfuse_group_sync"))
     return edits

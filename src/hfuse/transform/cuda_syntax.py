@@ -46,9 +46,15 @@ def call_reference(call: ts.Node) -> str | None:
     return None
 
 
+UNQUALIFIED = ""
+"""In a set of cooperative groups' spellings: a ``using namespace`` of it is in force, so its
+free functions may be called by their names alone (``sync(block)``)."""
+
+
 def cg_spellings(resolver: Resolver | None, scope: tuple[str, ...], local: LocalNames) -> frozenset[str]:
     """Every qualifier that names cooperative groups in a function: the namespace itself
-    and any alias in force (``namespace g = cooperative_groups;``, file-scope or local)."""
+    and any alias in force (``namespace g = cooperative_groups;``, file-scope or local), and
+    ``UNQUALIFIED`` where a ``using namespace`` of it is."""
     if resolver is None:
         return CG_NAMESPACES
     names = {"cooperative_groups", "::cooperative_groups"}
@@ -56,6 +62,8 @@ def cg_spellings(resolver: Resolver | None, scope: tuple[str, ...], local: Local
         if resolver.is_cooperative_groups(scope, alias, local):
             names.add(alias)
     names |= {alias for alias, target in local.aliases if target.lstrip(":").split("::")[0] == "cooperative_groups"}
+    if resolver.nominates_cooperative_groups(scope, local):
+        names.add(UNQUALIFIED)
     return frozenset(names)
 
 
@@ -183,15 +191,27 @@ def grid_use_text(node: ts.Node) -> str:
     return compact(around.text.decode())[:60]
 
 
+def _cg_function(node: ts.Node, cg: frozenset[str]) -> str | None:
+    """The name of cooperative groups' free function a call calls (``cg::sync(g)``,
+    ``cg::wait_prior<1>(g)``, any alias in ``cg``; ``sync(g)`` where ``UNQUALIFIED`` is in
+    ``cg``), template arguments dropped. (A function of the program by that name is the
+    caller's to rule out.)"""
+    reference = call_reference(node) if node.type == "call_expression" else None
+    if reference is None:
+        return None
+    head, _, tail = reference.split("<", 1)[0].rpartition("::")
+    return tail.strip() if head in cg else None
+
+
 def is_cg_sync_call(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
     """``cg::sync(g)`` / ``cooperative_groups::sync(g)`` (any alias in ``cg``)."""
-    if node.type != "call_expression":
-        return False
-    fn = node.child_by_field_name("function")
-    if fn is None or fn.type != "qualified_identifier":
-        return False
-    head, tail = qualified_tail(fn)
-    return tail == "sync" and head in cg
+    return _cg_function(node, cg) == "sync"
+
+
+def is_cg_wait_call(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
+    """``cg::wait(g)`` / ``cg::wait_prior<N>(g)``: they wait for the group's async copies, then
+    call its ``sync()``, a barrier that stays as written (the part's block brings its own)."""
+    return _cg_function(node, cg) in ("wait", "wait_prior")
 
 
 def _storage_words(node: ts.Node) -> set[str]:
@@ -314,6 +334,26 @@ _GROUP_FUNCTIONS = ("sync", "tiled_partition", "thread_rank", "group_size", "num
 barrier and ``tiled_partition`` its tiles (``cooperative_groups.py``); the others call the
 group's own members, which the part's block has."""
 
+_BLOCK_ASYNC_COPIES = {"memcpy_async": ("cg", "cuda"), "wait": ("cg",), "wait_prior": ("cg",)}
+"""Async copies of the headers that take a part's thread block as they take the block:
+cooperative groups' ``memcpy_async``/``wait``/``wait_prior<N>`` and libcu++'s
+``cuda::memcpy_async`` are templates over the group that spread the copy by its
+``thread_rank()`` and ``size()`` (``cp.async`` per thread) and wait with its ``sync()``, all
+members the part's block has (the preamble lets cooperative groups take that type)."""
+
+
+def is_block_async_copy(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
+    """``cg::memcpy_async(block, ...)``, ``cg::wait(block)``, ``cg::wait_prior<1>(block)``,
+    ``cuda::memcpy_async(block, ..., barrier)``, or the same unqualified (a ``using namespace``
+    of either): see ``_BLOCK_ASYNC_COPIES``."""
+    reference = call_reference(node) if node.type == "call_expression" else None
+    if reference is None:
+        return False
+    head, _, name = reference.split("<", 1)[0].rpartition("::")
+    owners = _BLOCK_ASYNC_COPIES.get(name.strip(), ())
+    return (not head or ("cg" in owners and head in cg)
+            or ("cuda" in owners and head in ("cuda", "::cuda"))) and bool(owners)
+
 
 def library_block_collective(node: ts.Node, block_vars: set[str], cg: frozenset[str] = CG_NAMESPACES) -> str | None:
     """The name a call gives a thread block to, as written, when that may be a collective of
@@ -321,12 +361,16 @@ def library_block_collective(node: ts.Node, block_vars: set[str], cg: frozenset[
     ``cuda::memcpy_async(block, ...)``); None for any other call, for ``sync(block)`` (a
     barrier hfuse rewrites, however qualified), the group functions of ``_GROUP_FUNCTIONS`` and member
     calls (``block.sync()``)."""
-    if node.type != "call_expression" or called_name(node) in _GROUP_FUNCTIONS:
+    if node.type != "call_expression" or called_name(node) in _GROUP_FUNCTIONS or is_block_async_copy(node, cg):
         return None
-    fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-    if fn is None or args is None or fn.type not in ("identifier", "qualified_identifier", "template_function"):
+    fn = node.child_by_field_name("function")
+    if fn is None or fn.type not in ("identifier", "qualified_identifier", "template_function"):
         return None
-    if not any((a.type == "identifier" and a.text.decode() in block_vars) or is_cg_block_call(a)
-               for a in args.named_children):
-        return None
-    return compact(fn.text.decode())
+    return compact(fn.text.decode()) if gives_the_block(node, block_vars) else None
+
+
+def gives_the_block(call: ts.Node, block_vars: set[str]) -> bool:
+    """Whether a call is given a thread block: a variable of ``block_vars`` or ``this_thread_block()``."""
+    args = call.child_by_field_name("arguments")
+    return args is not None and any((a.type == "identifier" and a.text.decode() in block_vars) or is_cg_block_call(a)
+                                    for a in args.named_children)

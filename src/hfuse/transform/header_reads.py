@@ -24,17 +24,13 @@ from pathlib import Path
 from typing import Mapping
 
 from ..frontend.clang import FunctionMeaning, HeaderUse, Meaning
-from ..frontend.model import WARPGROUP_RUN
+from ..frontend.model import OWN_BLOCK_READS, THREAD_INDEX_READS, WARPGROUP_RUN, WHOLE_BLOCK_READS
 from .analysis import MACRO_SUSPICION, FunctionFacts, ProgramFacts
 from .opaque import REFUSAL_HINT, Unseen, classify_cub, cub_entity
 
 COOPERATIVE_GROUPS = "cooperative_groups::"
-_WHOLE_BLOCK_READS = frozenset({"reads threadIdx", "reads %tid", "reads %warpid", "synchronises the block",
-                                WARPGROUP_RUN})
-"""What stays as the kernel saw it where a fused block runs one whole block of it on its first threads."""
-_OWN_BLOCK_READS = frozenset({"reads blockDim", "reads %ntid"})
-"""What stays too where that fused block is also exactly the kernel's own block (PyTorch's
-``BlockReduceSum`` counts its warps from ``blockDim.x``)."""
+_WHOLE_BLOCK_READS = WHOLE_BLOCK_READS | {WARPGROUP_RUN}
+_OWN_BLOCK_READS = OWN_BLOCK_READS
 
 
 def classify(use: HeaderUse) -> Unseen | None:
@@ -97,6 +93,8 @@ def add_header_reads(program: ProgramFacts, meaning: Meaning) -> int:
                     whole.add(use.line)
                     if unseen.own_block:
                         f.own_block.append((unseen.why, use.line))
+                    if set(use.reads) & THREAD_INDEX_READS and cub_entity(use.qualified) is None:
+                        f.raw_thread_index.append((unseen.why, use.line))  # (CUB counts the linear index)
                 else:
                     f.opaque.append((unseen.why, use.line, unseen.hint or REFUSAL_HINT))
                     refused.add(use.line)

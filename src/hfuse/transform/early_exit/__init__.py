@@ -16,7 +16,9 @@ becomes ``if (hf_active && (cond)) hf_active = false;``. In the region
   ``if (hf_active) { ... }``; declarations that later statements use are hoisted out of
   it (``const`` dropped from a hoisted scalar);
 - barriers stay where they are and every thread still reaching the region executes them:
-  ``__syncthreads();`` alone, ``block.sync();``, ``cg::sync(block);``;
+  ``__syncthreads();`` alone, ``block.sync();``, ``cg::sync(block);`` (or ``sync(block);``
+  after ``using namespace cooperative_groups;``), ``cg::wait(block);`` (a thread that copied
+  nothing waits for nothing, then meets the others);
 - ``__syncthreads_count/or(p)`` become ``...(hf_active && (p))`` and
   ``__syncthreads_and(p)`` ``...(!hf_active || (p))``: threads that returned count as
   natively, not at all;

@@ -7,7 +7,8 @@ import tree_sitter as ts
 
 from ...frontend.parse import declarator_name, line_of, parse, walk
 from ...errors import HFuseError, Location
-from ..cuda_syntax import called_name, cg_block_variables, is_block_sync_call, is_cg_sync_call, SYNC_BUILTINS
+from ..cuda_syntax import (called_name, cg_block_variables, gives_the_block, is_block_sync_call, is_cg_sync_call,
+                           is_cg_wait_call, SYNC_BUILTINS)
 from ..program_functions import Helpers
 from .plan import RegionPlanner
 from .syntax import _function, _function_declarator, _HINT, _plain_name, _PURE_CALLS, _real, _RED, _TYPE_NODES
@@ -77,7 +78,7 @@ class ParsedFunction(UniformityProof, RegionPlanner):
         fn = node.child_by_field_name("function")
         if name is None and fn is not None and fn.type == "field_expression":  # obj.f(): a member that syncs
             name = _plain_name(fn.child_by_field_name("field"))
-        return (name in SYNC_BUILTINS or name in self.helpers.barriers or is_cg_sync_call(node, self.helpers.cg)
+        return (name in SYNC_BUILTINS or name in self.helpers.barriers or self._is_cg_barrier(node)
                 or is_block_sync_call(node, self.block_vars) or name in self.sync_lambdas
                 or self._passes_a_barrier(node))
 
@@ -122,8 +123,18 @@ class ParsedFunction(UniformityProof, RegionPlanner):
         call = statement.named_children[0]
         if call.type != "call_expression" or not self.is_barrier_call(call):
             return False
-        return (called_name(call) == "__syncthreads" or is_cg_sync_call(call, self.helpers.cg)
+        return (called_name(call) == "__syncthreads" or self._is_cg_barrier(call)
                 or is_block_sync_call(call, self.block_vars))
+
+    def _is_cg_barrier(self, call: ts.Node) -> bool:
+        """``cg::sync(g)``, ``cg::wait(g)``, ``cg::wait_prior<N>(g)`` (a thread with no copies of
+        its own waits for none, then meets the others at the group's barrier); called by the
+        name alone where the program has a function of that name too, only if given the block."""
+        fn = call.child_by_field_name("function")
+        if fn is not None and fn.type != "qualified_identifier" and called_name(call) in self.helpers.texts \
+                and not gives_the_block(call, self.block_vars):
+            return False
+        return is_cg_sync_call(call, self.helpers.cg) or is_cg_wait_call(call, self.helpers.cg)
 
     def sync_call(self, statement: ts.Node) -> ts.Node | None:
         """The call of ``h(...);``, ``x op= h(...);``, ``T x = h(...);`` or ``return h(...);`` when it
