@@ -20,7 +20,7 @@ from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.instances import instance_reference
-from .frontend.closure import DeviceClosure, brings_one_of, device_closure, template_argument_names
+from .frontend.closure import STD, DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
 from .frontend.options import DEFAULT_STD, NO_OPTIONS, CompileOptions, language_flags_for
 from .frontend.parse import first_error, line_of, parse
@@ -269,7 +269,7 @@ def _nominated(program: Program, items: Sequence[TopLevelItem]) -> list[tuple[st
     for item in items:
         if item.kind == "using" and item.nominates:
             key = program.resolver.namespace(item.scope, item.nominates)
-            if key in program.resolver.namespaces:
+            if key in program.resolver.namespaces or key == STD:  # (NVRTC may have no std of its own)
                 found.append(tuple(key.split("::")))
     return list(dict.fromkeys(found))
 

@@ -179,6 +179,34 @@ def test_conditionals_on_macros_of_system_headers(tmp_path):
     compile_nvrtc(fused.source, [fused.name_expression])
 
 
+USING_STD = """
+#include <type_traits>
+#include <cuda_bf16.h>
+using namespace std;
+template <typename T>
+__global__ void to_float(float* y, const T* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if constexpr (is_same_v<T, __nv_bfloat16>) y[i] = __bfloat162float(x[i]);
+  else y[i] = static_cast<float>(x[i]) + static_cast<float>(is_integral<T>::value);
+}
+"""
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("instance", ["__nv_bfloat16", "int"])
+def test_using_namespace_std_stays_for_the_device_code_that_leans_on_it(tmp_path, instance):
+    # once dropped with the host code: 'is_same_v' undefined in the fused file
+    from toolchain import compile_nvrtc
+
+    fused = fuse([AXPY, KernelSpec("k.cu", "to_float", Dim3(128), (instance,))], sources={"k.cu": USING_STD})
+    assert "\nusing namespace std;\n" in fused.source
+    assert fused.source.index("namespace std {") < fused.source.index("using namespace std;")  # NVRTC: std exists
+    compile_nvcc(fused.source, workdir=tmp_path)
+    compile_nvrtc(fused.source, [fused.name_expression])
+
+
 def test_system_header_macros_come_from_the_host_compiler():
     from hfuse.frontend.system_macros import header_macros
 

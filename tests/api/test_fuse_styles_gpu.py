@@ -277,6 +277,8 @@ MAKERS: dict[str, Maker] = {
     "staged::pair_sums": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N - 37)],
                                                    Dim3(cdiv(N - 37, 256)), 0, (1,)),
     "staged::rotate_tile": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N - 37)], _flat(b), 0, (1,)),
+    # 64 blocks of 4 tiles each through a two-stage pipeline
+    "pipeline_sum": lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, 64 * 128), np.int32(4)], Dim3(64), 0, (1,)),
     # launch_macros.cu
     "ops::fill_ints": lambda rng, cp, b: Launch([_zeros(cp, N, np.int32), np.int32(7), np.int32(N)], _flat(b), 0, (0,)),
     "ops::unrolled_add<4>": lambda rng, cp, b: Launch([_f32(rng, cp), _f32(rng, cp), np.int32(N)], _flat(b, N, 4), 0,

@@ -22,6 +22,7 @@ from .resolve import LocalNames, using_declaration
 # Namespaces of the CUDA toolkit that device code may name: their using-directives and
 # aliases stay in the fused file. Any other namespace must be declared in the program.
 DEVICE_NAMESPACES = ("cooperative_groups", "cub", "nvcuda", "cuda", "wmma")
+STD = "std"
 
 
 @dataclass(frozen=True)
@@ -124,5 +125,8 @@ def _item_references(program: Program, kernel: Function) -> frozenset[str]:
 
 
 def _device_namespace(program: Program, item: TopLevelItem) -> bool:
+    """A using-directive or alias of a namespace device code may use: the program's, the CUDA
+    libraries', or ``std`` itself (``using namespace std;``, which device code may lean on for
+    ``is_same_v`` or ``min``; the fused file declares ``namespace std {}`` first, for NVRTC)."""
     target = program.resolver.namespace(item.scope, item.nominates or "")
-    return target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES
+    return target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES or target == STD

@@ -156,7 +156,8 @@ def _grid(rng: random.Random) -> Dim3:
 
 def random_kernel(rng: random.Random, index: int) -> KernelRecipe:
     block = _block(rng)
-    kinds = [k for k in STEP_KINDS if not (k in WARP_STEPS and block.size % WARP) and not (k in FLAT_STEPS and block.rank > 1)]
+    kinds = [k for k in STEP_KINDS
+             if not (k in WARP_STEPS and block.size % WARP) and not (k in FLAT_STEPS and block.rank > 1)]
     weights = [0.25 if k in WHOLE_BLOCK_STEPS else 1.0 for k in kinds]  # most cases stay for every layout
     steps = tuple(Step(rng.choices(kinds, weights)[0], rng.randint(1, 31)) for _ in range(rng.randint(1, 6)))
     return KernelRecipe(index, block, _grid(rng), steps, grid_stride=rng.random() < 0.3,

@@ -14,15 +14,17 @@ from typing import Any, Mapping, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..frontend.model import (BLOCK_SYNC, OWN_BLOCK_READS, THREAD_INDEX_READS, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET,
-                              WARPGROUP_RUN, WHOLE_BLOCK_READS, Function, TopLevelItem, ptx_block_reads, qualify)
+from ..frontend.model import (BLOCK_SYNC, OWN_BLOCK_READS, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, PTX_WARPGROUP,
+                              REGISTERS_SET, THREAD_INDEX_READS, WARPGROUP_RUN, WHOLE_BLOCK_READS, Function,
+                              TopLevelItem, ptx_block_reads, qualify)
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS,
-                          call_reference, called_name, cg_block_variables, cg_spellings, gives_the_block, grid_group_uses, grid_use_text, is_block_sync_call,
-                          library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
-                          is_cg_sync_call, is_cg_wait_call, is_extern_shared_declaration, is_static_shared_declaration, tile_places)
+                          call_reference, called_name, cg_block_variables, cg_spellings, gives_the_block,
+                          grid_group_uses, grid_use_text, is_block_sync_call, library_block_collective,
+                          is_builtin_reference, is_cg_block_call, is_cg_block_type, is_cg_sync_call, is_cg_wait_call,
+                          is_extern_shared_declaration, is_static_shared_declaration, tile_places)
 from .opaque import REFUSAL_HINT, OpaqueNames
 from .template_parameters import locals_of_type_parameters, through_template_parameter, type_parameters_of
 from .tile_ranks import TileArgument, check_tile_parameters, ranked_tiles, tile_arguments
@@ -174,8 +176,9 @@ def analyze(
                                           line))
             if name in SYNC_BUILTINS:
                 facts.barriers.append((name, line))
-            elif (is_cg_sync_call(node, cg) or is_cg_wait_call(node, cg)) and (gives_the_block(node, block_vars) or not (
-                    known and resolver is not None and resolver.resolve(function.scope, call_reference(node), local, known))):
+            elif (is_cg_sync_call(node, cg) or is_cg_wait_call(node, cg)) and (  # not the program's own 'sync(x)'
+                    gives_the_block(node, block_vars) or not (known and resolver is not None and resolver.resolve(
+                        function.scope, call_reference(node), local, known))):
                 facts.barriers.append((f"cg::{called_name(node)}", line))
             else:
                 callee = _record_call(node, function, facts, line, resolver, known, local, local_types)

@@ -334,18 +334,21 @@ _GROUP_FUNCTIONS = ("sync", "tiled_partition", "thread_rank", "group_size", "num
 barrier and ``tiled_partition`` its tiles (``cooperative_groups.py``); the others call the
 group's own members, which the part's block has."""
 
-_BLOCK_ASYNC_COPIES = {"memcpy_async": ("cg", "cuda"), "wait": ("cg",), "wait_prior": ("cg",)}
+_BLOCK_ASYNC_COPIES = {"memcpy_async": ("cg", "cuda"), "wait": ("cg",), "wait_prior": ("cg",),
+                       "make_pipeline": ("cuda",)}
 """Async copies of the headers that take a part's thread block as they take the block:
 cooperative groups' ``memcpy_async``/``wait``/``wait_prior<N>`` and libcu++'s
 ``cuda::memcpy_async`` are templates over the group that spread the copy by its
-``thread_rank()`` and ``size()`` (``cp.async`` per thread) and wait with its ``sync()``, all
-members the part's block has (the preamble lets cooperative groups take that type)."""
+``thread_rank()`` and ``size()`` (``cp.async`` per thread) and wait with its ``sync()``;
+``cuda::make_pipeline`` sizes the pipeline's barriers by ``size()``, lets ``thread_rank() == 0``
+initialise them and meets the group at ``sync()``: all members the part's block has (the
+preamble lets cooperative groups take that type)."""
 
 
 def is_block_async_copy(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bool:
     """``cg::memcpy_async(block, ...)``, ``cg::wait(block)``, ``cg::wait_prior<1>(block)``,
-    ``cuda::memcpy_async(block, ..., barrier)``, or the same unqualified (a ``using namespace``
-    of either): see ``_BLOCK_ASYNC_COPIES``."""
+    ``cuda::memcpy_async(block, ..., barrier)``, ``cuda::make_pipeline(block, &state)``, or the
+    same unqualified (a ``using namespace`` of either): see ``_BLOCK_ASYNC_COPIES``."""
     reference = call_reference(node) if node.type == "call_expression" else None
     if reference is None:
         return False
@@ -357,10 +360,10 @@ def is_block_async_copy(node: ts.Node, cg: frozenset[str] = CG_NAMESPACES) -> bo
 
 def library_block_collective(node: ts.Node, block_vars: set[str], cg: frozenset[str] = CG_NAMESPACES) -> str | None:
     """The name a call gives a thread block to, as written, when that may be a collective of
-    the CUDA headers over the whole block (``cg::memcpy_async(block, ...)``, ``cg::wait(block)``,
-    ``cuda::memcpy_async(block, ...)``); None for any other call, for ``sync(block)`` (a
-    barrier hfuse rewrites, however qualified), the group functions of ``_GROUP_FUNCTIONS`` and member
-    calls (``block.sync()``)."""
+    the CUDA headers over the whole block (``cg::invoke_one(block, f)``); None for any other
+    call, for ``sync(block)`` (a barrier hfuse rewrites, however qualified), the group functions
+    of ``_GROUP_FUNCTIONS``, the async copies of ``_BLOCK_ASYNC_COPIES`` and member calls
+    (``block.sync()``)."""
     if node.type != "call_expression" or called_name(node) in _GROUP_FUNCTIONS or is_block_async_copy(node, cg):
         return None
     fn = node.child_by_field_name("function")

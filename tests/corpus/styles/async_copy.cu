@@ -72,3 +72,28 @@ __global__ void rotate_tile(const float* __restrict__ in, float* __restrict__ ou
   out[i] = tile[(t + 1) % live];
 }
 }  // namespace staged
+
+// a two-stage pipeline over the block, as the programming guide writes it: each block sums
+// `tiles` consecutive tiles, copying the next while reading the current one
+#include <cuda/pipeline>
+constexpr int kStages = 2;
+__global__ void pipeline_sum(const float* __restrict__ in, float* __restrict__ out, int tiles) {
+  auto block = cg::this_thread_block();
+  __shared__ alignas(16) float stage[kStages][kTile];
+  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> state;
+  auto pipe = cuda::make_pipeline(block, &state);
+  const int t = block.thread_rank();
+  const float* base = in + static_cast<size_t>(blockIdx.x) * tiles * kTile;
+  float acc = 0.f;
+  for (int fetch = 0, use = 0; use < tiles; ++use) {
+    for (; fetch < tiles && fetch < use + kStages; ++fetch) {
+      pipe.producer_acquire();
+      cuda::memcpy_async(block, stage[fetch % kStages], base + fetch * kTile, sizeof(float) * kTile, pipe);
+      pipe.producer_commit();
+    }
+    pipe.consumer_wait();
+    acc += stage[use % kStages][kTile - 1 - t] * static_cast<float>(use + 1);
+    pipe.consumer_release();
+  }
+  out[blockIdx.x * kTile + t] = acc;
+}

@@ -200,6 +200,7 @@ CASES = (
     Case("async_copy.cu", "barrier_copy_scale", 128),
     Case("async_copy.cu", "staged::pair_sums", 128),
     Case("async_copy.cu", "staged::rotate_tile", 128),
+    Case("async_copy.cu", "pipeline_sum", 128),
     # export macros, extern "C" in a namespace, launch bounds from macros, unroll counts from templates
     Case("launch_macros.cu", "ops::fill_ints", 256),
     Case("launch_macros.cu", "ops::unrolled_add<4>", 128),
