@@ -96,3 +96,21 @@ def test_the_builds_language_flags_reach_the_compile_check_and_the_header(tmp_pa
     assert main([*args, "-expt-relaxed-constexpr"]) == 0
     assert "can launch" in capsys.readouterr().err
     assert "language flags: --expt-relaxed-constexpr" in out.read_text()
+
+
+def test_a_kernel_is_picked_by_the_line_of_its_definition(tmp_path, capsys):
+    # kernels of one name that differ only in their parameters: NAME@LINE says which
+    from hfuse.config import load_config
+
+    source = tmp_path / "two.cu"
+    source.write_text("__global__ void fill(float* x) { x[threadIdx.x] = 1.f; }\n"
+                      "__global__ void fill(float* x, float v) { x[threadIdx.x] = v; }\n")
+    assert main(["fuse", str(source), VEC, "-k", "fill@2:128", "-k", "vec_scale:128", "-o", str(tmp_path / "f.cu")]) == 0
+    assert "x[hf_ctx.threadIdx.x] = v;" in (tmp_path / "f.cu").read_text()
+    config = tmp_path / "fuse.yaml"
+    config.write_text(f"kernels:\n  - {{file: two.cu, name: fill, block: 128, line: 1}}\n"
+                      f"  - {{file: {VEC}, name: vec_scale, block: 128}}\n")
+    assert load_config(config).kernels[0].line == 1
+    config.write_text(config.read_text().replace("line: 1", "line: first"))
+    assert main(["fuse", "-c", str(config), "-o", str(tmp_path / "g.cu")]) != 0
+    assert "'line' is the line its definition starts on, a positive integer" in capsys.readouterr().err

@@ -325,8 +325,8 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     requests, specs = tuple(specs), _as_compiled(specs, files)
     program = _merge(files, specs)
     by_path = {f.path: f for f in files}
-    found = [program.kernel(s.name, s.file, s.template_args, overload_choice(s, by_path[s.file], sources, options))
-             for s in specs]
+    found = [program.kernel(s.name, s.file, s.template_args, overload_choice(s, by_path[s.file], sources, options),
+                            s.line) for s in specs]
     constants = instance_constants(specs, found, files, sources, options)
     closure = device_closure(program, found, [s.template_args for s in specs])
     opaque = opaque_names(program.items, program.resolver)
@@ -410,7 +410,7 @@ def device_source(
         kernel = _as_compiled([kernel], files)[0]
         program = _merge(files, [kernel])
         function = program.kernel(kernel.name, kernel.file, kernel.template_args,
-                                  overload_choice(kernel, files[0], sources, options or NO_OPTIONS))
+                                  overload_choice(kernel, files[0], sources, options or NO_OPTIONS), kernel.line)
         kernels = [i for i in program.items if i.function is not None and i.function.kind == "global"
                    and i.function.file == function.file and i.function.key.split("<")[0].strip() == function.key]
         item = next(i for i in kernels if i.function is function or i.function.line == function.line)

@@ -35,7 +35,7 @@ from .frontend.parse import split_template_args
 from .spec import Dim3, KernelSpec
 from .registers import RegisterCap
 
-_KERNEL_KEYS = {"file", "name", "block", "template_args", "tunable", "compile"}
+_KERNEL_KEYS = {"file", "name", "block", "template_args", "tunable", "compile", "line"}
 _TOP_KEYS = {"output", "layout", "strategy", "register_cap", "name", "barrier", "kernels", "tune", "pair", "workloads", "compile"}
 
 
@@ -178,24 +178,31 @@ def _kernel(entry: Any, index: int, path: Path) -> KernelSpec:
     targs = entry.get("template_args", ())
     if isinstance(targs, (str, int)):
         targs = [targs]
-    return KernelSpec(path.parent / entry["file"], str(entry["name"]), block, tuple(str(a) for a in targs), bool(entry.get("tunable", False)))
+    line = entry.get("line")
+    if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 1):
+        raise HFuseError(f"kernel #{index} ({entry['name']}): 'line' is the line its definition starts on, "
+                         f"a positive integer, not {line!r}", where)
+    return KernelSpec(path.parent / entry["file"], str(entry["name"]), block, tuple(str(a) for a in targs),
+                      bool(entry.get("tunable", False)), line=line)
 
 
 _CLI_KERNEL = re.compile(
-    r"^(?:(?P<file>[^:]+\.\w+):)?(?P<name>(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:<(?P<targs>.*)>)?:(?P<block>[\dx,]+)$"
+    r"^(?:(?P<file>[^:]+\.\w+):)?(?P<name>(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:<(?P<targs>.*)>)?"
+    r"(?:@(?P<line>\d+))?:(?P<block>[\dx,]+)$"
 )
 
 
 def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
                         defining: Callable[[str], list[Path]] | None = None) -> KernelSpec:
     """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``; NAME may be
-    qualified (``mylib::scale:256``). The file is the one whose text names it; where none
+    qualified (``mylib::scale:256``), and followed by ``@LINE`` where kernels of that name differ
+    only in their parameters (``norm<float>@580:256``, the one defined at line 580). The file is the one whose text names it; where none
     does (a kernel in a header a file includes, or one a macro defines), ``defining``: the
     files whose kernels, preprocessed, have that name."""
     match = _CLI_KERNEL.match(text.strip())
     if not match:
         raise HFuseError(f"--kernel '{text}' is not NAME:BLOCK, NAME<TEMPLATE ARGS>:BLOCK or FILE:NAME:BLOCK (e.g. hist:512, stencil:16x16)")
-    name = match.group("name")
+    name, line = match.group("name"), int(match.group("line")) if match.group("line") else None
     try:
         block = Dim3.of(match.group("block"))
     except ValueError as exc:
@@ -205,16 +212,16 @@ def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
         file = Path(match.group("file"))
         if file not in files:
             files.append(file)
-        return KernelSpec(file, name, block, targs)
+        return KernelSpec(file, name, block, targs, line=line)
     plain = name.split("::")[-1]  # a qualified name (mylib::scale) is written 'scale(' in its namespace
     holders = list(dict.fromkeys(f for f in files if re.search(rf"\b{re.escape(plain)}\s*\(", sources[f])))
     if not holders and defining is not None and len(files) > 1:
         holders = defining(name)
     if not holders:
         if len(files) == 1:
-            return KernelSpec(files[0], name, block, targs)  # fuse() names the file's kernels
+            return KernelSpec(files[0], name, block, targs, line=line)  # fuse() names the file's kernels
         listed = ", ".join(str(f) for f in files) or "no files given"
         raise HFuseError(f"no file defines a kernel named '{name}' ({listed})", Location(None, None, name))
     if len(holders) > 1:
         raise HFuseError(f"'{name}' appears in {', '.join(map(str, holders))}: say which with --kernel FILE:{name}:{block}")
-    return KernelSpec(holders[0], name, block, targs)
+    return KernelSpec(holders[0], name, block, targs, line=line)

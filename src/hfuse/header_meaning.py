@@ -76,7 +76,7 @@ def overload_choice(spec: KernelSpec, source: SourceFile, sources: Mapping[str |
                 f"{', '.join(str(f.line) for f in candidates)}) that all take '{name}': they differ in their "
                 "parameters, which a kernel's name and template arguments do not say",
                 Location(source.path, candidates[0].line, spec.name),
-                hint="rename one of the kernels (hfuse selects a kernel by its name and template arguments)")
+                hint=f"say which by the line its definition starts on: -k '{name}@{candidates[0].line}:BLOCK'")
         raise HFuseError(
             f"'{spec.name}' names {len(candidates)} kernel templates that take {len(spec.template_args)} template "
             f"argument(s) (lines {', '.join(str(f.line) for f in candidates)}), and hfuse cannot tell which one "

@@ -57,6 +57,8 @@ class KernelSpec:
     (the paper's deep-learning kernels) or must keep it (its crypto kernels).
     ``options``: this kernel's file is preprocessed with these instead of the request's
     (two benchmark files built with ``-DBLOCK_SIZE=16`` and ``-DBLOCK_SIZE=256``).
+    ``line``: the line its definition starts on, which picks one of kernels that share the
+    name and differ only in their parameters (``-k 'NAME@LINE:BLOCK'``); None: by name alone.
     """
 
     file: Path
@@ -65,6 +67,7 @@ class KernelSpec:
     template_args: tuple[str, ...] = ()
     tunable: bool = False
     options: CompileOptions | None = None
+    line: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file", Path(self.file))

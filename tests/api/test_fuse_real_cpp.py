@@ -873,7 +873,25 @@ def test_kernel_templates_that_differ_only_in_their_parameters_are_refused_with_
                                          r"differ in their parameters") as err:
         fuse([KernelSpec("k.cu", "fill", Dim3(128), ("float",)), KernelSpec("k.cu", "other", Dim3(96))],
              sources={"k.cu": OVERLOADED_BY_PARAMETERS})
-    assert "rename one of the kernels" in err.value.hint
+    assert "-k 'fill<float>@2:BLOCK'" in err.value.hint
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("line, body", [(2, "= T(1);"), (3, "= v;")])
+def test_the_line_of_its_definition_picks_one_of_kernels_that_differ_in_their_parameters(tmp_path, line, body):
+    # PyTorch's batch_norm_backward_elemt_kernel is two such templates; before, only renaming one helped
+    fused = fuse([KernelSpec("k.cu", "fill", Dim3(128), ("float",), line=line), KernelSpec("k.cu", "other", Dim3(96))],
+                 sources={"k.cu": OVERLOADED_BY_PARAMETERS})
+    part = fused.source[fused.source.index("// ---- part 1"):fused.source.index("// ---- part 2")]
+    assert body in part and part.count("fill__hf1(") == 1
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_a_line_where_no_kernel_of_the_name_is_defined_says_where_they_are():
+    with pytest.raises(HFuseError, match=r"no kernel named 'fill' is defined at line 4 of k.cu \(kernels of that "
+                                         r"name start at lines: 2, 3\)"):
+        fuse([KernelSpec("k.cu", "fill", Dim3(128), ("float",), line=4), KernelSpec("k.cu", "other", Dim3(96))],
+             sources={"k.cu": OVERLOADED_BY_PARAMETERS})
 
 
 def test_a_two_dimensional_kernel_whose_header_counts_its_block_is_told_to_stay_unfused(tmp_path):

@@ -150,7 +150,8 @@ def add_fuse_parser(sub: argparse._SubParsersAction) -> None:
                           description="Fuse two or more __global__ kernels into one. Input files are never modified.")
     fuse.add_argument("files", nargs="*", help=".cu files holding the kernels")
     fuse.add_argument("-k", "--kernel", action="append", metavar="SPEC",
-                      help="a kernel and its block: NAME:256, NAME:32x16, 'NAME<float, 4>:128' or FILE:NAME:256; in fused order")
+                      help="a kernel and its block: NAME:256, NAME:32x16, 'NAME<float, 4>:128', FILE:NAME:256 or NAME@LINE:256 "
+                           "(of kernels of one name, the one defined at LINE); in fused order")
     fuse.add_argument("-c", "--config", help="YAML or TOML file describing the kernels (instead of FILES and --kernel)")
     fuse.add_argument("-o", "--output", help="the fused .cu file to write")
     add_layout_flag(fuse)

@@ -121,25 +121,35 @@ class Program:
         )
 
     def kernel(self, name: str, file: Path, template_args: Sequence[str] = (),
-               overload: OverloadChoice | None = None) -> Function:
+               overload: OverloadChoice | None = None, line: int | None = None) -> Function:
         """The ``__global__`` function ``name`` (plain or qualified) of ``file``, or a clear error.
 
         Kernels that share a name (overloads) are told apart by the template arguments they
         accept (their number, defaults and packs); where several accept them, ``overload``
         (a C++ compiler's overload resolution, SFINAE included) says which one the instance
-        is; where nothing singles one out, hfuse refuses rather than pick. An explicit
+        is; ``line`` (where a definition starts) picks one that differ only in their parameters;
+        where nothing singles one out, hfuse refuses rather than pick. An explicit
         specialisation for ``template_args`` is what that instance runs (``specialisation.py``)."""
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
-        return specialised(self._kernel_of(source, name, template_args, overload), source.functions, template_args)
+        return specialised(self._kernel_of(source, name, template_args, overload, line), source.functions,
+                           template_args)
 
     def _kernel_of(self, source: SourceFile, name: str, template_args: Sequence[str],
-                   overload: OverloadChoice | None) -> Function:
+                   overload: OverloadChoice | None, line: int | None = None) -> Function:
         file = source.path
         kernels = source.kernels
         wanted = compact(name.lstrip(":"))
         overloads = [f for f in source.functions if f.kind == "global" and wanted in (f.key, f.key.split("::")[-1])
                      and not f.is_explicit_specialisation]
+        if line is not None:
+            at_line = [f for f in overloads if f.line <= line <= f.line + f.text.count("\n")]
+            if len(at_line) != 1:
+                listed = ", ".join(str(f.line) for f in overloads) or "none"
+                raise HFuseError(f"no kernel named '{name}' is defined at line {line} of {file.name} (kernels of "
+                                 f"that name start at lines: {listed})", Location(file, line, name),
+                                 hint="give the line the kernel's definition starts on (-k 'NAME@LINE:BLOCK')")
+            return at_line[0]
         if len({f.key for f in overloads}) == 1 and len(overloads) > 1:
             fitting = [f for f in overloads if _accepts(f, len(template_args))]
             if overload is not None and template_args and len(fitting) > 1:
@@ -151,7 +161,8 @@ class Program:
                     f"{len(template_args)} template argument(s)",
                     Location(file, overloads[0].line, name),
                     hint="hfuse picks an overload by the template arguments it accepts (and, where several do, as "
-                         "the compiler would); give them (-k 'NAME<...>:BLOCK'), or rename one kernel",
+                         "the compiler would); give them (-k 'NAME<...>:BLOCK'), or the line of the one you mean "
+                         f"(-k '{name}@{overloads[-1].line}:BLOCK')",
                 )
             return fitting[0]
         if wanted in kernels:

@@ -47,6 +47,8 @@ def describe_launch(launch: KernelLaunch) -> dict[str, Any]:
         "args": [describe_arg(a) for a in launch.args],
         "outputs": [[o.index, o.compare, o.rtol, o.atol] for o in launch.outputs],
     }
+    if launch.kernel.line is not None:  # which of kernels of one name
+        described["line"] = launch.kernel.line
     if launch.kernel.options is not None:  # this kernel's own -I/-D/-std
         described["options"] = launch.kernel.options.to_dict()
     if launch.symbols:  # __constant__/__device__ data by name, dtype and shape (not contents)
