@@ -207,6 +207,34 @@ def test_using_namespace_std_stays_for_the_device_code_that_leans_on_it(tmp_path
     compile_nvrtc(fused.source, [fused.name_expression])
 
 
+USING_STD_NAMES = """
+#include <limits>
+#include <algorithm>
+#include <vector>
+using std::numeric_limits;
+using std::min;
+using std::vector;
+__global__ void clamp_half_max(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = min(x[i], numeric_limits<float>::max() / 2.f);
+}
+void host_only() { vector<int> v(3); }
+"""
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_using_declarations_of_std_names_stay_where_device_code_names_them(tmp_path):
+    # once dropped with the host code: 'numeric_limits' undefined; 'vector' stays out (host code)
+    from toolchain import compile_nvrtc
+
+    fused = fuse([AXPY, KernelSpec("k.cu", "clamp_half_max", Dim3(128))], sources={"k.cu": USING_STD_NAMES})
+    assert "using std::numeric_limits;" in fused.source and "using std::min;" in fused.source
+    assert "vector" not in fused.source.split("// ---- hfuse support")[1]
+    compile_nvcc(fused.source, workdir=tmp_path, flags=["--expt-relaxed-constexpr"])
+    compile_nvrtc(fused.source, [fused.name_expression])
+
+
 def test_system_header_macros_come_from_the_host_compiler():
     from hfuse.frontend.system_macros import header_macros
 

@@ -88,13 +88,18 @@ def device_closure(program: Program, kernels: Sequence[Function],
                         taken.add(member)
                         pending.append((program.items[member].scope, program.items[member].text,
                                         program.items[member].references))
+    written = {name.rsplit("::", 1)[-1] for references in [*(_item_references(program, k) for k in kernels),
+                                                           *(program.items[i].references for i in taken)]
+               for name in references}
     for index, item in enumerate(program.items):
         if item.kind == "using" and _device_namespace(program, item):
             taken.add(index)
         elif item.kind == "declaration" and (brought := using_declaration(item.text)) is not None:
-            # ``using cub::BlockReduce;``: kept where it names into a namespace device code may use
+            # ``using cub::BlockReduce;``: kept where it names into a namespace device code may use;
+            # ``using std::numeric_limits;`` where device code names it (else it may name host code)
             target = program.resolver.namespace(item.scope, brought.rsplit("::", 1)[0])
-            if target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES:
+            if target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES or (
+                    target == STD and brought.rsplit("::", 1)[-1] in written):
                 taken.add(index)
         elif item.kind == "other" and item.text.lstrip().startswith(("#pragma", "static_assert")):
             taken.add(index)
