@@ -196,9 +196,9 @@ def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
                         defining: Callable[[str], list[Path]] | None = None) -> KernelSpec:
     """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``; NAME may be
     qualified (``mylib::scale:256``), and followed by ``@LINE`` where kernels of that name differ
-    only in their parameters (``norm<float>@580:256``, the one defined at line 580). The file is the one whose text names it; where none
-    does (a kernel in a header a file includes, or one a macro defines), ``defining``: the
-    files whose kernels, preprocessed, have that name."""
+    only in their parameters (``norm<float>@580:256``, the one defined at line 580). The file is
+    the one whose text names it; where none does (a kernel in a header a file includes, or one a
+    macro defines), ``defining``: the files whose kernels, preprocessed, have that name."""
     match = _CLI_KERNEL.match(text.strip())
     if not match:
         raise HFuseError(f"--kernel '{text}' is not NAME:BLOCK, NAME<TEMPLATE ARGS>:BLOCK or FILE:NAME:BLOCK (e.g. hist:512, stencil:16x16)")

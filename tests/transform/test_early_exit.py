@@ -439,3 +439,17 @@ def test_a_namespace_with_a_synchronising_function_is_no_synchronising_type():
 def test_without_an_early_return_they_stay_as_written():
     text = _kernel("auto sync = [&]() { __syncthreads(); };\nint i = threadIdx.x;\na[i] = 1;\nsync();\na[i + 1] = 2;")
     assert _safe(text) == text
+
+
+def test_what_only_declares_names_stays_outside_the_guards():
+    # once: 'using namespace cooperative_groups;' in the region went into 'if (hf_active) { }',
+    # and the calls after it no longer compiled; a local struct lost its ';'
+    text = _kernel("__shared__ float s[128];\nint i = threadIdx.x;\nif (i >= n) return;\n"
+                   "using namespace cooperative_groups;\nnamespace g = cooperative_groups;\nusing T = float;\n"
+                   "typedef int I;\nstatic_assert(sizeof(T) == 4, \"float\");\nstruct Pair { T a; I b; };\n"
+                   "Pair p{a[i], 2};\ns[i] = p.a * p.b;\n__syncthreads();\na[i] = s[127 - i] + T(1);")
+    out = _squash(_safe(text))
+    assert ("if (hf_active && (i >= n)) hf_active = false; using namespace cooperative_groups; "
+            "namespace g = cooperative_groups; using T = float; "
+            "typedef int I; static_assert(sizeof(T) == 4, \"float\"); struct Pair { T a; I b; }; "
+            "if (hf_active) { Pair p{a[i], 2}; s[i] = p.a * p.b; } __syncthreads();") in out

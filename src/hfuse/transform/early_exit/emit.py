@@ -61,7 +61,9 @@ class RegionWriter:
         fn, node = self.fn, item.node
         kind = item.kind
         if kind in ("keep", "barrier", "pure"):
-            return [_indented(fn.src(node), indent)]
+            ending = node.next_sibling  # a local 'struct S {...};': the grammar leaves the ';' outside
+            closing = ";" if node.type.endswith("_specifier") and ending is not None and ending.type == ";" else ""
+            return [_indented(fn.src(node) + closing, indent)]
         if kind == "return":
             return [self.return_text(node, indent)]
         if kind == "bad":

@@ -8,7 +8,12 @@ import tree_sitter as ts
 from ...frontend.parse import declarator_name, is_pragma, walk
 from .syntax import _escapes, _guard, _key, _LOOPS, _real, _same, _statements
 
-
+_COMPILE_TIME = ("using_declaration", "alias_declaration", "type_definition", "namespace_alias_definition",
+                 "static_assert_declaration", "struct_specifier", "class_specifier", "union_specifier",
+                 "enum_specifier")
+"""Statements that only declare names for the compiler (``using namespace cg;``, ``using T =
+float;``, ``typedef``, ``static_assert``, a local ``struct``): guarded as work, their names
+would end with the guard."""
 
 
 @dataclass
@@ -42,6 +47,8 @@ class RegionPlanner:
             return Item("keep", s)
         if s.type.startswith("preproc") or s.type == "comment":  # a pragma goes with the statement after it
             return Item("preproc", s)
+        if s.type in _COMPILE_TIME:  # no code runs: it stays where its names are seen by what follows
+            return Item("keep", s)
         if _guard(s) is not None:
             return Item("guard", s)
         if s.type in ("return_statement", "break_statement", "continue_statement"):
