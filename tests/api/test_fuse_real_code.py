@@ -152,7 +152,7 @@ def test_shared_memory_wrapper_gets_each_parts_slice(files, tmp_path):
     fused = fuse([KernelSpec(partner, "partner", 128), KernelSpec(library, "reduce0", 256, ("float",))])
     part = _part(fused.source, 2)
     assert "struct SharedMemory__hf2 {" in part and "struct SharedMemory__hf2<double>" in part
-    assert "reinterpret_cast<int*>(hf_ctx.dyn_smem)" in part and "extern __shared__" not in part
+    assert "reinterpret_cast<int (*)[]>(hf_ctx.dyn_smem)" in part and "extern __shared__" not in part
     assert "SharedMemory__hf2<T>(hf_ctx)" in part
     assert "operator T *() { extern __shared__" not in fused.source  # the original wrapper is not emitted
     _compile(fused.source, tmp_path)

@@ -235,6 +235,40 @@ def test_using_declarations_of_std_names_stay_where_device_code_names_them(tmp_p
     compile_nvrtc(fused.source, [fused.name_expression])
 
 
+TRAITS_STORAGE = """
+struct Tile { float v[128]; };
+template <int kThreads_>
+struct Traits {
+  static constexpr int kThreads = kThreads_;
+  struct Reverser {
+    Tile& tile;
+    __device__ explicit Reverser(Tile& t) : tile(t) {}
+    __device__ float at(int i) const { return tile.v[kThreads - 1 - i]; }
+  };
+};
+template <typename Ktraits>
+__global__ void reverse_rows(const float* in, float* out) {
+  extern __shared__ char smem_[];
+  auto& tile = reinterpret_cast<Tile&>(smem_);
+  const Tile& seen = *reinterpret_cast<const Tile*>(&smem_);
+  tile.v[threadIdx.x] = in[blockIdx.x * Ktraits::kThreads + threadIdx.x];
+  __syncthreads();
+  out[blockIdx.x * Ktraits::kThreads + threadIdx.x] = typename Ktraits::Reverser(tile).at(threadIdx.x) + seen.v[0];
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_a_functional_cast_to_a_dependent_type_and_the_storage_of_dynamic_shared_memory(tmp_path):
+    # once: 'typename Ktraits::Reverser(tile).at(i)' (Mamba's scans call CUB so) did not parse; and
+    # 'reinterpret_cast<Tile&>(smem_)' reinterpreted a pointer variable, not the shared memory
+    fused = fuse([AXPY, KernelSpec("k.cu", "reverse_rows", Dim3(128), ("Traits<128>",))], sources={"k.cu": TRAITS_STORAGE})
+    assert "char (&smem_)[] = *reinterpret_cast<char (*)[]>(hf_ctx.dyn_smem);" in fused.source
+    assert "typename Ktraits::Reverser(tile).at(hf_ctx.threadIdx.x)" in fused.source
+    assert "*reinterpret_cast<const Tile*>(&smem_);" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
 def test_system_header_macros_come_from_the_host_compiler():
     from hfuse.frontend.system_macros import header_macros
 
@@ -881,7 +915,7 @@ def test_forms_the_grammar_lacks_are_read_and_kept_as_written(tmp_path):
     specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "odd", Dim3(128))]
     fused = fuse(specs, sources={"k.cu": WRITTEN_ODDLY})
     assert "for (auto i = decltype(n){0}; i < n; i += hf_ctx.blockDim.x)" in fused.source
-    assert "char* const scratch = reinterpret_cast<char*>(hf_ctx.dyn_smem);" in fused.source
+    assert "char (&scratch)[] = *reinterpret_cast<char (*)[]>(hf_ctx.dyn_smem);" in fused.source
     assert "  __host__ __device__\n  friend Pair operator+" in fused.source
     odd = next(p.kernel for p in fused.parts if p.spec.name == "odd")
     assert odd.line == WRITTEN_ODDLY.splitlines().index(

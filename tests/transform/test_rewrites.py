@@ -86,8 +86,20 @@ def test_cooperative_groups_grid_becomes_the_parts_grid():
 
 def test_dynamic_shared_memory_points_at_the_parts_slice():
     out = _apply("__device__ void f() { extern __shared__ float s[]; s[0] = file_scope[1]; }", shared_memory_edits)
-    assert "float* const s = reinterpret_cast<float*>(hf_ctx.dyn_smem);" in out
-    assert "reinterpret_cast<int*>(hf_ctx.dyn_smem)[1]" in out
+    assert "float (&s)[] = *reinterpret_cast<float (*)[]>(hf_ctx.dyn_smem);" in out
+    assert "(*reinterpret_cast<int (*)[]>(hf_ctx.dyn_smem))[1]" in out
+
+
+def test_dynamic_shared_memory_stays_an_array_for_what_takes_its_address_or_storage():
+    # once a pointer variable of the thread's: 'reinterpret_cast<const S&>(smem)' and '&smem'
+    # then named the pointer, not the shared memory (as Mamba's scans and TMA code write them)
+    out = _apply("__device__ void f() { extern __shared__ char smem[]; extern __shared__ float *rows[], grid[][8];\n"
+                 "  const S& st = reinterpret_cast<const S&>(smem); unsigned a = __cvta_generic_to_shared(&smem); }",
+                 shared_memory_edits)
+    assert "char (&smem)[] = *reinterpret_cast<char (*)[]>(hf_ctx.dyn_smem);" in out
+    assert "float *(&rows)[] = *reinterpret_cast<float *(*)[]>(hf_ctx.dyn_smem);" in out
+    assert "float (&grid)[][8] = *reinterpret_cast<float (*)[][8]>(hf_ctx.dyn_smem);" in out
+    assert "reinterpret_cast<const S&>(smem); unsigned a = __cvta_generic_to_shared(&smem);" in out
 
 
 def test_calls_to_specialised_helpers_go_to_the_parts_copy():
@@ -110,7 +122,7 @@ def test_a_lambda_that_reads_the_block_captures_the_context():
                  "}", lambda_capture_edits)
     assert "auto a = [&hf_ctx]() {" in out and "auto b = [x, &n, &hf_ctx](int k)" in out
     assert "auto c = [&]()" in out and "auto d = [](float v)" in out
-    assert "auto e = [&hf_ctx, dyn](int t)" in out
+    assert "auto e = [&hf_ctx, &dyn](int t)" in out  # (the array, by reference)
 
 
 def test_a_lambda_in_a_kernel_template_captures_the_context_too():

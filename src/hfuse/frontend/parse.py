@@ -40,6 +40,10 @@ def _friend_first(match: re.Match) -> bytes:
 _DECLTYPE_BRACED = re.compile(rb"\bdecltype\s*" + _BALANCED + rb"(?=\s*\{)")
 """``decltype(n){0}``, a braced cast to the type of ``n``, which the grammar does not know:
 parsed as a name (what it names is unevaluated, so nothing in it is rewritten)."""
+_TYPENAME_CAST = re.compile(rb"\btypename(?=\s+(?:::)?\w+(?:\s*<[^;{}()]*?>)?(?:\s*::\s*\w+(?:\s*<[^;{}()]*?>)?)+\s*[({])")
+"""``typename Ktraits::BlockLoadT(smem).Load(...)``: a functional cast to a dependent type (CUB
+through a traits struct, as Mamba's scans write it), which the grammar does not parse. The
+parser sees the cast without ``typename``, a call of the qualified name."""
 # A lambda's execution space (``[] __device__(float v) {...}``): the grammar knows none there.
 _LAMBDA_SPACE = re.compile(rb"(?<=\])(\s*)((?:__device__|__host__)(?:\s+(?:__device__|__host__))?)(?=\s*[(\{])")
 
@@ -95,6 +99,7 @@ def mask(source: bytes) -> bytes:
     masked = _POINTER_PACK.sub(lambda m: m.group(1) + b"&" + b" " * len(m.group(2)) + b"...", masked)
     masked = _SPACE_BEFORE_FRIEND.sub(_friend_first, masked)
     masked = _DECLTYPE_BRACED.sub(lambda m: b"_" * len(m.group(0)), masked)
+    masked = _TYPENAME_CAST.sub(lambda m: b" " * len(m.group(0)), masked)
     return _PRAGMA.sub(_as_comment, masked)
 
 

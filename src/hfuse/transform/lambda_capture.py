@@ -21,7 +21,8 @@ from .edits import TextEdit
 def lambda_capture_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     if not _defines_a_function(definition.root):
         return []  # a type's member functions reach the context otherwise (context_types.py)
-    # an extern __shared__ array of the function becomes a local pointer into the part's slice
+    # an extern __shared__ array of the function becomes a local reference to the part's slice
+    # (an array of unknown bound: captured by reference, as a copy it would be copied)
     local_dynamic = {name.text.decode() for node in walk(definition.root) if is_extern_shared_declaration(node)
                      for d in node.children_by_field_name("declarator") if (name := declarator_name(d)) is not None}
     edits = []
@@ -33,7 +34,7 @@ def lambda_capture_edits(definition: Definition, ctx: PartContext) -> list[TextE
             continue
         listed = {c.text.decode() for c in captures.children if c.type == "identifier"}
         wanted = [f"&{CTX}"] if CTX not in listed and _reads_the_context(node, ctx) else []
-        wanted += sorted(n for n in _names(node) & local_dynamic if n not in listed)
+        wanted += sorted(f"&{n}" for n in _names(node) & local_dynamic if n not in listed)
         if not wanted:
             continue
         written = [c for c in captures.named_children if c.type != "comment"] or \

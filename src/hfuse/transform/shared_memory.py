@@ -68,8 +68,8 @@ def shared_memory_edits(definition: Definition, ctx: PartContext) -> list[TextEd
     file_scope = dict(ctx.extern_shared)
     for node in walk(root):
         name = node.text.decode() if node.type == "identifier" else None
-        if name in file_scope and name not in declared:
-            edits.append(TextEdit.replace(node, f"reinterpret_cast<{file_scope[name]}*>({CTX}.dyn_smem)"))
+        if name in file_scope and name not in declared:  # the array itself, as the name was (see below)
+            edits.append(TextEdit.replace(node, f"(*reinterpret_cast<{file_scope[name]} (*)[]>({CTX}.dyn_smem))"))
     return edits
 
 
@@ -84,6 +84,13 @@ def _pointer_declarations(node: ts.Node) -> str:
     element = " ".join(type_words)
     lines = []
     for declarator in node.children_by_field_name("declarator"):
-        name = declarator_name(declarator).text.decode()
-        lines.append(f"{element}* const {name} = reinterpret_cast<{element}*>({CTX}.dyn_smem);")
+        # a reference to the part's slice as the array it was (``float (&s)[] = ...``), not a
+        # pointer: ``reinterpret_cast<Storage&>(s)`` and ``&s`` name the shared memory, as they
+        # did, and not a pointer variable of the thread's
+        name = declarator_name(declarator)
+        written = declarator.text.decode()
+        at = name.start_byte - declarator.start_byte
+        before, after = written[:at], written[at + len(name.text):]
+        lines.append(f"{element} {before}(&{name.text.decode()}){after} = "
+                     f"*reinterpret_cast<{element} {before}(*){after}>({CTX}.dyn_smem);")
     return " ".join(lines)
