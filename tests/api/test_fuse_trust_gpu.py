@@ -77,6 +77,8 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "reverse_named": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 300), _floats(rng, cp, 128 * 300)], Dim3(300), 0, (1,)),
     "reverse_counted": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 300), _floats(rng, cp, 128 * 300)], Dim3(300), 0,
                                                  (1,)),
+    "storage_reverse": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 300), _floats(rng, cp, 128 * 300)], Dim3(300), 512,
+                                                 (1,)),
     "produce_consume": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 300), _floats(rng, cp, 128 * 300)], Dim3(300), 0,
                                                  (1,)),
     "tid_from_ptx": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 300), _floats(rng, cp, 128 * 300)], Dim3(300), 0,
@@ -118,6 +120,9 @@ CONFIGS = {
     # named barriers and %tid in inline PTX (producers and consumers of one block): where the block is whole
     "ptx-barriers-interblock": [_k("named_barriers.cu", "scale", 96), _k("named_barriers.cu", "produce_consume", 256),
                                 _k("named_barriers.cu", "tid_from_ptx", 128)],
+    # dynamic shared memory reached through a storage struct's reference and its own address,
+    # behind another part's 100-byte slice
+    "storage-cast-behind-a-slice": [_k("aligned_dynamic.cu", "odd_dynamic", 96), _k("storage_cast.cu", "storage_reverse", 128)],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],
 }
