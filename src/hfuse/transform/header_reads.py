@@ -30,7 +30,7 @@ from .opaque import REFUSAL_HINT, Unseen, classify_cub, cub_entity
 
 COOPERATIVE_GROUPS = "cooperative_groups::"
 _WHOLE_BLOCK_READS = WHOLE_BLOCK_READS | {WARPGROUP_RUN}
-_OWN_BLOCK_READS = OWN_BLOCK_READS
+"""What a kept header may do where its kernel runs whole: PTX's reads, and warpgroup code."""
 
 
 def classify(use: HeaderUse) -> Unseen | None:
@@ -62,7 +62,7 @@ def classify(use: HeaderUse) -> Unseen | None:
     if set(use.reads) <= _WHOLE_BLOCK_READS:
         return Unseen(f"{where}, which {what} (found by Clang; hfuse does not rewrite kept headers)",
                       whole_block=True)
-    if set(use.reads) <= _WHOLE_BLOCK_READS | _OWN_BLOCK_READS:
+    if set(use.reads) <= _WHOLE_BLOCK_READS | OWN_BLOCK_READS:
         return Unseen(f"{where}, which {what} (found by Clang; hfuse does not rewrite kept headers)",
                       whole_block=True, own_block=True)
     return Unseen(f"{where}, which {what} (found by Clang): no fused layout keeps that as the kernel saw it",

@@ -63,7 +63,7 @@ def shared_memory_edits(definition: Definition, ctx: PartContext) -> list[TextEd
     declared: set[str] = set()
     for node in walk(root):
         if is_extern_shared_declaration(node):
-            edits.append(TextEdit.replace(node, _pointer_declarations(node)))
+            edits.append(TextEdit.replace(node, _slice_declarations(node)))
             declared |= {n.text.decode() for d in node.children_by_field_name("declarator") if (n := declarator_name(d))}
     file_scope = dict(ctx.extern_shared)
     for node in walk(root):
@@ -73,7 +73,7 @@ def shared_memory_edits(definition: Definition, ctx: PartContext) -> list[TextEd
     return edits
 
 
-def _pointer_declarations(node: ts.Node) -> str:
+def _slice_declarations(node: ts.Node) -> str:
     # (an alignment, ``alignas(8) extern __shared__ char s[]``, is the slice's: ``slice_alignment``)
     type_words = [
         c.text.decode()
