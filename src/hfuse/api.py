@@ -20,7 +20,7 @@ from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.instances import instance_reference
-from .frontend.closure import STD, DeviceClosure, brings_one_of, device_closure, template_argument_names
+from .frontend.closure import DEVICE_NAMESPACES, DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
 from .frontend.options import DEFAULT_STD, NO_OPTIONS, CompileOptions, language_flags_for
 from .frontend.parse import first_error, line_of, parse
@@ -264,12 +264,15 @@ class PreparedUnit:
 
 
 def _nominated(program: Program, items: Sequence[TopLevelItem]) -> list[tuple[str, ...]]:
-    """The program's namespaces that the using-directives and aliases among ``items`` name."""
+    """The namespaces that the using-directives and aliases among ``items`` name, to be
+    declared empty first: the program's, ``std`` (NVRTC may have no std of its own) and
+    those of headers hfuse does not read (a kept library's, ``cute``, or a dropped host
+    header's), whatever the file's includes bring; the CUDA libraries' are there."""
     found = []
     for item in items:
         if item.kind == "using" and item.nominates:
             key = program.resolver.namespace(item.scope, item.nominates)
-            if key in program.resolver.namespaces or key == STD:  # (NVRTC may have no std of its own)
+            if key and key.split("::")[0] not in DEVICE_NAMESPACES:
                 found.append(tuple(key.split("::")))
     return list(dict.fromkeys(found))
 

@@ -963,3 +963,32 @@ def test_a_two_dimensional_kernel_whose_header_counts_its_block_is_told_to_stay_
     with pytest.raises(HFuseError, match=r"not the kernel's own block of 32x8") as err:
         fuse([KernelSpec(source, "k", Dim3(32, 8), ("float",)), AXPY], options=options)
     assert err.value.hint.startswith("keep it unfused: these layouts launch a 1-D fused block")
+
+
+USING_A_LIBRARYS_NAMESPACE = """
+#include <fakelib/macros.h>
+#include <chrono>
+using namespace fakelib;
+using namespace std::chrono;
+__global__ void squares(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = squared(x[i]);
+}
+"""
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_using_namespace_of_a_kept_librarys_header_stays(tmp_path):
+    # once dropped (hfuse reads no namespace of a kept header): 'squared' undefined, as
+    # 'Tensor' and 'make_tensor' were after CuTe's 'using namespace cute;'
+    from toolchain import compile_nvrtc
+
+    fused = fuse([AXPY, KernelSpec("k.cu", "squares", Dim3(128))], sources={"k.cu": USING_A_LIBRARYS_NAMESPACE},
+                 options=_library_options())
+    assert "\nusing namespace fakelib;\n" in fused.source
+    assert "std::chrono" not in fused.source  # a host header's namespace: <chrono> is dropped
+    # declared empty first: valid whether or not the kept headers bring it (NVRTC: they may not)
+    assert fused.source.index("namespace fakelib {") < fused.source.index("using namespace fakelib;")
+    compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)
+    compile_nvrtc(fused.source, [fused.name_expression], flags=[f"-I{SYSINCLUDE}"])

@@ -130,8 +130,11 @@ def _item_references(program: Program, kernel: Function) -> frozenset[str]:
 
 
 def _device_namespace(program: Program, item: TopLevelItem) -> bool:
-    """A using-directive or alias of a namespace device code may use: the program's, the CUDA
-    libraries', or ``std`` itself (``using namespace std;``, which device code may lean on for
-    ``is_same_v`` or ``min``; the fused file declares ``namespace std {}`` first, for NVRTC)."""
+    """A using-directive or alias of a namespace device code may use: every one but those
+    of ``std``'s own namespaces (``std::chrono``: host code). ``using namespace std;`` stays
+    (device code may lean on it for ``is_same_v`` or ``min``), and so does one of a kept
+    library's namespace (``using namespace cute;``, which hfuse does not read): the file
+    declares each such namespace empty first (``api._nominated``), so that a directive of a
+    namespace only a dropped host header had stays valid."""
     target = program.resolver.namespace(item.scope, item.nominates or "")
-    return target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES or target == STD
+    return not target.startswith(STD + "::")
