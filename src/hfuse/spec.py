@@ -83,3 +83,11 @@ class KernelSpec:
         if not self.template_args:
             return self.name
         return f"{self.name}<{', '.join(self.template_args)}>"
+
+
+def with_libraries_apart(specs: list[KernelSpec], options: CompileOptions) -> tuple[list[KernelSpec], CompileOptions]:
+    """``specs`` and the request's ``options``, each with the ``-I`` folders that hold another
+    project's headers than the kernels' files marked as libraries (``CompileOptions.for_inputs``)."""
+    inputs = list(dict.fromkeys(s.file for s in specs))
+    return ([replace(s, options=s.options.for_inputs(inputs)) if s.options else s for s in specs],
+            options.for_inputs(inputs))

@@ -9,6 +9,7 @@ import shutil
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Sequence
 
 
 def find_cuda_tool(name: str) -> str | None:
@@ -26,6 +27,40 @@ def installed_package_dir(folder: Path) -> bool:
     """Whether ``folder`` lies inside an installed Python package (site- or dist-packages):
     a library's headers, not the user's code."""
     return any(part in ("site-packages", "dist-packages") for part in Path(folder).resolve().parts)
+
+
+VENDORED_FOLDERS = frozenset({"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "3rd-party",
+                              "_deps", "vendor", "vendored", "external", "externals", "extern", "submodules"})
+"""Folder names under which projects keep other projects' sources (git submodules, copies,
+CMake's FetchContent checkouts in ``_deps``)."""
+
+
+def another_projects_dir(folder: Path, inputs: Sequence[Path]) -> bool:
+    """Whether the ``-I`` folder ``folder`` holds another project's headers, not those of the
+    project the source files ``inputs`` belong to: inside an installed Python package, in
+    another git checkout than each input's (a submodule such as ``csrc/cutlass``, a clone
+    beside the project), or, below what it shares with each input's folder, under a
+    vendoring folder (``third_party/cutlass/include``, ``build/_deps/cutlass-src/include``).
+    A project's own folders stay its own wherever the project itself lies."""
+    folder = Path(folder).resolve()
+    if installed_package_dir(folder):
+        return True
+    homes = [Path(i).resolve().parent for i in inputs]
+    if not homes:
+        return False
+    checkout = _checkout_root(folder)
+    if checkout is not None and all(_checkout_root(home) != checkout for home in homes):
+        return True
+    return all(any(part.lower() in VENDORED_FOLDERS for part in folder.relative_to(os.path.commonpath([folder, home])).parts)
+               for home in homes)
+
+
+def _checkout_root(folder: Path) -> Path | None:
+    """The root of the git checkout ``folder`` lies in (a submodule's own), or None."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
 
 
 @functools.cache

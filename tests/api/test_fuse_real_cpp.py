@@ -992,3 +992,48 @@ def test_using_namespace_of_a_kept_librarys_header_stays(tmp_path):
     assert fused.source.index("namespace fakelib {") < fused.source.index("using namespace fakelib;")
     compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)
     compile_nvrtc(fused.source, [fused.name_expression], flags=[f"-I{SYSINCLUDE}"])
+
+
+VENDORED_HEADER = """#pragma once
+namespace vlib {
+// a library's own C++, which hfuse need not read as the user's: kept as an #include
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec { T v[N]; };
+template <typename T> __device__ inline T twice(T x) { return x + x; }
+}  // namespace vlib
+"""
+
+VENDORED_USER = """#include <vlib/vec.h>
+__global__ void doubled(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = vlib::twice(x[i]);
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_an_include_folder_under_third_party_is_a_librarys_and_stays_an_include(tmp_path):
+    # CUTLASS given with -I from third_party/: read as the user's own, CuTe's headers took
+    # 15-25 s to preprocess and then failed on its C++ (tuple.hpp: "cannot find the function's declarator")
+    from hfuse.frontend.options import CompileOptions
+
+    library = tmp_path / "third_party" / "vlib" / "include"
+    (library / "vlib").mkdir(parents=True)
+    (library / "vlib" / "vec.h").write_text(VENDORED_HEADER)
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "k.cu").write_text(VENDORED_USER)
+    options = CompileOptions.from_flags(include_dirs=[str(library)])
+    fused = fuse([AXPY, KernelSpec(tmp_path / "csrc" / "k.cu", "doubled", Dim3(128))], options=options)
+    assert "#include <vlib/vec.h>" in fused.source and "struct alignas" not in fused.source
+    compile_nvcc(fused.source, flags=[f"-I{library}"], workdir=tmp_path)
+
+
+def test_an_error_in_a_header_of_an_include_folder_says_it_may_be_a_librarys(tmp_path):
+    from hfuse.frontend.options import CompileOptions
+
+    library = tmp_path / "libs" / "include"
+    (library / "vlib").mkdir(parents=True)
+    (library / "vlib" / "vec.h").write_text("#pragma once\n#error this library needs its own build\n")
+    (tmp_path / "k.cu").write_text(VENDORED_USER)
+    options = CompileOptions.from_flags(include_dirs=[str(library)])
+    with pytest.raises(HFuseError, match=rf"vec.h is reached through -I {library}.*give it as -isystem {library}"):
+        fuse([AXPY, KernelSpec(tmp_path / "k.cu", "doubled", Dim3(128))], options=options)

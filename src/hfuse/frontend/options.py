@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Sequence
 
 from ..errors import HFuseError
-from ..toolkit import pytorch_include_dirs
+from ..toolkit import another_projects_dir, installed_package_dir, pytorch_include_dirs
 
 DEFAULT_STD = "c++17"
 DEFAULT_ARCH = "sm_90"
@@ -108,12 +108,18 @@ class CompileOptions:
     ``std::max`` compiles only with the first; fast math changes results, of the originals
     and the fused kernel alike), every NVRTC compile the math ones (``language_flags_for``).
     Clang's front end needs none of them."""
+    library_include_dirs: tuple[Path, ...] = ()
+    """Of ``include_dirs``, those holding another project's headers (``for_inputs``): searched
+    in their ``-I`` place, and taken as ``-isystem`` folders are (kept as ``#include`` lines,
+    read for their macros and by Clang, never copied). Not part of the options as data
+    (``to_dict``): each request finds them again from its inputs."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "language_flags", tuple(dict.fromkeys(language_flag(str(f))
                                                                         for f in self.language_flags)))
         object.__setattr__(self, "include_dirs", tuple(Path(d) for d in self.include_dirs))
         object.__setattr__(self, "system_include_dirs", tuple(Path(d) for d in self.system_include_dirs))
+        object.__setattr__(self, "library_include_dirs", tuple(Path(d) for d in self.library_include_dirs))
         object.__setattr__(self, "pre_includes", tuple(Path(f) for f in self.pre_includes))
         object.__setattr__(
             self, "defines", tuple(d if isinstance(d, Define) else Define.parse(str(d)) for d in self.defines)
@@ -149,6 +155,31 @@ class CompileOptions:
         elif self.arch.endswith("f"):
             macros += [("__CUDA_ARCH_FAMILY_SPECIFIC__", number)]
         return tuple(macros)
+
+    def for_inputs(self, inputs: Sequence[Path]) -> "CompileOptions":
+        """These options, the ``-I`` folders that hold another project's headers than the
+        source files ``inputs`` (``toolkit.another_projects_dir``: a git submodule or other
+        checkout, a ``third_party`` or CMake ``_deps`` folder, an installed package) marked as
+        libraries: CUTLASS given with ``-I`` is not read as the user's own code."""
+        found = tuple(d for d in self.include_dirs if d.is_dir() and another_projects_dir(d, inputs))
+        return self if found == self.library_include_dirs else replace(self, library_include_dirs=found)
+
+    def is_library_dir(self, folder: Path) -> bool:
+        """Whether the ``-I`` folder ``folder`` is a library's (``for_inputs``)."""
+        return Path(folder) in self.library_include_dirs or installed_package_dir(folder)
+
+    def library_hint(self, error: HFuseError) -> HFuseError:
+        """``error``, where it is in a header an ``-I`` folder of the user's reached, with a
+        hint that the folder may be a library's (CUTLASS cloned beside the project)."""
+        where = Path(error.where.file).resolve() if error.where.file else None
+        folder = next((d for d in self.include_dirs if where is not None and not self.is_library_dir(d)
+                       and where.is_relative_to(d.resolve())), None)
+        if folder is not None:
+            why = (f"{where.name} is reached through -I {folder}, read as your own code; if that folder "
+                   f"holds a library's headers, give it as -isystem {folder}: hfuse then keeps them as "
+                   "#include lines and asks Clang what their device code does")
+            error.hint = f"{error.hint}; {why}" if error.hint else why
+        return error
 
     def with_arch(self, arch: str) -> "CompileOptions":
         return replace(self, arch=arch)

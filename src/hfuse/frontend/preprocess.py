@@ -39,7 +39,7 @@ import pcpp
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
-from ..toolkit import cuda_include_dirs, installed_package_dir, pytorch_include_dirs
+from ..toolkit import cuda_include_dirs, pytorch_include_dirs
 from .lines import ENTER, content_lines, place, pragma_lines
 from .model import UserMacro
 from .options import NO_OPTIONS, CompileOptions
@@ -154,10 +154,11 @@ def kept_header_dirs() -> tuple[Path, ...]:
 
 def library_header_dirs(options: CompileOptions) -> tuple[Path, ...]:
     """Folders of installed libraries' headers, kept as ``#include`` lines and read only for
-    their macros (and by Clang): ``-isystem`` folders, ``-I`` folders inside an installed
-    Python package, and PyTorch's own folders when it is installed (searched last: they
+    their macros (and by Clang): ``-isystem`` folders, ``-I`` folders of another project
+    (``CompileOptions.for_inputs``: an installed Python package, a submodule or other
+    checkout, a ``third_party`` folder), and PyTorch's own folders when it is installed (searched last: they
     find only what nothing else has, ``<torch/extension.h>``, ``<Python.h>``)."""
-    dirs = [*options.system_include_dirs, *(d for d in options.include_dirs if installed_package_dir(d)),
+    dirs = [*options.system_include_dirs, *(d for d in options.include_dirs if options.is_library_dir(d)),
             *pytorch_include_dirs()]
     return tuple(dict.fromkeys(d.resolve() for d in dirs if d.is_dir()))
 
@@ -175,7 +176,7 @@ class HeaderSearch:
     @classmethod
     def of(cls, options: CompileOptions) -> "HeaderSearch":
         libraries = library_header_dirs(options)
-        user = tuple(d for d in options.include_dirs if not installed_package_dir(d))
+        user = tuple(d for d in options.include_dirs if not options.is_library_dir(d))
         return cls(user, kept_header_dirs() + tuple(d for d in libraries if d not in kept_header_dirs()), libraries)
 
     def user_header(self, name: str, angled: bool, current_dir: Path) -> Path | None:
