@@ -1037,3 +1037,13 @@ def test_an_error_in_a_header_of_an_include_folder_says_it_may_be_a_librarys(tmp
     options = CompileOptions.from_flags(include_dirs=[str(library)])
     with pytest.raises(HFuseError, match=rf"vec.h is reached through -I {library}.*give it as -isystem {library}"):
         fuse([AXPY, KernelSpec(tmp_path / "k.cu", "doubled", Dim3(128))], options=options)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kernel, layout", [("lambda_reads_thread", "interblock"), ("lambda_doubles", "horizontal"),
+                                            ("lambda_through_parameter", "horizontal")])
+def test_a_librarys_generic_lambdas_are_judged_by_the_instances_that_run(kernel, layout, tmp_path):
+    fused = fuse([AXPY, KernelSpec(C.CORPUS / "real_cpp" / "generic_lambdas.cu", kernel, Dim3(128))],
+                 options=_library_options())
+    assert fused.layout.name == layout
+    compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)

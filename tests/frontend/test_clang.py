@@ -424,3 +424,43 @@ def test_a_header_that_needs_the_files_own_macros_is_read_with_the_file(tmp_path
                            kept_includes=["#include <lib/needs.h>"], cache=tmp_path)
     assert meaning.unavailable is None and meaning.dialect is None
     assert {r for f in meaning.functions for u in f.uses for r in u.reads} == {"reads threadIdx"}
+
+
+LAMBDAS = C.CORPUS / "real_cpp" / "generic_lambdas.cu"
+
+
+@pytest.fixture(scope="module")
+def lambda_uses(tmp_path_factory) -> dict:
+    options = CompileOptions(system_include_dirs=(C.CORPUS / "real_cpp" / "sysinclude",))
+    meaning = read_meaning([LAMBDAS], options, kept_includes=["#include <fakelib/lambdas.h>"],
+                           cache=tmp_path_factory.mktemp("cache"))
+    assert meaning.unavailable is None
+    return {f.name: f.uses for f in meaning.functions}
+
+
+def test_a_generic_lambdas_read_is_found_in_the_instance_a_call_makes(lambda_uses):
+    # the lambda's call operator has no __device__ of its own to see (implicitly host and
+    # device): once taken for host code, its instance, called from apply, was not walked
+    uses = lambda_uses["lambda_reads_thread"]
+    assert "reads threadIdx" in {r for u in uses for r in u.reads} and not any(u.unknown for u in uses)
+
+
+def test_a_generic_lambda_that_reads_nothing_reads_nothing(lambda_uses):
+    assert not any(u.reads or u.unknown for u in lambda_uses["lambda_doubles"])
+
+
+def test_a_generic_lambdas_body_as_written_does_not_cut_the_walk(lambda_uses):
+    # walked as written inside scaled<Twice>, the body's apply_op<Op>(x) named the template,
+    # whose Op::of(v) is a call through a template parameter: unknown, and CuTe kernels refused
+    assert not any(u.reads or u.unknown for u in lambda_uses["lambda_through_parameter"])
+
+
+def test_preorder_is_walk_preorder_in_one_pass_and_prunes_what_it_is_told(tmp_path):
+    ci, _ = clang_module.cindex()
+    arguments = clang_module.clang_arguments(CompileOptions(system_include_dirs=(C.CORPUS / "real_cpp" / "sysinclude",)))
+    unit = ci.Index.create().parse(str(LAMBDAS), args=arguments)
+    kernel = next(c for c in unit.cursor.get_children() if c.spelling == "lambda_reads_thread")
+    assert [n.kind for n in clang_walk.preorder(ci, kernel)] == [n.kind for n in kernel.walk_preorder()]
+    no_ifs = clang_walk.preorder(ci, kernel, lambda n: True, ci.CursorKind.IF_STMT.value)
+    assert [n.kind for n in no_ifs].count(ci.CursorKind.IF_STMT) == 1
+    assert ci.CursorKind.BINARY_OPERATOR not in {n.kind for n in no_ifs[[n.kind for n in no_ifs].index(ci.CursorKind.IF_STMT):]}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .clang_meaning import HeaderUse, _key
 from .model import CLUSTER_READ, PTX_CLUSTER, PTX_REGISTERS, PTX_WARPGROUP, REGISTERS_SET, WARPGROUP_RUN, ptx_block_reads
@@ -24,14 +24,60 @@ BUILTIN_VARIABLES = {"threadIdx": "reads threadIdx", "blockDim": "reads blockDim
 BARRIER_FUNCTIONS = frozenset({"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
                                "__barrier_sync", "__nvvm_bar_sync", "__nvvm_bar0_popc", "__nvvm_bar0_and",
                                "__nvvm_bar0_or", "__nvvm_barrier_sync", "__nvvm_barrier_sync_cnt"})
-_WALK_LIMIT = 4000
-"""Header functions walked per request at most: past it the answer is 'not known', never 'safe'."""
+_WALK_LIMIT = 50_000
+"""Header functions walked per request at most: past it the answer is 'not known', never 'safe'.
+A CuTe tensor-core GEMM of SM80 atoms and cp.async copies reaches about 18,000 instances."""
+
+
+def preorder(ci, cursor, pruned: Callable[[object], bool] | None = None, pruned_kind: int | None = None) -> list:
+    """``cursor`` and its descendants in preorder, as ``Cursor.walk_preorder`` gives them, in
+    one pass of libclang's visitor (``walk_preorder`` asks it once per node, and makes a list
+    of each node's children: five times as slow over a CuTe kernel's thousands of header
+    functions). ``pruned``: the nodes (of kind ``pruned_kind``, the only ones it is asked of)
+    whose descendants are left out."""
+    unit = cursor._tu
+    nodes = [cursor]
+
+    def visit(child, _parent, _data) -> int:
+        child._tu = unit  # (keeps the unit alive while the cursor is)
+        nodes.append(child)
+        if pruned is not None and child._kind_id == pruned_kind and pruned(child):
+            return 1  # CXChildVisit_Continue: not into this one
+        return 2  # CXChildVisit_Recurse
+
+    ci.conf.lib.clang_visitChildren(cursor, ci.cursor_visit_callback(visit), [])
+    return nodes
+
+
+_INVALID_KINDS = frozenset(range(70, 74))
+"""libclang's invalid cursor kinds (``CXCursor_FirstInvalid``..``LastInvalid``); its null cursor is one."""
+
+
+def referenced(ci, node):
+    """What ``node`` refers to (``Cursor.referenced``), or None: straight from libclang. The
+    binding's property checks each cursor it touches for null by asking libclang twice more,
+    which was most of a CuTe kernel's walk (millions of calls)."""
+    found = ci.conf.lib.clang_getCursorReferenced(node)
+    if found._kind_id in _INVALID_KINDS:
+        return None
+    found._tu = node._tu
+    return found
+
+
+def _is_auto(parameter_type) -> bool:
+    """A generic lambda's parameter: ``auto``, ``auto&&``, ``const auto&``..."""
+    return re.search(r"\bauto\b", parameter_type.spelling) is not None
 
 
 def _names_nothing(cursor) -> bool:
     """A reference Clang left unresolved (in a template, until instantiation): its
     ``referenced`` is nothing or itself."""
     return cursor.referenced is None or cursor.referenced == cursor
+
+
+def _unresolved(ci, cursor, found) -> bool:
+    """``_names_nothing`` of ``cursor``, whose ``referenced`` is ``found``."""
+    return found is None or bool(ci.conf.lib.clang_equalCursors(found, cursor))
 
 
 @dataclass
@@ -47,15 +93,22 @@ class Walker:
     functions: tuple = ()
     device_attributes: tuple = ()
     operators: tuple = ()
+    referring: frozenset = frozenset()
+    function_ids: frozenset = frozenset()
 
     def __post_init__(self) -> None:
         kinds = self.ci.CursorKind
+        # the nodes that name a function, a barrier or a built-in variable (an implicit
+        # conversion's call is an unexposed expression)
+        self.referring = frozenset(k.value for k in (kinds.DECL_REF_EXPR, kinds.MEMBER_REF_EXPR, kinds.CALL_EXPR,
+                                                     kinds.OVERLOADED_DECL_REF, kinds.UNEXPOSED_EXPR))
         self.device_attributes = (kinds.CUDADEVICE_ATTR, kinds.CUDAGLOBAL_ATTR)
         self.classes = tuple(getattr(kinds, n) for n in ("CLASS_DECL", "STRUCT_DECL", "UNION_DECL", "CLASS_TEMPLATE",
                                                            "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"))
         self.operators = (kinds.BINARY_OPERATOR, kinds.UNARY_OPERATOR, kinds.COMPOUND_ASSIGNMENT_OPERATOR)
         self.functions = tuple(getattr(kinds, n) for n in ("FUNCTION_DECL", "CXX_METHOD", "CONSTRUCTOR", "DESTRUCTOR",
                                                              "FUNCTION_TEMPLATE", "CONVERSION_FUNCTION"))
+        self.function_ids = frozenset(k.value for k in self.functions)
 
     def is_user(self, cursor) -> bool:
         location = cursor.location
@@ -185,8 +238,9 @@ class Walker:
         leaves unresolved (``lib::block_sum<T>(v)``, ``block_sum(v)`` after ``using
         lib::block_sum;``), every declaration it may pick: each may be the one that runs."""
         ck, lib = self.ci.CursorKind, self.ci.conf.lib
-        if node.kind != ck.OVERLOADED_DECL_REF:
-            return [] if _names_nothing(node) else [node.referenced]
+        if node._kind_id != ck.OVERLOADED_DECL_REF.value:
+            found = referenced(self.ci, node)
+            return [] if _unresolved(self.ci, node, found) else [found]
         found, pending, seen = [], [node], set()
         while pending:
             reference = pending.pop()
@@ -211,7 +265,7 @@ class Walker:
         names no declaration until the template is instantiated (PyTorch's
         ``BlockReduceSum<T, B = Block1D>`` reads ``threadIdx`` and ``blockDim`` that way). ``B``, or None."""
         ck = self.ci.CursorKind
-        if node.kind != ck.CALL_EXPR or not _names_nothing(node):
+        if node._kind_id != ck.CALL_EXPR.value or not _unresolved(self.ci, node, referenced(self.ci, node)):
             return None
         callee = next(iter(node.get_children()), None)
         if callee is None or callee.kind != ck.DECL_REF_EXPR:
@@ -227,7 +281,7 @@ class Walker:
         that depends on a template parameter: a call no declaration answers before instantiation
         (in an instantiation Clang resolved it)."""
         ck = self.ci.CursorKind
-        if node.kind != ck.CALL_EXPR or node.type.kind != self.ci.TypeKind.DEPENDENT:
+        if node._kind_id != ck.CALL_EXPR.value or node.type.kind != self.ci.TypeKind.DEPENDENT:
             return False
         callee = next(iter(node.get_children()), None)
         while callee is not None and callee.kind in (ck.UNEXPOSED_EXPR, ck.PAREN_EXPR):
@@ -240,16 +294,37 @@ class Walker:
             callee.referenced.kind in (ck.PARM_DECL, ck.VAR_DECL, ck.FIELD_DECL)
 
     def is_device(self, function) -> bool:
-        """``__device__`` or ``__global__`` (what device code can run); constexpr functions,
-        which Clang lets device code call, compute constants and read no built-in."""
-        return any(c.kind in self.device_attributes for c in function.get_children())
+        """``__device__`` or ``__global__`` (what device code can run), or a lambda's call
+        operator: a lambda in device code is implicitly ``__host__ __device__``, with no
+        attribute to see (the instance of a generic one is walked where a call names it,
+        ``body_nodes``); constexpr functions, which Clang lets device code call, compute
+        constants and read no built-in."""
+        if any(c.kind in self.device_attributes for c in function.get_children()):
+            return True
+        parent = function.semantic_parent
+        return parent is not None and parent.spelling.startswith("(lambda at ")
+
+    def body_nodes(self, definition, strict: bool) -> Iterable:
+        """``definition``'s nodes, in preorder, but for the bodies of its generic lambdas
+        (``[](auto x) {...}``) unless ``strict``: such a body is a template, which runs only as
+        the instance a call makes of it, and each such call in the code that runs (the header
+        function the lambda is handed to, as Clang instantiated it) names that instance, which
+        is walked there. Walked here as written, its dependent calls (CuTe's ``upcast<N>(s, d)``
+        in ``transform_layout``'s lambda) name every template of that name, patterns whose calls
+        through template parameters cut the walk short, and a CuTe kernel went unknown."""
+        ck = self.ci.CursorKind
+        if strict:
+            return preorder(self.ci, definition)
+        return preorder(self.ci, definition, lambda node: node.kind == ck.LAMBDA_EXPR and any(
+            c.kind == ck.PARM_DECL and _is_auto(c.type) for c in node.get_children()), ck.LAMBDA_EXPR.value)
 
     def reads(self, declaration, strict: bool = False) -> tuple[tuple[str, ...], bool]:
         """(what it reads, whether the walk was cut short) for a header function. ``strict``:
         its walk as written stands for what runs (reached from a template read as written), so
         a call through an object of a dependent type cuts it short; elsewhere the calls that run
         are Clang's resolved ones, walked where they are made."""
-        usr = ("strict:" if strict else "") + (declaration.get_usr() or f"{declaration.spelling}@{declaration.location}")
+        usr = ("strict:" if strict else "") + (self.ci._CXString.from_result(self.ci.conf.lib.clang_getCursorUSR(declaration))
+                                               or f"{declaration.spelling}@{declaration.location}")
         if usr in self.known:
             return self.known[usr]
         self.known[usr] = ((), False)  # recursion: what is being walked reads nothing more
@@ -263,8 +338,11 @@ class Walker:
             self.known[usr] = ((), True)
             return (), True
         ck = self.ci.CursorKind
-        for node in definition.walk_preorder():
-            if node.kind == ck.ASM_STMT or node.kind == ck.UNEXPOSED_STMT and node.kind.name == "ASM_STMT":
+        asm, decl_ref = ck.ASM_STMT.value, ck.DECL_REF_EXPR.value
+        spelling = self.ci.conf.lib.clang_getCursorSpelling
+        for node in self.body_nodes(definition, strict):
+            kind = node._kind_id
+            if kind == asm:
                 text = " ".join(t.spelling for t in node.get_tokens())
                 found.update(ptx_block_reads(text))
                 if PTX_CLUSTER.search(text):
@@ -274,17 +352,19 @@ class Walker:
                 if PTX_WARPGROUP.search(text):
                     found.add(WARPGROUP_RUN)
                 continue
+            if kind not in self.referring:
+                continue  # (what names nothing that runs: types, namespaces, literals, statements)
             if self.through_type_parameter(node) is not None or (strict and self.dependent_object_call(node)):
                 cut = True  # what runs is the instance's argument's member: unknown in the template
                 continue
             for target in self.targets(node):
-                name = target.spelling
-                if (node.kind == ck.DECL_REF_EXPR and name in BUILTIN_VARIABLES and target.kind == ck.VAR_DECL
+                name = self.ci._CXString.from_result(spelling(target))
+                if (kind == decl_ref and name in BUILTIN_VARIABLES and target.kind == ck.VAR_DECL
                         and target.semantic_parent.kind == ck.TRANSLATION_UNIT):  # not a parameter called gridDim
                     found.add(BUILTIN_VARIABLES[name])
                 elif name in BARRIER_FUNCTIONS:
                     found.add("synchronises the block")
-                elif target.kind in self.functions and not self.is_user(target):
+                elif target._kind_id in self.function_ids and not self.is_user(target):
                     inner, inner_cut = self.reads(target, strict)
                     found.update(inner)
                     cut = cut or inner_cut
