@@ -57,3 +57,15 @@ def test_a_project_that_itself_lies_in_a_vendoring_folder_or_a_submodule_keeps_i
     (root / ".git").write_text("gitdir: ../../.git/modules/lib\n")
     assert not another_projects_dir(root / "include", [root / "src" / "k.cu"])
     assert another_projects_dir(root / "include", [tmp_path / "k.cu"])  # from the larger project: a library's
+
+
+def test_a_file_of_no_checkout_beside_a_clone_reads_the_clone_as_its_own(tmp_path):
+    # a file written to use a library's kernel templates (its headers define them): nothing
+    # says the clone is another project's, and hfuse must read it to find the kernel
+    from hfuse.toolkit import another_projects_dir
+
+    clone = tmp_path / "lib" / "include"
+    clone.mkdir(parents=True)
+    (tmp_path / "lib" / ".git").mkdir()
+    (tmp_path / "scratch").mkdir()
+    assert not another_projects_dir(clone, [tmp_path / "scratch" / "mine.cu"])

@@ -38,8 +38,8 @@ CMake's FetchContent checkouts in ``_deps``)."""
 def another_projects_dir(folder: Path, inputs: Sequence[Path]) -> bool:
     """Whether the ``-I`` folder ``folder`` holds another project's headers, not those of the
     project the source files ``inputs`` belong to: inside an installed Python package, in
-    another git checkout than each input's (a submodule such as ``csrc/cutlass``, a clone
-    beside the project), or, below what it shares with each input's folder, under a
+    another git checkout than each input's, each input being in one (a submodule such as
+    ``csrc/cutlass``, a clone beside the project), or, below what it shares with each input's folder, under a
     vendoring folder (``third_party/cutlass/include``, ``build/_deps/cutlass-src/include``).
     A project's own folders stay its own wherever the project itself lies."""
     folder = Path(folder).resolve()
@@ -49,8 +49,9 @@ def another_projects_dir(folder: Path, inputs: Sequence[Path]) -> bool:
     if not homes:
         return False
     checkout = _checkout_root(folder)
-    if checkout is not None and all(_checkout_root(home) != checkout for home in homes):
-        return True
+    roots = [_checkout_root(home) for home in homes]
+    if checkout is not None and all(root is not None and root != checkout for root in roots):
+        return True  # (a file of no checkout, written beside a library to use its kernels, proves nothing)
     return all(any(part.lower() in VENDORED_FOLDERS for part in folder.relative_to(os.path.commonpath([folder, home])).parts)
                for home in homes)
 

@@ -1047,3 +1047,24 @@ def test_a_librarys_generic_lambdas_are_judged_by_the_instances_that_run(kernel,
                  options=_library_options())
     assert fused.layout.name == layout
     compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)
+
+
+LIBRARY_PRAGMA = """
+#include <fakelib/macros.h>
+__global__ void unrolled_sums(float* y, const float* x) {
+  float acc = 0.f;
+  FAKELIB_UNROLL
+  for (int k = 0; k < 4; ++k) acc += x[4 * threadIdx.x + k];
+  y[threadIdx.x] = acc;
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_a_librarys_macro_that_is_a_pragma_becomes_the_pragma(tmp_path):
+    # once kept as the name: 'FAKELIB_UNROLL for (...)' did not parse (CuTe's CUTE_UNROLL)
+    fused = fuse([AXPY, KernelSpec("k.cu", "unrolled_sums", Dim3(128))], sources={"k.cu": LIBRARY_PRAGMA},
+                 options=_library_options())
+    part = fused.source.split("// ---- part 2")[1]
+    assert "#pragma unroll\n" in part and "FAKELIB_UNROLL" not in part
+    compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)

@@ -31,7 +31,7 @@ _STRUCTURAL = re.compile(
     r"\b(threadIdx|blockIdx|blockDim|gridDim|__syncthreads\w*|__launch_bounds__|__global__|__device__|__host__|"
     r"__shared__|__constant__|__managed__|__restrict__|__forceinline__|__noinline__|__align__|__cluster_dims__|"
     r"__maxnreg__|__grid_constant__|extern|static|inline|constexpr|for|while|do|if|else|switch|case|return|break|"
-    r"continue|goto|asm|__asm__|_Pragma|template|typename|struct|class|union|enum|namespace|using|typedef)\b")
+    r"continue|goto|asm|__asm__|_Pragma|pragma|template|typename|struct|class|union|enum|namespace|using|typedef)\b")
 """What a system macro's expansion must show for hfuse to expand it in the user's code."""
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _NAME = re.compile(r"^(::\s*)?[A-Za-z_]\w*(\s*::\s*[A-Za-z_]\w*)*$")

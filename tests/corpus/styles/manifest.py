@@ -5,6 +5,7 @@ trivial partner ``partner.cu:axpy`` by ``tests/api/test_fuse_styles.py``.
 kernel must run whole blocks of its own)."""
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,18 @@ from hfuse.frontend.options import CompileOptions
 from hfuse.spec import Dim3, KernelSpec
 
 HERE = Path(__file__).resolve().parent
+CUTLASS = "-I<cutlass>"
+"""A case's flag: ``-I`` to CUTLASS's headers where the nvidia-cutlass package installed them."""
+
+
+def cutlass_include() -> Path | None:
+    """CUTLASS's ``include`` folder in the installed nvidia-cutlass package (site-packages:
+    another project's, which hfuse keeps as ``#include`` lines), or None."""
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    include = Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
+    return include if (include / "cute" / "tensor.hpp").is_file() else None
 
 
 @dataclass(frozen=True)
@@ -36,13 +49,21 @@ class Case:
     def options(self) -> CompileOptions:
         return options_of(self)
 
+    @property
+    def missing(self) -> str | None:
+        """Why the case cannot be built here (a library it needs is not installed), or None."""
+        if CUTLASS in self.flags and cutlass_include() is None:
+            return "nvidia-cutlass is not installed (pip install -e '.[test]' installs it)"
+        return None
+
 
 def options_of(*cases: Case) -> CompileOptions:
     """The build flags of the cases' files together (a pair of files is compiled as one)."""
     flags = [f for case in cases for f in case.flags]
     std = max((f.removeprefix("-std=") for f in flags if f.startswith("-std=")), default=None)
     libraries = list(dict.fromkeys(str(HERE / f.removeprefix("-isystem=")) for f in flags if f.startswith("-isystem=")))
-    return CompileOptions.from_flags(include_dirs=[f[2:] for f in flags if f.startswith("-I")], std=std,
+    includes = [str(cutlass_include()) if f == CUTLASS else f[2:] for f in flags if f.startswith("-I")]
+    return CompileOptions.from_flags(include_dirs=includes, std=std,
                                      system_include_dirs=libraries,
                                      language_flags=[f for f in flags if not f.startswith(("-I", "-std=", "-isystem="))])
 
@@ -225,6 +246,11 @@ CASES = (
     Case("overloads.cu", "serve::add_rms_norm<__half, 1, 64>", 64),
     Case("overloads.cu", "serve::scale_rows<float, 4>", 128),
     Case("overloads.cu", "serve::scale_rows<__half, 1>", 256),
+    # CuTe from the installed nvidia-cutlass package, given with -I as FlashAttention gives its CUTLASS:
+    # partitions of threadIdx.x, swizzled shared memory, SM80 MMA atoms and cp.async tiled copies
+    Case("cute_gemm.cu", "tiled_scale<32, 64>", 256, flags=("-std=c++17", CUTLASS)),
+    Case("cute_gemm.cu", "simt_gemm<SimtTraits<64, 64, 8>>", 256, flags=("-std=c++17", CUTLASS)),
+    Case("cute_gemm.cu", "tensor_core_gemm<TensorCoreTraits<64, 64, 32, 4>>", 128, flags=("-std=c++17", CUTLASS)),
     # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20",)),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20",)),

@@ -16,6 +16,8 @@
 #define FAKELIB_WARP_SIZE 32
 #define FAKELIB_GLOBAL_TID (blockIdx.x * blockDim.x + threadIdx.x)
 #define FAKELIB_SYNC() __syncthreads()
+// as CuTe's CUTE_UNROLL for nvcc's device pass: a pragma as a macro's body, not _Pragma
+#define FAKELIB_UNROLL #pragma unroll
 
 namespace fakelib {
 FAKELIB_HOST_DEVICE inline float squared(float v) { return v * v; }
