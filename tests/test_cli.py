@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 import sys
 
 import pytest
@@ -114,3 +115,38 @@ def test_a_kernel_is_picked_by_the_line_of_its_definition(tmp_path, capsys):
     config.write_text(config.read_text().replace("line: 1", "line: first"))
     assert main(["fuse", "-c", str(config), "-o", str(tmp_path / "g.cu")]) != 0
     assert "'line' is the line its definition starts on, a positive integer" in capsys.readouterr().err
+
+
+BUILD_LINE = ["-O3", "-Xcompiler", "-fPIC", "-lineinfo", "--use_fast_math", "-Xptxas=-v", "-diag-suppress", "177",
+              "--threads", "4", "-ccbin", "g++", "-gencode", "arch=compute_80,code=sm_80", "-MD", "-MF", "k.d",
+              "--define-macro", "TILE=8", "--std=c++17", "-Wno-deprecated-gpu-targets", "-x", "cu"]
+"""A build's nvcc command line as CMake or setup.py writes it, pasted whole."""
+
+
+def test_a_builds_whole_nvcc_command_line_is_taken_and_what_does_not_matter_is_named(tmp_path, capsys):
+    assert _fuse(tmp_path, *BUILD_LINE) == 0
+    err = capsys.readouterr().err
+    assert "nvcc flags left out" in err
+    for left_out in ("-O3", "-Xcompiler -fPIC", "-lineinfo", "-Xptxas -v", "-diag-suppress 177", "-ccbin g++",
+                     "-gencode arch=compute_80,code=sm_80", "-MF k.d", "-Wno-deprecated-gpu-targets"):
+        assert left_out in err
+    assert "--use_fast_math" not in err.split("left out")[1].splitlines()[0]  # (it changes results: kept)
+
+
+def test_the_long_spellings_and_gencode_mean_what_the_short_ones_do():
+    from hfuse.cli import build_parser, options_from_flags
+
+    args = build_parser().parse_args(["fuse", "a.cu", "--include-path", "inc", "--define-macro", "N=2",
+                                      "--undefine-macro", "M", "--system-include", "lib", "--std", "c++20",
+                                      "-gencode=arch=compute_90a,code=[sm_90a,compute_90a]"])
+    options = options_from_flags(args)
+    assert (options.include_dirs, [str(d) for d in options.defines], options.undefines) == ((Path("inc"),), ["N=2"], ("M",))
+    assert options.system_include_dirs == (Path("lib"),) and options.std == "c++20" and options.arch == "sm_90a"
+    given = build_parser().parse_args(["fuse", "a.cu", "-arch=sm_80", "-gencode", "arch=compute_90,code=sm_90"])
+    assert options_from_flags(given).arch == "sm_80"  # -arch says it first
+
+
+def test_a_flag_nvcc_does_not_have_is_still_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        _fuse(tmp_path, "--no-such-flag")
+    assert "unrecognized arguments: --no-such-flag" in capsys.readouterr().err

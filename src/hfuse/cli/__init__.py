@@ -16,7 +16,7 @@ from rich.markup import escape
 from ..version import __version__
 from ..errors import HFuseError
 from .bench import add_bench_parser
-from .flags import add_compile_flags, options_from_flags
+from .flags import add_compile_flags, ignored_flag_notes, joined_nvcc_values, options_from_flags
 from .fuse import add_fuse_parser
 from .tune import add_check_parser, add_tune_parser
 
@@ -47,12 +47,14 @@ class _ConsoleLog(logging.Handler):
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(joined_nvcc_values(sys.argv[1:] if argv is None else list(argv)))
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     log = logging.getLogger("hfuse")
     handler = _ConsoleLog(console)
     log.addHandler(handler)
     level, log.level = log.level, min(log.level or logging.INFO, logging.INFO)
+    for note in ignored_flag_notes(args):
+        console.print(f"[yellow]{escape(note)}[/]")
     try:
         return args.run(args, console)
     except HFuseError as exc:
