@@ -464,3 +464,18 @@ def test_preorder_is_walk_preorder_in_one_pass_and_prunes_what_it_is_told(tmp_pa
     no_ifs = clang_walk.preorder(ci, kernel, lambda n: True, ci.CursorKind.IF_STMT.value)
     assert [n.kind for n in no_ifs].count(ci.CursorKind.IF_STMT) == 1
     assert ci.CursorKind.BINARY_OPERATOR not in {n.kind for n in no_ifs[[n.kind for n in no_ifs].index(ci.CursorKind.IF_STMT):]}
+
+
+def test_preorder_raises_what_its_pruning_raises_instead_of_stopping_short():
+    # an exception in a ctypes callback is printed and the walk ends there: a header's read
+    # after that point would have gone unseen
+    ci, _ = clang_module.cindex()
+    arguments = clang_module.clang_arguments(CompileOptions(system_include_dirs=(C.CORPUS / "real_cpp" / "sysinclude",)))
+    unit = ci.Index.create().parse(str(LAMBDAS), args=arguments)
+    kernel = next(c for c in unit.cursor.get_children() if c.spelling == "lambda_reads_thread")
+
+    def broken(node):
+        raise LookupError("pruning failed")
+
+    with pytest.raises(LookupError, match="pruning failed"):
+        clang_walk.preorder(ci, kernel, broken, ci.CursorKind.IF_STMT.value)

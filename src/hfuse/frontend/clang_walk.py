@@ -29,23 +29,33 @@ _WALK_LIMIT = 50_000
 A CuTe tensor-core GEMM of SM80 atoms and cp.async copies reaches about 18,000 instances."""
 
 
-def preorder(ci, cursor, pruned: Callable[[object], bool] | None = None, pruned_kind: int | None = None) -> list:
+def preorder(ci, cursor, pruned: Callable[[object], bool] | None = None, pruned_kind: int | None = None,
+             kept: frozenset[int] | None = None) -> list:
     """``cursor`` and its descendants in preorder, as ``Cursor.walk_preorder`` gives them, in
     one pass of libclang's visitor (``walk_preorder`` asks it once per node, and makes a list
     of each node's children: five times as slow over a CuTe kernel's thousands of header
     functions). ``pruned``: the nodes (of kind ``pruned_kind``, the only ones it is asked of)
-    whose descendants are left out."""
+    whose descendants are left out. ``kept``: the kinds of descendant to list (None: all)."""
     unit = cursor._tu
     nodes = [cursor]
+    failed: list[BaseException] = []
 
     def visit(child, _parent, _data) -> int:
-        child._tu = unit  # (keeps the unit alive while the cursor is)
-        nodes.append(child)
-        if pruned is not None and child._kind_id == pruned_kind and pruned(child):
-            return 1  # CXChildVisit_Continue: not into this one
-        return 2  # CXChildVisit_Recurse
+        try:
+            kind = child._kind_id
+            child._tu = unit  # (keeps the unit alive while the cursor is)
+            if kept is None or kind in kept:
+                nodes.append(child)
+            if pruned is not None and kind == pruned_kind and pruned(child):
+                return 1  # CXChildVisit_Continue: not into this one
+            return 2  # CXChildVisit_Recurse
+        except BaseException as exc:  # (ctypes would print it and end the walk early, silently)
+            failed.append(exc)
+            return 0  # CXChildVisit_Break
 
     ci.conf.lib.clang_visitChildren(cursor, ci.cursor_visit_callback(visit), [])
+    if failed:
+        raise failed[0]
     return nodes
 
 
@@ -305,7 +315,7 @@ class Walker:
         return parent is not None and parent.spelling.startswith("(lambda at ")
 
     def body_nodes(self, definition, strict: bool) -> Iterable:
-        """``definition``'s nodes, in preorder, but for the bodies of its generic lambdas
+        """``definition``'s nodes ``reads`` looks at, in preorder, but for the bodies of its generic lambdas
         (``[](auto x) {...}``) unless ``strict``: such a body is a template, which runs only as
         the instance a call makes of it, and each such call in the code that runs (the header
         function the lambda is handed to, as Clang instantiated it) names that instance, which
@@ -313,10 +323,11 @@ class Walker:
         in ``transform_layout``'s lambda) name every template of that name, patterns whose calls
         through template parameters cut the walk short, and a CuTe kernel went unknown."""
         ck = self.ci.CursorKind
+        kept = self.referring | {ck.ASM_STMT.value}  # (what ``reads`` looks at)
         if strict:
-            return preorder(self.ci, definition)
+            return preorder(self.ci, definition, kept=kept)
         return preorder(self.ci, definition, lambda node: node.kind == ck.LAMBDA_EXPR and any(
-            c.kind == ck.PARM_DECL and _is_auto(c.type) for c in node.get_children()), ck.LAMBDA_EXPR.value)
+            c.kind == ck.PARM_DECL and _is_auto(c.type) for c in node.get_children()), ck.LAMBDA_EXPR.value, kept)
 
     def reads(self, declaration, strict: bool = False) -> tuple[tuple[str, ...], bool]:
         """(what it reads, whether the walk was cut short) for a header function. ``strict``:
