@@ -30,12 +30,15 @@ __global__ void tiled_scale(const float* in, float* out, int m, int n, float alp
   copy(fragment, tOut);
 }
 
-// C = A * B^T (A: m x k, B: n x k, both k-major; C: m x n row-major) on CUDA cores
+// C = A * B^T (A: m x k, B: n x k, both k-major; C: m x n row-major) on CUDA cores, as CuTe's
+// first GEMM tutorial partitions it: one thread layout that divides the copied tiles, another
+// that divides the tile of C
 template <int kBlockM, int kBlockN, int kBlockK>
 struct SimtTraits {
   using SmemLayoutA = decltype(make_layout(make_shape(Int<kBlockM>{}, Int<kBlockK>{})));
   using SmemLayoutB = decltype(make_layout(make_shape(Int<kBlockN>{}, Int<kBlockK>{})));
-  using ThreadLayout = Layout<Shape<_16, _16>>;
+  using CopyThreads = Layout<Shape<_32, _8>>;
+  using MathThreads = Layout<Shape<_16, _16>>;
   static constexpr int kSmemBytes = (kBlockM + kBlockN) * kBlockK * int(sizeof(float));
 };
 
@@ -55,14 +58,17 @@ __global__ void __launch_bounds__(256) simt_gemm(const float* a, const float* b,
   Tensor gC = local_tile(mC, tiler, coord, Step<_1, _1, X>{});
   Tensor sA = make_tensor(make_smem_ptr(reinterpret_cast<float*>(smem_)), typename Traits::SmemLayoutA{});
   Tensor sB = make_tensor(sA.data() + size(sA), typename Traits::SmemLayoutB{});
-  using Threads = typename Traits::ThreadLayout;
-  Tensor tAgA = local_partition(gA, Threads{}, threadIdx.x);
-  Tensor tAsA = local_partition(sA, Threads{}, threadIdx.x);
-  Tensor tBgB = local_partition(gB, Threads{}, threadIdx.x);
-  Tensor tBsB = local_partition(sB, Threads{}, threadIdx.x);
-  Tensor tCsA = local_partition(sA, Threads{}, threadIdx.x, Step<_1, X>{});
-  Tensor tCsB = local_partition(sB, Threads{}, threadIdx.x, Step<X, _1>{});
-  Tensor tCgC = local_partition(gC, Threads{}, threadIdx.x, Step<_1, _1>{});
+  using CopyThreads = typename Traits::CopyThreads;
+  using MathThreads = typename Traits::MathThreads;
+  static_assert(kBlockM % size<0>(CopyThreads{}) == 0 && kBlockK % size<1>(CopyThreads{}) == 0);
+  static_assert(kBlockM % size<0>(MathThreads{}) == 0 && kBlockN % size<1>(MathThreads{}) == 0);
+  Tensor tAgA = local_partition(gA, CopyThreads{}, threadIdx.x);
+  Tensor tAsA = local_partition(sA, CopyThreads{}, threadIdx.x);
+  Tensor tBgB = local_partition(gB, CopyThreads{}, threadIdx.x);
+  Tensor tBsB = local_partition(sB, CopyThreads{}, threadIdx.x);
+  Tensor tCsA = local_partition(sA, MathThreads{}, threadIdx.x, Step<_1, X>{});
+  Tensor tCsB = local_partition(sB, MathThreads{}, threadIdx.x, Step<X, _1>{});
+  Tensor tCgC = local_partition(gC, MathThreads{}, threadIdx.x, Step<_1, _1>{});
   Tensor tCrC = make_tensor_like(tCgC);
   clear(tCrC);
   for (int k_tile = 0; k_tile < size<2>(tAgA); ++k_tile) {
