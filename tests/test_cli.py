@@ -119,7 +119,8 @@ def test_a_kernel_is_picked_by_the_line_of_its_definition(tmp_path, capsys):
 
 BUILD_LINE = ["-O3", "-Xcompiler", "-fPIC", "-lineinfo", "--use_fast_math", "-Xptxas=-v", "-diag-suppress", "177",
               "--threads", "4", "-ccbin", "g++", "-gencode", "arch=compute_80,code=sm_80", "-MD", "-MF", "k.d",
-              "--define-macro", "TILE=8", "--std=c++17", "-Wno-deprecated-gpu-targets", "-x", "cu"]
+              "--define-macro", "TILE=8", "--std=c++17", "-Wno-deprecated-gpu-targets", "-x", "cu",
+              "-Xcudafe", "--diag_suppress=cc_clobber_ignored", "--cudart", "shared"]
 """A build's nvcc command line as CMake or setup.py writes it, pasted whole."""
 
 
@@ -128,7 +129,8 @@ def test_a_builds_whole_nvcc_command_line_is_taken_and_what_does_not_matter_is_n
     err = capsys.readouterr().err
     assert "nvcc flags left out" in err
     for left_out in ("-O3", "-Xcompiler -fPIC", "-lineinfo", "-Xptxas -v", "-diag-suppress 177", "-ccbin g++",
-                     "-gencode arch=compute_80,code=sm_80", "-MF k.d", "-Wno-deprecated-gpu-targets"):
+                     "-gencode arch=compute_80,code=sm_80", "-MF k.d", "-Wno-deprecated-gpu-targets",
+                     "-Xcudafe --diag_suppress=cc_clobber_ignored", "--cudart shared"):
         assert left_out in err
     assert "--use_fast_math" not in err.split("left out")[1].splitlines()[0]  # (it changes results: kept)
 

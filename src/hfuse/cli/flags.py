@@ -55,7 +55,9 @@ IGNORED_NVCC_FLAGS: dict[tuple[str, ...], bool] = {
     # the host compiler, ptxas, the linkers, the fat binary
     ("-Xcompiler", "--compiler-options"): True, ("-ccbin", "--compiler-bindir"): True,
     ("-Xptxas", "--ptxas-options"): True, ("-Xlinker", "--linker-options"): True, ("-Xnvlink",): True,
-    ("-Xfatbin",): True, ("-Xarchive",): True, ("-forward-unknown-to-host-compiler",): False,
+    ("-Xfatbin",): True, ("-Xarchive",): True, ("-Xcudafe",): True, ("-forward-unknown-to-host-compiler",): False,
+    ("-allow-unsupported-compiler", "--allow-unsupported-compiler"): False, ("-m64",): False,
+    ("-cudart", "--cudart"): True, ("-split-compile", "--split-compile"): True,
     ("-fPIC",): False, ("-L",): True, ("-l",): True, ("-shared",): False,
     # what is built and how (hfuse builds its own)
     ("-c", "--compile"): False, ("-dc", "--device-c"): False, ("-dlink", "--device-link"): False,
@@ -99,7 +101,7 @@ def _add_ignored_nvcc_flags(parser: argparse.ArgumentParser) -> None:
 
 
 PASSED_ON = frozenset({"-Xcompiler", "--compiler-options", "-Xptxas", "--ptxas-options", "-Xlinker",
-                       "--linker-options", "-Xnvlink", "-Xfatbin", "-Xarchive"})
+                       "--linker-options", "-Xnvlink", "-Xfatbin", "-Xarchive", "-Xcudafe"})
 """nvcc's flags whose value is another tool's flag (``-Xcompiler -fPIC``)."""
 
 
