@@ -17,7 +17,8 @@ def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) ->
     group = parser.add_argument_group("compile options (as for nvcc; added to a config's 'compile:')")
     group.add_argument("-I", "--include-path", dest="include_dirs", action="append", default=[], metavar="DIR",
                        help="search DIR for #include files (repeatable); headers found there are read and analysed "
-                       "(but a folder inside an installed Python package is taken as -isystem)")
+                       "(but another project's folder is taken as -isystem: one inside an installed Python package, "
+                       "in another git checkout than the inputs', or under third_party/, 3rdparty/, _deps/...)")
     group.add_argument("-isystem", "--system-include", dest="system_include_dirs", action="append", default=[],
                        metavar="DIR",
                        help="an installed library's headers, searched after -I (repeatable): kept as #include lines, "
