@@ -50,7 +50,7 @@ def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) ->
 
 IGNORED_NVCC_FLAGS: dict[tuple[str, ...], bool] = {
     # optimisation, debugging and line information
-    ("-O",): False, ("-g", "--debug"): False, ("-G", "--device-debug"): False,
+    ("-O", "--optimize"): True, ("-g", "--debug"): False, ("-G", "--device-debug"): False,
     ("-lineinfo", "--generate-line-info"): False, ("--extra-device-vectorization",): False, ("-restrict",): False,
     ("-maxrregcount", "--maxrregcount"): True, ("--use-local-env",): False,
     # the host compiler, ptxas, the linkers, the fat binary
@@ -96,7 +96,7 @@ def _add_ignored_nvcc_flags(parser: argparse.ArgumentParser) -> None:
     for spellings, takes_value in IGNORED_NVCC_FLAGS.items():
         if not (free := [s for s in spellings if s not in taken]):
             continue
-        nargs = "?" if spellings == ("-O",) else None if takes_value else 0
+        nargs = None if takes_value else 0
         group.add_argument(*free, dest="ignored_nvcc_flags", action=_Ignored, nargs=nargs,
                            metavar="VALUE", help=argparse.SUPPRESS)
 
