@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "hfuse"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # lowest first; a module may import its own layer and the ones before it
-    ("hfuse.version", "hfuse.errors", "hfuse.files", "hfuse.toolkit", "hfuse.frontend.options", "hfuse.spec",
+    ("hfuse.version", "hfuse.errors", "hfuse.internal_errors", "hfuse.files", "hfuse.toolkit", "hfuse.frontend.options", "hfuse.spec",
      "hfuse.launch", "hfuse.registers"),
     ("hfuse.frontend",),
     ("hfuse.partition", "hfuse.transform"),

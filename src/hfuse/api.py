@@ -1,14 +1,16 @@
 """The Python API of the fusion compiler: ``fuse(...)`` returns a ``FusedKernel``."""
 from __future__ import annotations
 
-from contextlib import contextmanager
+import textwrap
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .internal_errors import internal_errors_named
 from .version import __version__
-from .codegen.emit import arch_guard, assemble, assemble_device_file, dropped_comment, header_comment, renamed_symbols
+from .codegen.emit import (arch_guard, assemble, assemble_device_file, dropped_comment, header_comment,
+                           renamed_symbols, template_note)
 from .codegen.includes import IncludePlan, library_device_includes, plan_includes
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .codegen.macros import MacroSections
@@ -66,6 +68,12 @@ class FusedKernel:
     """What the user should know about how it was fused (a layout hfuse chose, and why)."""
     inputs: tuple[Path, ...] = ()
     """The files it was made from (sources, the user headers they include): ``write`` never writes one."""
+
+    @property
+    def template_parameters(self) -> tuple[str, ...]:
+        """The fused kernel's own template parameters (``hf2_T``): those of the parts whose
+        template arguments were not given. Empty: the kernel is one instance, ready to launch."""
+        return tuple(a for s in self.signatures if s.template_header for a in s.template_args)
 
     @property
     def layout(self) -> Layout:
@@ -259,7 +267,7 @@ class PreparedUnit:
         if len(fusion.blocks) != len(self.kernels):
             raise ValueError(f"the fusion has {len(fusion.blocks)} blocks for {len(self.kernels)} kernels")
         specs = [k.spec.with_block(block) for k, block in zip(self.kernels, fusion.blocks)]
-        with _internal_errors_named(specs):
+        with internal_errors_named(specs):
             return _generate(specs, self, fusion, name, barrier_form)
 
 
@@ -289,40 +297,8 @@ def prepare(
     shapes of ``kernels`` do not matter here.
     """
     specs, options = with_libraries_apart(list(kernels), options or NO_OPTIONS)
-    with _internal_errors_named(specs, options):
+    with internal_errors_named(specs, options):
         return _prepare(specs, sources, options)
-
-
-@contextmanager
-def _internal_errors_named(specs: Sequence[KernelSpec], options: CompileOptions = NO_OPTIONS):
-    """A bug of hfuse's reaches the user as an ``HFuseError`` naming the inputs (``library_hint``: one of an -I header)."""
-    try:
-        yield
-    except HFuseError as exc:
-        raise options.library_hint(exc)
-    except (ValueError, TypeError) as exc:
-        if not _raised_by_hfuse(exc):
-            raise
-        _reraise_internal(exc, specs)
-    except (KeyError, AttributeError, AssertionError, IndexError, RecursionError, UnicodeError) as exc:
-        _reraise_internal(exc, specs)
-
-
-def _raised_by_hfuse(exc: BaseException) -> bool:
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb is not None and "/hfuse/" in tb.tb_frame.f_code.co_filename.replace("\\", "/")
-
-
-def _reraise_internal(exc: BaseException, specs: Sequence[KernelSpec]) -> None:
-    names = ", ".join(f"{s.name} ({s.file})" for s in specs)
-    raise HFuseError(
-        f"internal error of hfuse while fusing {names}: {type(exc).__name__}: {exc}",
-        Location(specs[0].file if specs else None, None, specs[0].name if specs else None),
-        hint="this is a bug in hfuse, not in your code: please report it with the input files; "
-        "until it is fixed, keep these kernels unfused",
-    ) from exc
 
 
 def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, options: CompileOptions) -> PreparedUnit:
@@ -411,7 +387,7 @@ def device_source(
     refused here: an unfused kernel runs as it is.
     """
     [kernel], options = with_libraries_apart([kernel], options or NO_OPTIONS)
-    with _internal_errors_named([kernel], options):
+    with internal_errors_named([kernel], options):
         files = _sources([kernel], sources, options)
         kernel = _as_compiled([kernel], files)[0]
         program = _merge(files, [kernel])
@@ -481,6 +457,8 @@ def fuse(
                           barrier_form=barrier_form)
     if renamed := renamed_symbols(fused.symbol_names, [s.name for s in specs]):
         notes = (*notes, f"note: {renamed}")
+    if fused.template_parameters:
+        notes = (*notes, f"note: {template_note(fused.name, fused.signatures)}")
     return replace(fused, notes=notes) if notes else fused
 
 
@@ -561,6 +539,9 @@ def _generate(
         expression_prefix = f"{FUSED_NAMESPACE}::"
     regs = describe_registers(register_cap, partition.block_threads)
     header = header_comment(fused_name, partition, layout.spec, layout.grid_note, sigs, regs, __version__)
+    if any(s.template_header for s in sigs):
+        header += textwrap.fill(template_note(fused_name, sigs) + ".", 100, initial_indent="// ",
+                                subsequent_indent="// ", break_on_hyphens=False) + "\n"
     if expression_prefix:
         header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
                    "kernels' own namespaces.\n")

@@ -122,6 +122,14 @@ def _compile_check(fused, options: CompileOptions, console: Console) -> int:
     from ..runtime.launchable import launch_check
     from ..runtime.ptxas import NvccError, find_resources, nvcc_resources
 
+    if fused.template_parameters:
+        part = next(s.part for s in fused.signatures if s.template_header)
+        spec = part.spec
+        raise HFuseError(f"--check compiles the fused kernel, and {fused.name} is a template over "
+                         f"{', '.join(fused.template_parameters)}: nvcc compiles no instance of it",
+                         Location(spec.file, part.kernel.line, spec.name),
+                         hint=f"give {spec.name}'s template arguments to check one instance: "
+                              f"-k '{spec.name}<ARGS>:{spec.block}'")
     arch = options.arch
     if isinstance(fused.register_cap, WarpgroupRegisters) and not arch.endswith("a"):
         arch += "a"  # setmaxnreg is sm_90a only
