@@ -315,6 +315,48 @@ def test_a_call_through_a_pointer_is_refused_but_a_cast_is_not(tmp_path):
     assert f"{path}:5" in str(err.value)
 
 
+POINTERS = """typedef float (*unary_op)(float);
+using op_ref = float (&)(float);
+__device__ float lane_scaled(float x) { return x * threadIdx.x; }
+__device__ float twice(float x) { return 2.f * x; }
+__device__ unary_op d_twice = twice;
+struct Holder { unary_op f; };
+struct Member { float (*f)(float); __device__ float run(float x) { return f(x); } };
+__global__ void by_param(float* y, float (*op)(float)) { y[0] = op(y[0]); }
+__global__ void by_alias(float* y, const unary_op op) { y[0] = op(y[0]); }
+__global__ void by_local(float* y, unary_op op) { unary_op g = op; op_ref r = *op; y[0] = g(y[0]) + r(y[1]); }
+__global__ void by_field(float* y, Holder h) { y[0] = h.f(y[0]); }
+__global__ void by_member(float* y, Member m) { y[0] = m.run(y[0]); }
+__global__ void by_lambda(float* y) { auto g = [](float v) { return v + 1.f; }; y[0] = g(y[0]); }
+__global__ void z(float* p) { p[threadIdx.x] = 0.f; }
+"""
+
+
+@pytest.mark.parametrize("kernel", ["by_param", "by_alias", "by_local", "by_field", "by_member"])
+def test_a_call_through_a_function_pointer_the_caller_gives_is_refused_where_a_helper_reads_the_block(
+        tmp_path, kernel):
+    # once fused: `op(x)` with `op` a parameter read as a call of a function named op; the caller's
+    # pointer may hold lane_scaled, which would read the fused block's threadIdx
+    path = tmp_path / "pointers.cu"
+    path.write_text(POINTERS)
+    with pytest.raises(HFuseError, match="through a pointer.*lane_scaled"):
+        fuse([KernelSpec(path, "z", 32), KernelSpec(path, kernel, 32)])
+
+
+@pytest.mark.nvcc
+def test_a_kernel_given_function_pointers_keeps_the_variables_that_hold_functions(tmp_path):
+    # the caller's pointer must be one of the fused module's: the host reads d_twice from it
+    path = tmp_path / "pointers.cu"
+    path.write_text(POINTERS.replace("x * threadIdx.x", "x * 3.f"))
+    fused = fuse([KernelSpec(path, "z", 32), KernelSpec(path, "by_param", 32)])
+    assert "__device__ unary_op d_twice = twice;" in fused.source
+    assert "__device__ float twice(float x)" in fused.source
+    _compile(fused.source, tmp_path)
+    lambda_only = fuse([KernelSpec(path, "z", 32), KernelSpec(path, "by_lambda", 32)])
+    assert "d_twice" not in lambda_only.source
+    path.write_text(POINTERS)
+    fuse([KernelSpec(path, "z", 32), KernelSpec(path, "by_lambda", 32)])  # a lambda is seen: no pointer
+
 @pytest.mark.nvcc
 def test_example_config_fuses_two_files_built_with_different_defines(tmp_path):
     from hfuse.cli import main

@@ -68,6 +68,14 @@ def device_closure(program: Program, kernels: Sequence[Function],
         item = program.items[index]
         taken.add(index)
         pending.append((item.scope, item.text, item.references))
+    if any(_takes_functions(program, k) for k in kernels):
+        # the caller passes a function's address, which must be one of the fused module's: the
+        # variables that hold functions stay, for the host to read (cudaMemcpyFromSymbol)
+        files = {k.file for k in kernels}
+        for index, item in enumerate(program.items):
+            if item.file in files and _holds_functions(program, item) and index not in taken:
+                taken.add(index)
+                pending.append((item.scope, item.text, item.references))
     for item in program.items:
         if item.kind == "other" and item.device and item.text.lstrip().startswith("static_assert"):
             # kept (below), so what it names is kept too (a typedef, a constant)
@@ -120,6 +128,32 @@ def brings_one_of(item: TopLevelItem, program: Program, functions: frozenset[str
     using-declaration instead (``transform/specialize.py``)."""
     brought = using_declaration(item.text) if item.kind == "declaration" else None
     return brought is not None and program.resolver.resolve(item.scope, brought, known=set(program.functions)) in functions
+
+
+def _takes_functions(program: Program, kernel: Function) -> bool:
+    """Whether the kernel's caller gives it a function's address: a parameter that holds one
+    (``float (*op)(float)``, ``unary_op op``) or an object of a class with a member that does."""
+    resolver = program.resolver
+    for param in kernel.params:
+        written = param.text[:param.name_start] if param.name_start >= 0 else param.text
+        if re.search(r"\(\s*[*&]", param.text) or resolver.holds_function(kernel.scope, written.rstrip(" *&")):
+            return True
+        for name in _NAME.findall(written):
+            key = resolver.resolve(kernel.scope, name)
+            if key is not None and resolver.class_fields.get(key, frozenset()) & resolver.pointer_fields:
+                return True
+    return False
+
+
+def _holds_functions(program: Program, item: TopLevelItem) -> bool:
+    """A device variable of a function-pointer type (``__device__ unary_op d_op = twice;``)."""
+    if item.kind != "declaration" or not item.device or item.function is not None or item.classes \
+            or re.match(r"\s*(?:template|typedef|using|struct|class|union|enum|namespace)\b", item.text):
+        return False
+    declared = item.text.split("=", 1)[0]
+    return bool(re.search(r"\(\s*[*&]", declared)) or any(
+        program.resolver.resolve(item.scope, name, known=program.resolver.function_pointer_types) is not None
+        for name in _NAME.findall(declared))
 
 
 def _item_references(program: Program, kernel: Function) -> frozenset[str]:

@@ -10,8 +10,10 @@ import tree_sitter as ts
 
 from ..errors import HFuseError, Location
 from ..files import read_text_file
-from .model import INITIALISERS, INLINE, ClassShape, Function, FunctionKind, Param, Scope, SourceFile, TopLevelItem, qualify
-from .parse import compact, declarator_name, inner_declarator, kernel_attribute, line_of, parse, walk
+from .model import (FUNCTION_POINTER, INITIALISERS, INLINE, ClassShape, Function, FunctionKind, Param, Scope,
+                    SourceFile, TopLevelItem, qualify)
+from .parse import (compact, declarator_name, declares_function_pointer, inner_declarator, kernel_attribute, line_of,
+                    parse, walk)
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
 
@@ -302,12 +304,15 @@ def _classes(node: ts.Node) -> tuple[ClassShape, ...]:
         bases = tuple(compact(base.text.decode()) for base in (clause.named_children if clause else ())
                       if base.type not in ("access_specifier", "comment")
                       and not {n.text.decode() for n in walk(base) if n.type in _REFERENCE_TYPES} & params)
-        fields = tuple(n.text.decode() for f in body.named_children if f.type == "field_declaration"
-                       for d in f.children_by_field_name("declarator")
-                       if d.type != "function_declarator" and (n := declarator_name(d)) is not None)
-        if bases or fields or params:
-            found.append(ClassShape(name.text.decode().split("<")[0].strip(), bases, fields,
-                                    tuple(sorted(p for p in params if p))))
+        members = [(n.text.decode(), FUNCTION_POINTER if pointer else compact(written.text.decode()))
+                   for f in body.named_children if f.type == "field_declaration"
+                   and (written := f.child_by_field_name("type")) is not None
+                   for d in f.children_by_field_name("declarator")
+                   for pointer in [declares_function_pointer(f, d)]
+                   if (d.type != "function_declarator" or pointer) and (n := declarator_name(d)) is not None]
+        if bases or members or params:
+            found.append(ClassShape(name.text.decode().split("<")[0].strip(), bases, tuple(m for m, _ in members),
+                                    tuple(sorted(p for p in params if p)), tuple(t for _, t in members)))
     return tuple(found)
 
 

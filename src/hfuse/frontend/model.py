@@ -228,6 +228,11 @@ class TopLevelItem:
         return tuple(qualify(self.scope, n) for n in self.names)
 
 
+FUNCTION_POINTER = "(*)"
+"""A declaration's type, as ``ClassShape.field_types`` records it, when its declarator makes it
+a pointer or reference to a function: a call through it runs what it holds."""
+
+
 @dataclass(frozen=True)
 class ClassShape:
     """What a member function's unqualified names may find in its class (``extract._classes``)."""
@@ -240,6 +245,9 @@ class ClassShape:
     template_params: tuple[str, ...] = ()
     """The template parameters its members see (its own and enclosing templates'): ``F(x)`` with
     ``template <float (*F)(float)>`` calls what an instance passes, not a macro."""
+    field_types: tuple[str, ...] = ()
+    """Each data member's type as written, in ``fields``' order; ``FUNCTION_POINTER`` for one
+    whose declarator makes it a pointer or reference to a function (``float (*op)(float)``)."""
 
 
 @dataclass(frozen=True)

@@ -215,6 +215,12 @@ def hidden_by_local(node: ts.Node) -> bool:
     """Whether a parameter (of the function or of a lambda around ``node``) or a local
     declared before ``node``, in a scope around it, has its name: it hides a file-scope
     variable or function of that name there (``auto lane = [](int x) {...}; lane(3)``)."""
+    return local_declaration(node) is not None
+
+
+def local_declaration(node: ts.Node) -> ts.Node | None:
+    """The declaration of the parameter or local that ``node``'s name finds (``hidden_by_local``),
+    or None."""
     name, current = node.text.decode(), node
     while current.parent is not None:
         parent = current.parent
@@ -222,13 +228,35 @@ def hidden_by_local(node: ts.Node) -> bool:
             if child.start_byte >= node.start_byte:
                 break
             if child.type in (*_DECLARING, "parameter_list", "abstract_function_declarator") \
-                    and name in declared_names(child):
-                return True
+                    and (found := _declaring(child, name)) is not None:
+                return found
         if parent.type == "function_definition":
             declarator = parent.child_by_field_name("declarator")
-            if declarator is not None and name in declared_names(declarator):
-                return True
+            if declarator is not None and (found := _declaring(declarator, name)) is not None:
+                return found
         current = parent
+    return None
+
+
+def _declaring(root: ts.Node, name: str) -> ts.Node | None:
+    return next((node for node in walk(root) if node.type in _DECLARING
+                 and (declarator := node.child_by_field_name("declarator")) is not None
+                 and (found := declarator_name(declarator)) is not None and found.type == "identifier"
+                 and found.text == name.encode()), None)
+
+
+def declares_function_pointer(declaration: ts.Node, declarator: ts.Node | None = None) -> bool:
+    """Whether ``declaration`` declares its (first, or ``declarator``'s) name a pointer or
+    reference to a function by its declarator: ``float (*op)(float)``, ``float (&op)(float)``,
+    ``float (*ops[4])(float)``. (A function-pointer type by name, ``unary_op op``, is the
+    resolver's to tell.)"""
+    declarator = declarator or declaration.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "identifier":
+        if declarator.type == "function_declarator":
+            inner = declarator.child_by_field_name("declarator")
+            return inner is not None and inner.type == "parenthesized_declarator"
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type.endswith("declarator") or c.type == "identifier"), None)
     return False
 
 

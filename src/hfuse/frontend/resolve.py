@@ -17,7 +17,7 @@ from typing import Iterable
 
 import tree_sitter as ts
 
-from .model import INLINE, Scope, TopLevelItem, qualify, scope_names
+from .model import FUNCTION_POINTER, INLINE, Scope, TopLevelItem, qualify, scope_names
 from .parse import compact, parse, walk
 
 COOPERATIVE_GROUPS = "cooperative_groups"
@@ -76,6 +76,13 @@ class LocalNames:
         return cls.of(parse(text.encode()).root_node)
 
 
+_FUNCTION_TYPE_ALIAS = re.compile(
+    r"\s*(?:template\s*<[^;{}]*>\s*)?(?:"
+    r"typedef\b[^;{}()]*?(?:\(\s*(?:__\w+\s+)?[*&]\s*(?:const\s+)?\w+\s*\)|\b\w+)\s*\("  # (*name)(...), name(...)
+    r"|using\s+\w+\s*=\s*(?![^;]*\b(?:decltype|sizeof|alignof)\b)[^;{}=()]*"
+    r"(?:\(\s*(?:__\w+\s+)?[*&]\s*(?:const\s*)?\)\s*)?\()")  # = R (*)(...), = R(...)
+"""A typedef or alias of a function pointer, reference or type."""
+_QUALIFIERS = frozenset({"const", "volatile", "__restrict__", "__restrict", "restrict"})
 _DEFINES_TYPE = re.compile(r"\s*(?:template\s*<[^;{]*>\s*)?(?:typedef\s+)?(?:struct|class|union|enum)\b[^;]*\{")
 
 
@@ -114,6 +121,12 @@ class Resolver:
     unseen_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Class key -> its bases no input defines, as written (a toolkit's or library's
     class): which members they have is unknown."""
+    function_pointer_types: set[str] = field(default_factory=set)
+    """Keys of the type aliases that name a pointer, reference or type of function
+    (``typedef float (*unary_op)(float);``): a call through a variable of one runs what it holds."""
+    pointer_fields: set[str] = field(default_factory=set)
+    """Names of the data members, of any class, that hold a function's address (``op.f(x)``
+    calls what ``f`` holds)."""
 
     @classmethod
     def of(cls, items: Iterable[TopLevelItem], function_keys: Iterable[str] = ()) -> "Resolver":
@@ -140,6 +153,8 @@ class Resolver:
                 resolver.hidden_friends.setdefault(friend.name, set()).add(friend.key)
             if _DEFINES_TYPE.match(item.text):
                 resolver.type_namespaces.add(level)
+            elif _FUNCTION_TYPE_ALIAS.match(item.text):
+                resolver.function_pointer_types.update(item.keys)
         resolver.declared.update(function_keys)
         for item in items:
             for shape in item.classes:
@@ -148,9 +163,21 @@ class Resolver:
                 resolver.class_bases[key] = tuple(b for _, b in bases if b is not None)
                 resolver.class_fields[key] = frozenset(shape.fields)
                 resolver.class_template_params[key] = frozenset(shape.template_params)
+                resolver.pointer_fields.update(
+                    name for name, written in zip(shape.fields, shape.field_types)
+                    if written == FUNCTION_POINTER or resolver.holds_function(item.scope, written))
                 if unseen := tuple(w for w, b in bases if b is None):
                     resolver.unseen_bases[key] = unseen
         return resolver
+
+    def holds_function(self, scope: Scope, written_type: str, local: LocalNames = LocalNames()) -> bool:
+        """Whether a variable of the type ``written_type`` (as declared in ``scope``) holds a
+        function's address: the type is one of ``function_pointer_types``, cv-qualifiers aside."""
+        if written_type == FUNCTION_POINTER:
+            return True
+        names = [w for w in re.findall(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", written_type)
+                 if w not in _QUALIFIERS]
+        return len(names) == 1 and self.resolve(scope, names[0], local, self.function_pointer_types) is not None
 
     def member(self, scope: Scope, owner: str, name: str, known: set[str]) -> tuple[str | None, str | None]:
         """What the unqualified ``name`` finds among the members of class ``owner`` (of

@@ -17,8 +17,8 @@ from ..errors import HFuseError, Location
 from ..frontend.model import (BLOCK_SYNC, OWN_BLOCK_READS, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, PTX_WARPGROUP,
                               REGISTERS_SET, THREAD_INDEX_READS, WARPGROUP_RUN, WHOLE_BLOCK_READS, Function,
                               TopLevelItem, ptx_block_reads, qualify)
-from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
-                              names_a_value, parse, walk)
+from ..frontend.parse import (compact, declarator_name, declares_function_pointer, hidden_by_local, in_default_argument,
+                              line_of, local_declaration, names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS,
                           call_reference, called_name, cg_block_variables, cg_spellings, gives_the_block,
@@ -268,6 +268,13 @@ def _is_indirect(target: ts.Node) -> bool:
     return target.type in ("pointer_expression", "subscript_expression")
 
 
+def _through_pointer_field(target: ts.Node, resolver: Resolver | None) -> bool:
+    """``op.f(x)``, ``op->f(x)`` where some class has a data member ``f`` that holds a function's
+    address (by name: the object's type is not known here)."""
+    field_name = target.child_by_field_name("field") if target.type == "field_expression" else None
+    return resolver is not None and field_name is not None and field_name.text.decode() in resolver.pointer_fields
+
+
 def _record_call(
     node: ts.Node, function: Function, facts: FunctionFacts, line: int, resolver: Resolver | None,
     known: set[str] | None, local: LocalNames, local_types: frozenset[str] = frozenset(),
@@ -276,11 +283,15 @@ def _record_call(
     reference = call_reference(node)
     target = node.child_by_field_name("function")
     if reference is None:
-        if target is not None and _is_indirect(target):
+        if target is not None and (_is_indirect(target) or _through_pointer_field(target, resolver)):
             facts.indirect_calls.append(line)
         return
-    if target is not None and target.type == "identifier" and hidden_by_local(target):
-        return  # a lambda, functor or pointer of the function's own, not the program's function of that name
+    if target is not None and target.type == "identifier" and (declared := local_declaration(target)) is not None:
+        # a lambda, functor or pointer of the function's own, not the program's function of that name
+        if declares_function_pointer(declared) or resolver is not None and (written := declared.child_by_field_name(
+                "type")) is not None and resolver.holds_function(function.scope, compact(written.text.decode()), local):
+            facts.indirect_calls.append(line)  # (a pointer it was given, or made: what it holds is unseen)
+        return
     key = reference.split("::")[-1] if resolver is None else resolver.resolve(function.scope, reference, local, known)
     own_member = False
     if function.owner and "::" not in reference and known:
@@ -291,6 +302,8 @@ def _record_call(
         if member in known:
             key, own_member = member, True
         elif member is not None and resolver is not None:
+            if simple in resolver.pointer_fields:
+                facts.indirect_calls.append(line)
             return  # a data member (a functor, a pointer): what it calls is its type's, not a namespace's function
         elif unseen is not None and key is not None:
             facts.unseen_bases.append((key, unseen, line))
@@ -520,13 +533,6 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                     Location(f.function.file, line, kernel.name),
                     hint=f"{hint} (hfuse refuses rather than emit code that may hang or compute wrong results)",
                 )
-            if f.indirect_calls and helpers_with_context:
-                raise HFuseError(
-                    "calls a function through a pointer, and some helpers read the block's built-ins or "
-                    f"synchronise ({', '.join(sorted(helpers_with_context)[:3])}): hfuse cannot tell which runs",
-                    Location(f.function.file, f.indirect_calls[0], kernel.name),
-                    hint="call the helper directly, or keep this kernel unfused",
-                )
             for key, line in f.function_values:
                 if key in program.needs_context:
                     raise HFuseError(
@@ -536,6 +542,14 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                         Location(f.function.file, line, kernel.name),
                         hint=f"call {key.rsplit('::', 1)[-1]}(...) directly, or keep this kernel unfused",
                     )
+            if f.indirect_calls and helpers_with_context:
+                raise HFuseError(
+                    "cannot prove the fused kernel correct: it calls a function through a pointer, and some helpers "
+                    f"read the block's built-ins or synchronise ({', '.join(sorted(helpers_with_context)[:3])}): "
+                    "hfuse cannot tell which runs",
+                    Location(f.function.file, f.indirect_calls[0], kernel.name),
+                    hint="call the helper directly, or keep this kernel unfused",
+                )
             for key, others, line in f.other_candidates:
                 if program.needs_context & {key, *others}:
                     raise HFuseError(
