@@ -17,14 +17,15 @@ from ..errors import HFuseError, Location
 from ..frontend.model import (BLOCK_SYNC, OWN_BLOCK_READS, PTX_CLUSTER, PTX_ENDS_THREAD, PTX_REGISTERS, PTX_WARPGROUP,
                               REGISTERS_SET, THREAD_INDEX_READS, WARPGROUP_RUN, WHOLE_BLOCK_READS, Function,
                               TopLevelItem, ptx_block_reads, qualify)
-from ..frontend.parse import (compact, declarator_name, declares_function_pointer, hidden_by_local, in_default_argument,
-                              line_of, local_declaration, names_a_value, parse, walk)
+from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
+                              names_a_value, parse, walk)
 from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS,
-                          call_reference, called_name, cg_block_variables, cg_spellings, gives_the_block,
-                          grid_group_uses, grid_use_text, is_block_sync_call, library_block_collective,
-                          is_builtin_reference, is_cg_block_call, is_cg_block_type, is_cg_sync_call, is_cg_wait_call,
-                          is_extern_shared_declaration, is_static_shared_declaration, tile_places)
+                          another_instance, call_reference, called_name, calls_through_pointer, cg_block_variables,
+                          cg_spellings, gives_the_block, grid_group_uses, grid_use_text, is_block_sync_call,
+                          library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
+                          is_cg_sync_call, is_cg_wait_call, is_extern_shared_declaration, is_static_shared_declaration,
+                          tile_places)
 from .opaque import REFUSAL_HINT, OpaqueNames
 from .template_parameters import locals_of_type_parameters, through_template_parameter, type_parameters_of
 from .tile_ranks import TileArgument, check_tile_parameters, ranked_tiles, tile_arguments
@@ -259,22 +260,6 @@ def _record_ptx_reads(facts: FunctionFacts, reads: list[str], line: int) -> None
                              "use threadIdx/blockDim/blockIdx instead of the PTX, or keep this kernel unfused"))
 
 
-def _is_indirect(target: ts.Node) -> bool:
-    """``(*fp)(x)``, ``fp[i](x)``, ``(*tbl[i])(x)``: a call through a pointer. ``(T)(x)`` is a
-    C-style cast the grammar also reads as a call, and stays one."""
-    if target.type == "parenthesized_expression":
-        inner = target.named_children[0] if target.named_children else None
-        return inner is not None and inner.type in ("pointer_expression", "subscript_expression", "field_expression")
-    return target.type in ("pointer_expression", "subscript_expression")
-
-
-def _through_pointer_field(target: ts.Node, resolver: Resolver | None) -> bool:
-    """``op.f(x)``, ``op->f(x)`` where some class has a data member ``f`` that holds a function's
-    address (by name: the object's type is not known here)."""
-    field_name = target.child_by_field_name("field") if target.type == "field_expression" else None
-    return resolver is not None and field_name is not None and field_name.text.decode() in resolver.pointer_fields
-
-
 def _record_call(
     node: ts.Node, function: Function, facts: FunctionFacts, line: int, resolver: Resolver | None,
     known: set[str] | None, local: LocalNames, local_types: frozenset[str] = frozenset(),
@@ -282,15 +267,12 @@ def _record_call(
     """Records a call in ``facts``; the key of the program's function it calls, if any."""
     reference = call_reference(node)
     target = node.child_by_field_name("function")
-    if reference is None:
-        if target is not None and (_is_indirect(target) or _through_pointer_field(target, resolver)):
+    if target is not None and (reference is None or target.type == "identifier" and hidden_by_local(target)):
+        # (a local's name: a lambda, functor or pointer of its own, not the program's function of that name)
+        if calls_through_pointer(target, function.scope, resolver, local):
             facts.indirect_calls.append(line)
         return
-    if target is not None and target.type == "identifier" and (declared := local_declaration(target)) is not None:
-        # a lambda, functor or pointer of the function's own, not the program's function of that name
-        if declares_function_pointer(declared) or resolver is not None and (written := declared.child_by_field_name(
-                "type")) is not None and resolver.holds_function(function.scope, compact(written.text.decode()), local):
-            facts.indirect_calls.append(line)  # (a pointer it was given, or made: what it holds is unseen)
+    if reference is None:
         return
     key = reference.split("::")[-1] if resolver is None else resolver.resolve(function.scope, reference, local, known)
     own_member = False
@@ -322,7 +304,7 @@ def _record_call(
                                        or k in friends)))
             if others:
                 facts.other_candidates.append((key, others, line))
-        if _another_instance(target):
+        if another_instance(target):
             facts.instance_calls.add(key)
         else:
             facts.plain_calls.add(key)
@@ -347,27 +329,6 @@ def _template_parameters(function: Function, resolver: Resolver) -> frozenset[st
     owner = resolver.class_template_params.get(qualify(function.scope, function.owner), frozenset()) \
         if function.owner else frozenset()
     return frozenset(function.template_params) | owner
-
-
-def _another_instance(target: ts.Node | None) -> bool:
-    """A call through template arguments that are not bare names (``unroll<N - 1>(p)``,
-    ``Fact<N - 1>::get()``): another instance of a template, chosen when compiling, so a
-    call of its own key from inside it is no recursion at run time."""
-    arguments = []
-    while target is not None:
-        if target.type == "template_function":
-            arguments.append(target.child_by_field_name("arguments"))
-            target = target.child_by_field_name("name")
-        elif target.type == "qualified_identifier":
-            scope = target.child_by_field_name("scope")
-            if scope is not None and scope.type == "template_type":
-                arguments.append(scope.child_by_field_name("arguments"))
-            target = target.child_by_field_name("name")
-        else:
-            break
-    written = [a for node in arguments if node is not None for a in node.named_children if a.type != "comment"]
-    return any(a.type not in ("type_descriptor", "identifier") or
-               (a.type == "type_descriptor" and a.child_by_field_name("declarator") is not None) for a in written)
 
 
 @dataclass

@@ -7,7 +7,8 @@ import re
 
 import tree_sitter as ts
 
-from ..frontend.parse import compact, declarator_name, hidden_by_local, walk
+from ..frontend.parse import (compact, declarator_name, declares_function_pointer, hidden_by_local,
+                              local_declaration, walk)
 from ..frontend.resolve import LocalNames, Resolver
 
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
@@ -23,6 +24,51 @@ GRID_QUERIES = frozenset({"size", "num_threads", "thread_rank", "thread_index", 
 own grid and block answer it. Its other members (``sync``, ``is_valid``, arrive/wait, clusters)
 need a cooperative launch of the kernel's own grid, which no fused kernel is."""
 CLUSTER_NAMES = ("this_cluster", "cluster_group")
+
+
+def calls_through_pointer(target: ts.Node, scope: tuple[str, ...], resolver: Resolver | None,
+                          local: LocalNames) -> bool:
+    """Whether a call's target (its ``function``) is a pointer to a function, whose value hfuse
+    cannot see: ``(*fp)(x)``, ``fp[i](x)``, ``(*tbl[i])(x)``; ``op.f(x)`` where some class has a
+    data member ``f`` that holds a function's address (by name: the object's type is not
+    known here); ``op(x)`` where ``op`` is a parameter or local declared as one (``float
+    (*op)(float)``, ``unary_op op``). ``(T)(x)`` is a C-style cast the grammar also reads as a
+    call, and stays one."""
+    if target.type == "parenthesized_expression":
+        inner = target.named_children[0] if target.named_children else None
+        return inner is not None and inner.type in ("pointer_expression", "subscript_expression", "field_expression")
+    if target.type in ("pointer_expression", "subscript_expression"):
+        return True
+    if target.type == "field_expression":
+        field_name = target.child_by_field_name("field")
+        return resolver is not None and field_name is not None and field_name.text.decode() in resolver.pointer_fields
+    declared = local_declaration(target) if target.type == "identifier" else None
+    if declared is None:
+        return False
+    written = declared.child_by_field_name("type")
+    return declares_function_pointer(declared) or resolver is not None and written is not None \
+        and resolver.holds_function(scope, compact(written.text.decode()), local)
+
+
+def another_instance(target: ts.Node | None) -> bool:
+    """A call through template arguments that are not bare names (``unroll<N - 1>(p)``,
+    ``Fact<N - 1>::get()``): another instance of a template, chosen when compiling, so a
+    call of its own key from inside it is no recursion at run time."""
+    arguments = []
+    while target is not None:
+        if target.type == "template_function":
+            arguments.append(target.child_by_field_name("arguments"))
+            target = target.child_by_field_name("name")
+        elif target.type == "qualified_identifier":
+            scope = target.child_by_field_name("scope")
+            if scope is not None and scope.type == "template_type":
+                arguments.append(scope.child_by_field_name("arguments"))
+            target = target.child_by_field_name("name")
+        else:
+            break
+    written = [a for node in arguments if node is not None for a in node.named_children if a.type != "comment"]
+    return any(a.type not in ("type_descriptor", "identifier") or
+               (a.type == "type_descriptor" and a.child_by_field_name("declarator") is not None) for a in written)
 
 
 def called_name(call: ts.Node) -> str | None:
