@@ -111,12 +111,15 @@ def renamed_types(symbols: Sequence[TopLevelItem], index: int) -> dict[str, str]
 def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], program: Program) -> None:
     """Refuse a kernel that uses a name of which another input has definitions its file lacks."""
     for name, (missing, lacking) in program.disagreements.items():
+        if name in program.function_clashes:
+            continue  # each part calls among its own file's definitions, renamed per part
         for spec, kernel in zip(specs, found):
             if spec.file != lacking:
                 continue
             closure = device_closure(program, [kernel], [spec.template_args])
             plain = name.split("::")[-1]
-            named = not plain.startswith("operator") and re.search(rf"\b{re.escape(plain)}\b", kernel.text)
+            # (not a member's name, ``x.f``, nor a literal's suffix, ``2.f``)
+            named = not plain.startswith("operator") and re.search(rf"(?<![\w.]){re.escape(plain)}\b", kernel.text)
             if any(name in item.keys for item in closure.items) or named:
                 head = " ".join(missing.text.split("{")[0].split())[:90]
                 raise HFuseError(

@@ -388,7 +388,8 @@ def test_static_shared_variables_are_16_byte_aligned(tmp_path, first, second):
 @pytest.mark.parametrize("path", sorted(TRUST.glob("*.cu")), ids=lambda p: p.name)
 def test_the_corpus_files_compile_as_they_are(tmp_path, path):
     """The originals compile with nvcc (a refusal below is then hfuse's, not a broken input)."""
-    result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", "-c", str(path), "-o", str(tmp_path / "o.o")],
+    result = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", *BUILD_DEFINES.get(path.name, ()), "-c", str(path),
+                             "-o", str(tmp_path / "o.o")],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
 
@@ -577,3 +578,38 @@ def test_the_thread_index_read_in_ptx_needs_a_1d_block_where_it_runs_whole():
     with pytest.raises(HFuseError, match=r"reads %tid; where its block runs whole, the fused block is 1-D") as err:
         fuse([_spec(NAMED, "scale", 96), _spec(NAMED, "tid_from_ptx", (32, 4))])
     assert err.value.where.line == _line_of(NAMED, "tid_from_ptx", "%%tid.x")
+
+
+# --------------------------------------------------------------------------- a name defined two ways
+BUILD_DEFINES = {"macro_scale_a.cu": ("-DROW_SCALE=2.0f",), "macro_scale_b.cu": ("-DROW_SCALE=3.0f",)}
+"""The -D each file's own build gives it."""
+
+
+def _own_build(name: str, kernel: str, block: int) -> KernelSpec:
+    defines = [d.removeprefix("-D") for d in BUILD_DEFINES.get(name, ())]
+    return KernelSpec(TRUST / name, kernel, Dim3(block), options=CompileOptions.from_flags(defines=defines))
+
+
+def _part_text(source: str, index: int) -> str:
+    return source.split(f"// ---- part {index}:")[1].split("// ---- ")[0]
+
+
+@pytest.mark.nvcc
+def test_each_part_calls_among_its_own_files_overloads(tmp_path):
+    # once: b.cu's nudge(float), identical to a.cu's, was read once for both, and part 2 had only
+    # its file's other overload: its float call ran nudge(double), compiled, and computed something else
+    fused = fuse([KernelSpec(TRUST / "overloads_a.cu", "nudge_rows", Dim3(96)),
+                  KernelSpec(TRUST / "overloads_b.cu", "nudge_cols", Dim3(128))])
+    second = _part_text(fused.source, 2)
+    assert re.search(r"float nudge__hf2\([^)]*float v\) \{ return v \+ 1\.0f; \}", second)
+    assert re.search(r"float nudge__hf2\([^)]*double v\)", second)
+    assert "double" not in _part_text(fused.source, 1)
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_one_header_read_with_two_builds_macros_gives_each_part_its_own_helper(tmp_path):
+    # once: both expansions of row_scaled were emitted under one name: "already been defined"
+    fused = fuse([_own_build("macro_scale_a.cu", "scale_a", 96), _own_build("macro_scale_b.cu", "scale_b", 128)])
+    assert "return 2.0f * v;" in _part_text(fused.source, 1) and "return 3.0f * v;" in _part_text(fused.source, 2)
+    compile_nvcc(fused.source, workdir=tmp_path)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from hfuse.api import fuse
+from hfuse.frontend.options import CompileOptions
 from hfuse.spec import Dim3, KernelSpec
 
 from corpus import cases as C  # tests/corpus/cases.py
@@ -83,11 +84,16 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
                                                  (1,)),
     "tid_from_ptx": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 300), _floats(rng, cp, 128 * 300)], Dim3(300), 0,
                                               (1,)),
+    "nudge_rows": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
+    "nudge_cols": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
+    "scale_a": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
+    "scale_b": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
 }
 
 
-def _k(file: str, name: str, block, args: tuple[str, ...] = ()) -> Kernel:
-    spec = KernelSpec(TRUST / file, name, Dim3.of(block), args)
+def _k(file: str, name: str, block, args: tuple[str, ...] = (), defines: tuple[str, ...] = ()) -> Kernel:
+    spec = KernelSpec(TRUST / file, name, Dim3.of(block), args,
+                      options=CompileOptions.from_flags(defines=defines) if defines else None)
     return Kernel(spec, lambda rng, cp, s=spec: MAKERS[name.split("::")[-1]](rng, cp, s.block))
 
 
@@ -123,6 +129,11 @@ CONFIGS = {
     # dynamic shared memory reached through a storage struct's reference and its own address,
     # behind another part's 100-byte slice
     "storage-cast-behind-a-slice": [_k("aligned_dynamic.cu", "odd_dynamic", 96), _k("storage_cast.cu", "storage_reverse", 128)],
+    # one file's overload set holds the other's nudge(float) and a nudge(double): each part calls among its own
+    "overload-sets-per-file": [_k("overloads_a.cu", "nudge_rows", 96), _k("overloads_b.cu", "nudge_cols", 128)],
+    # one header read by files built with -DROW_SCALE=2.0f and -DROW_SCALE=3.0f: a helper each
+    "header-under-two-builds": [_k("macro_scale_a.cu", "scale_a", 96, defines=("ROW_SCALE=2.0f",)),
+                                _k("macro_scale_b.cu", "scale_b", 128, defines=("ROW_SCALE=3.0f",))],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],
 }

@@ -88,6 +88,11 @@ class Program:
                 if match:
                     program.extern_shared[match.group("name")] = match.group("type").strip()
         program.disagreements = _disagreements(definitions)
+        for name, by_source in program.function_clashes.items():
+            # each source's whole set of definitions of the name, those it shares with another
+            # source included (read once above): its part calls among exactly its own, as compiled apart
+            for path, texts in definitions.get(name, {}).items():
+                by_source[path] = [item for item in texts.values() if item.function is not None]
         kernels = [f.key for s in files for f in s.functions if f.kind == "global"]
         program.resolver = Resolver.of(program.items, [*program.functions, *kernels])
         program.resolver.value_macros = frozenset(key.split("(")[0] for f in files for key, _ in f.value_macros)
@@ -99,8 +104,9 @@ class Program:
 
     def _claim(self, owner: dict[str, tuple[TopLevelItem, Path]], name: str, item: TopLevelItem, source: Path) -> None:
         previous, previous_source = owner.setdefault(name, (item, source))
-        if previous is item or previous.file == item.file:
+        if previous is item or previous.file == item.file and previous_source == source:
             return  # overloads and redeclarations within one file are the compiler's business
+        # (one header, read by two sources with other macros, may define a name two ways: as two files would)
         if _is_prototype(previous) or _is_prototype(item):
             return  # a declaration beside its definition
         if previous.function is not None and item.function is not None and previous_source != source:
