@@ -152,3 +152,65 @@ def test_a_flag_nvcc_does_not_have_is_still_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         _fuse(tmp_path, "--no-such-flag")
     assert "unrecognized arguments: --no-such-flag" in capsys.readouterr().err
+
+
+def _project_with_a_build(tmp_path):
+    """Two files built with their own -D and a relative -I, as a CMake build's database lists them."""
+    (tmp_path / "include").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "build").mkdir()
+    (tmp_path / "include" / "scale.cuh").write_text(
+        "#pragma once\n#ifndef SCALE\n#error \"SCALE comes from the build\"\n#endif\n"
+        "__device__ inline float scaled(float v) { return SCALE * v; }\n")
+    for name, extra in (("a", ""), ("b", "#include <algorithm>\n")):
+        (tmp_path / "src" / f"{name}.cu").write_text(
+            f"#include \"scale.cuh\"\n{extra}__global__ void k{name}(float* y, int n) {{\n"
+            f"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            f"  if (i < n) y[i] = {'scaled(y[i]) + OFFSET' if name == 'a' else 'std::max(scaled(y[i]), 0.f)'};\n}}\n")
+    build = tmp_path / "build"
+    entries = [
+        {"directory": str(build), "file": "../src/a.cu",
+         "command": f"/usr/bin/ccache nvcc -DSCALE=2.0f -DOFFSET=1.0f -I../include -O3 -Xcompiler=-fPIC "
+                    f"--generate-code=arch=compute_90,code=[compute_90,sm_90] -x cu -c {tmp_path}/src/a.cu -o a.o"},
+        {"directory": str(build), "file": str(tmp_path / "src" / "b.cu"),
+         "arguments": ["nvcc", "-DSCALE=3.0f", f"-I{tmp_path}/include", "--expt-relaxed-constexpr", "-std=c++20",
+                       "-c", "../src/b.cu", "-o", "b.o"]},
+    ]
+    (build / "compile_commands.json").write_text(__import__("json").dumps(entries))
+    return tmp_path
+
+
+@pytest.mark.nvcc
+def test_each_file_is_read_with_the_flags_of_its_own_build_command(tmp_path, capsys):
+    project = _project_with_a_build(tmp_path)
+    out = tmp_path / "fused.cu"
+    assert main(["fuse", str(project / "src" / "a.cu"), str(project / "src" / "b.cu"), "-k", "ka:128", "-k", "kb:128",
+                 "-o", str(out), "-p", str(project / "build"), "--check"]) == 0
+    err = capsys.readouterr().err
+    text = out.read_text()
+    # each file's own -D: SCALE differs (a helper each), OFFSET is a.cu's alone; b.cu's flags reach the compile
+    assert "return 2.0f * v;" in text and "return 3.0f * v;" in text and "+ 1.0f;" in text
+    assert "Compile it with -std=c++20" in text and "--expt-relaxed-constexpr" in text
+    assert "the builds do not agree on -D OFFSET, SCALE" in err and "can launch" in err
+
+
+def test_a_file_the_build_does_not_list_is_read_with_the_command_lines_flags(tmp_path, capsys):
+    project = _project_with_a_build(tmp_path)
+    assert main(["fuse", str(project / "src" / "a.cu"), VEC, "-k", "ka:128", "-k", "vec_scale:128",
+                 "-o", str(tmp_path / "f.cu"), "-p", str(project / "build" / "compile_commands.json")]) == 0
+    assert f"note: {VEC} is not in {project / 'build' / 'compile_commands.json'}: read with the command line's flags" \
+        in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("database, said", [
+    (None, "cannot read the compile database"),
+    ("[{\"file\": \"a.cu\",", "the compile database is not JSON"),
+    ("{\"file\": \"a.cu\"}", "must be a JSON list of entries"),
+    ("[{\"directory\": \"/tmp\", \"file\": \"a.cu\"}]", "entry #0 needs 'arguments' (a list of strings) or 'command'"),
+])
+def test_a_compile_database_hfuse_cannot_read_is_named(tmp_path, capsys, database, said):
+    if database is not None:
+        (tmp_path / "compile_commands.json").write_text(database)
+    assert main(["fuse", VEC, "-k", "vec_scale:128", "-k", "vec_offset:128", "-o", str(tmp_path / "f.cu"),
+                 "-p", str(tmp_path)]) == 2
+    assert said in capsys.readouterr().err

@@ -152,3 +152,20 @@ def test_hfuse_fuse_with_nvcc_flags_end_to_end(tmp_path, monkeypatch):
     # Without -DUSE_K the kernel is not there, as for nvcc.
     assert main(["fuse", "relu.cu", "smooth.cu", "-I", "inc", "-DBLOCK=128", "-k", "relu:256", "-k", "smooth:128",
                  "-o", "out/g.cu"]) == 2
+
+
+def test_files_built_with_other_flags_share_what_one_compile_of_the_fused_file_needs():
+    a = CompileOptions.from_flags(include_dirs=["inc"], defines=["SCALE=2", "NDEBUG"], std="c++17", arch="sm_90",
+                                  language_flags=["--use_fast_math"])
+    b = CompileOptions.from_flags(include_dirs=["inc", "more"], defines=["SCALE=3", "NDEBUG"], std="c++20",
+                                  arch="sm_80", system_include_dirs=["/opt/lib"],
+                                  language_flags=["--expt-relaxed-constexpr"])
+    shared, notes = CompileOptions.shared([a, b])
+    assert shared.include_dirs == (Path("inc"), Path("more")) and shared.system_include_dirs == (Path("/opt/lib"),)
+    assert shared.defines == (Define("NDEBUG"),)  # what both agree on
+    assert shared.std == "c++20" and shared.arch == "sm_90"
+    assert shared.language_flags == ("--use_fast_math", "--expt-relaxed-constexpr")
+    assert notes == ("the builds do not agree on -D SCALE: the fused file's kept headers see none of them (each "
+                     "file's own uses were expanded with its own)", "the builds are for sm_80, sm_90: the fused file "
+                     "is for sm_90")
+    assert CompileOptions.shared([a, a]) == (a, ())

@@ -32,6 +32,12 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
                                for k in args.kernel])
     request.options = options_from_flags(args, request.options)
     layout, notes = layout_from(args)
+    if args.compile_commands:
+        from .build_commands import BuildCommands, with_build_flags
+
+        request.kernels, request.options, built = with_build_flags(
+            request.kernels, request.options, BuildCommands.load(args.compile_commands), args)
+        notes = [*built, *notes]
     for note in [*request.notes, *notes]:
         console.print(f"[yellow]{escape(note)}[/]")
     if layout is not None:
@@ -182,4 +188,9 @@ def add_fuse_parser(sub: argparse._SubParsersAction) -> None:
                         help="verify on your inputs instead: a function returning [hfuse.KernelLaunch, ...] in the "
                              "kernels' order")
     add_compile_flags(fuse, arch=True)
+    fuse.add_argument("-p", "--compile-commands", metavar="PATH",
+                      help="read each input file with the flags its own build compiles it with: the build's "
+                           "compile_commands.json, or the build folder that holds it (CMake: "
+                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON); flags given here are added to each file's; the "
+                           "fused file is compiled (--check) with what the files' builds share")
     fuse.set_defaults(run=run_fuse)

@@ -255,6 +255,33 @@ class CompileOptions:
             language_flags=self.language_flags + tuple(language_flags),
         )
 
+    @classmethod
+    def shared(cls, each: Sequence["CompileOptions"]) -> tuple["CompileOptions", tuple[str, ...]]:
+        """What one compile of a file made from sources built with ``each`` needs (the fused
+        file, whose parts came from files of different build commands), and what it had to
+        leave out: every folder, pre-include and language flag any of them has (in order), the
+        ``-D``/``-U`` all agree on (hfuse expanded each file's own uses of its macros; a kept
+        header reads only what all agree on), the newest dialect, the first's architecture."""
+        if not each:
+            return cls(), ()
+        first = each[0]
+
+        def both(field: str) -> tuple:
+            return tuple(dict.fromkeys(x for o in each for x in getattr(o, field)))
+
+        agreed = [d for d in dict.fromkeys(d for o in each for d in o.defines) if all(d in o.defines for o in each)]
+        differ = sorted({d.name for o in each for d in o.defines} - {d.name for d in agreed})
+        archs = sorted({o.arch for o in each})
+        notes = ((f"the builds do not agree on -D {', '.join(differ)}: the fused file's kept headers see none of "
+                  "them (each file's own uses were expanded with its own)",) if differ else ()) + (
+                 (f"the builds are for {', '.join(archs)}: the fused file is for {first.arch}",) if len(archs) > 1
+                 else ())
+        merged = replace(first, include_dirs=both("include_dirs"), system_include_dirs=both("system_include_dirs"),
+                         defines=tuple(agreed), undefines=both("undefines"), pre_includes=both("pre_includes"),
+                         std=max((o.std for o in each), key=KNOWN_STDS.index),
+                         language_flags=both("language_flags"), library_include_dirs=both("library_include_dirs"))
+        return merged, notes
+
     def to_dict(self) -> dict[str, Any]:
         """As data, for plans and cache keys (paths as given, defines in order)."""
         return {
