@@ -550,7 +550,6 @@ OVERLOADS = "__device__ float twice(float v) { return 2.f * v; }\n"
     (SPECIALISED, TRAITS, "Traits"),  # a class template's explicit specialisation one file has
     (SPECIALISED, SPECIALISED.replace("v = 1", "v = 2"), "Traits"),
     (CAST + "template <> __device__ float cast<int>(int v) { return 7.f; }\n", CAST, "cast"),
-    (OVERLOADS + "__device__ double twice(double v) { return 3.0 * v; }\n", OVERLOADS, "twice"),
 ])
 def test_inputs_that_disagree_on_a_names_definitions_are_refused(tmp_path, first, second, name):
     # once: the second file's kernel saw the first file's specialisation (or overload) and
@@ -562,6 +561,20 @@ def test_inputs_that_disagree_on_a_names_definitions_are_refused(tmp_path, first
     b.write_text(second + uses.format(n=2))
     with pytest.raises(HFuseError, match=rf"defines '{name}' once more .* and [ab]\.cu, whose kernel 'k[12]' uses '{name}'"):
         fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_inputs_with_more_overloads_than_another_give_each_part_its_own_set(tmp_path, order):
+    # compiled apart, k1 chose among twice(float) and twice(double), k2 had twice(float) alone
+    sources = [OVERLOADS + "__device__ double twice(double v) { return 3.0 * v; }\n", OVERLOADS]
+    paths = [tmp_path / "a.cu", tmp_path / "b.cu"]
+    for n, (path, text) in enumerate(zip(paths, sources), 1):
+        path.write_text(text + f"__global__ void k{n}(float* x) {{ x[threadIdx.x] = twice({n}.0) + twice({n}.f); }}\n")
+    specs = [KernelSpec(paths[i], f"k{i + 1}", Dim3(128)) for i in order]
+    fused = fuse(specs)
+    parts = {p.spec.name: fused.source.split(f"// ---- part {p.index}:")[1].split("// ---- ")[0] for p in fused.parts}
+    assert "double twice__hf" in parts["k1"] and "float twice__hf" in parts["k1"]
+    assert "double twice__hf" not in parts["k2"] and "float twice__hf" in parts["k2"]
 
 
 def test_inputs_that_agree_or_do_not_use_the_name_fuse(tmp_path):

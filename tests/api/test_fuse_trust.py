@@ -595,15 +595,18 @@ def _part_text(source: str, index: int) -> str:
 
 
 @pytest.mark.nvcc
-def test_each_part_calls_among_its_own_files_overloads(tmp_path):
+@pytest.mark.parametrize("b_first", [False, True])
+def test_each_part_calls_among_its_own_files_overloads(tmp_path, b_first):
     # once: b.cu's nudge(float), identical to a.cu's, was read once for both, and part 2 had only
     # its file's other overload: its float call ran nudge(double), compiled, and computed something else
-    fused = fuse([KernelSpec(TRUST / "overloads_a.cu", "nudge_rows", Dim3(96)),
-                  KernelSpec(TRUST / "overloads_b.cu", "nudge_cols", Dim3(128))])
-    second = _part_text(fused.source, 2)
-    assert re.search(r"float nudge__hf2\([^)]*float v\) \{ return v \+ 1\.0f; \}", second)
-    assert re.search(r"float nudge__hf2\([^)]*double v\)", second)
-    assert "double" not in _part_text(fused.source, 1)
+    # (b.cu first: refused, as a.cu lacked nudge(double))
+    specs = [KernelSpec(TRUST / "overloads_a.cu", "nudge_rows", Dim3(96)),
+             KernelSpec(TRUST / "overloads_b.cu", "nudge_cols", Dim3(128))]
+    fused = fuse(specs[::-1] if b_first else specs)
+    a, b = (2, 1) if b_first else (1, 2)
+    assert re.search(rf"float nudge__hf{b}\([^)]*float v\) \{{ return v \+ 1\.0f; \}}", _part_text(fused.source, b))
+    assert re.search(rf"float nudge__hf{b}\([^)]*double v\)", _part_text(fused.source, b))
+    assert "double" not in _part_text(fused.source, a)
     compile_nvcc(fused.source, workdir=tmp_path)
 
 

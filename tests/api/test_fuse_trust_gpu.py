@@ -131,6 +131,7 @@ CONFIGS = {
     "storage-cast-behind-a-slice": [_k("aligned_dynamic.cu", "odd_dynamic", 96), _k("storage_cast.cu", "storage_reverse", 128)],
     # one file's overload set holds the other's nudge(float) and a nudge(double): each part calls among its own
     "overload-sets-per-file": [_k("overloads_a.cu", "nudge_rows", 96), _k("overloads_b.cu", "nudge_cols", 128)],
+    "overload-sets-per-file-b-first": [_k("overloads_b.cu", "nudge_cols", 96), _k("overloads_a.cu", "nudge_rows", 128)],
     # one header read by files built with -DROW_SCALE=2.0f and -DROW_SCALE=3.0f: a helper each
     "header-under-two-builds": [_k("macro_scale_a.cu", "scale_a", 96, defines=("ROW_SCALE=2.0f",)),
                                 _k("macro_scale_b.cu", "scale_b", 128, defines=("ROW_SCALE=3.0f",))],

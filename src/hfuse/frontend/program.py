@@ -88,6 +88,13 @@ class Program:
                 if match:
                     program.extern_shared[match.group("name")] = match.group("type").strip()
         program.disagreements = _disagreements(definitions)
+        for name in list(program.disagreements):
+            # plain overloads one file has and another lacks: a set per part, as for a clash
+            every = [item for texts in definitions[name].values() for item in texts.values()]
+            if all(i.function is not None and not i.function.is_template and not i.function.is_explicit_specialisation
+                   and not i.function.owner for i in every):
+                program.function_clashes.setdefault(name, {})
+                del program.disagreements[name]
         for name, by_source in program.function_clashes.items():
             # each source's whole set of definitions of the name, those it shares with another
             # source included (read once above): its part calls among exactly its own, as compiled apart
