@@ -339,7 +339,8 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
         types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
         used = [key for key in clashes if any(set(i.keys) & {key} for i in own_closure.items)]
-        symbols = tuple(clashes[key].get(spec.file) or next(iter(clashes[key].values())) for key in used)
+        symbols = tuple({id(i): i for key in used  # (an enum is one item of several names)
+                         for i in [clashes[key].get(spec.file) or next(iter(clashes[key].values()))]}.values())
         for item in types:
             check_context_type(item, everything.needs_context, spec.name)
         host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)

@@ -340,6 +340,9 @@ def test_types_typedefs_and_constants_defined_differently_are_one_per_part(clash
     assert "void ka__hf1(const real__hf1* __restrict__ in, real__hf1* __restrict__ out, Params__hf1 p," in source
     assert "    Params__hf2 hf2_p," in source
     assert clashing.symbol_names == ()  # types are no device data for the launcher to fill
+    # an enum once per part, however many names it declares; a member named through its class's name
+    assert source.count("enum Rounding__hf1 {") == 1 and source.count("enum Rounding__hf2 {") == 1
+    assert "i / Tile__hf1::width + (r == kDown__hf1)" in source and "i / Tile__hf2::width" in source
 
 
 @pytest.mark.nvcc

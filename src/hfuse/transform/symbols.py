@@ -19,6 +19,9 @@ from .definition import Definition
 from .edits import TextEdit
 
 
+_QUALIFIED = ("qualified_identifier", "qualified_type")
+
+
 def symbol_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     if not ctx.symbols:
         return []
@@ -26,11 +29,19 @@ def symbol_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
     scope, local = definition.scope, definition.local
     edits = []
     for node in walk(definition.root):
-        if node.type not in ("identifier", "type_identifier") or node.text.decode() not in plain:
+        if node.type not in ("identifier", "type_identifier", "namespace_identifier") \
+                or node.text.decode() not in plain:
             continue
         parent = node.parent
         written = node.text.decode()
-        if parent is not None and parent.type == "qualified_identifier":
+        if parent is not None and parent.type in _QUALIFIED and parent.child_by_field_name("scope") == node:
+            # a type named as the scope of a member (``Cfg::tile``): what the qualification up to it names
+            outer = parent
+            while outer.parent is not None and outer.parent.type in _QUALIFIED \
+                    and outer.parent.child_by_field_name("name") == outer:
+                outer = outer.parent
+            written = compact(outer.text[: node.end_byte - outer.start_byte].decode())
+        elif parent is not None and parent.type == "qualified_identifier":
             if parent.child_by_field_name("name") != node:
                 continue
             written = compact(parent.text.decode())
