@@ -328,11 +328,13 @@ __global__ void by_local(float* y, unary_op op) { unary_op g = op; op_ref r = *o
 __global__ void by_field(float* y, Holder h) { y[0] = h.f(y[0]); }
 __global__ void by_member(float* y, Member m) { y[0] = m.run(y[0]); }
 __global__ void by_lambda(float* y) { auto g = [](float v) { return v + 1.f; }; y[0] = g(y[0]); }
+__device__ float (*d_raw)(float) = twice;
+__global__ void by_global(float* y) { y[0] = d_twice(y[0]) + d_raw(y[1]); }  // the host may set either
 __global__ void z(float* p) { p[threadIdx.x] = 0.f; }
 """
 
 
-@pytest.mark.parametrize("kernel", ["by_param", "by_alias", "by_local", "by_field", "by_member"])
+@pytest.mark.parametrize("kernel", ["by_param", "by_alias", "by_local", "by_field", "by_member", "by_global"])
 def test_a_call_through_a_function_pointer_the_caller_gives_is_refused_where_a_helper_reads_the_block(
         tmp_path, kernel):
     # once fused: `op(x)` with `op` a parameter read as a call of a function named op; the caller's

@@ -82,7 +82,11 @@ _FUNCTION_TYPE_ALIAS = re.compile(
     r"|using\s+\w+\s*=\s*(?![^;]*\b(?:decltype|sizeof|alignof)\b)[^;{}=()]*"
     r"(?:\(\s*(?:__\w+\s+)?[*&]\s*(?:const\s*)?\)\s*)?\()")  # = R (*)(...), = R(...)
 """A typedef or alias of a function pointer, reference or type."""
-_QUALIFIERS = frozenset({"const", "volatile", "__restrict__", "__restrict", "restrict"})
+_POINTER_DECLARATOR = re.compile(r"\(\s*(?:__\w+\s+)?[*&]\s*(?:const\s+)?\w+\s*(?:\[[^\]]*\]\s*)*\)\s*\(")
+"""``(*op)(``, ``(&op)(``, ``(*ops[4])(``: a declarator of a pointer or reference to a function."""
+_NOT_A_VARIABLE = re.compile(r"\s*(?:template|typedef|using|struct|class|union|enum|namespace|static_assert)\b")
+_QUALIFIERS = frozenset({"const", "volatile", "__restrict__", "__restrict", "restrict", "static", "extern", "inline",
+                         "constexpr", "__device__", "__constant__", "__managed__", "__shared__"})
 _DEFINES_TYPE = re.compile(r"\s*(?:template\s*<[^;{]*>\s*)?(?:typedef\s+)?(?:struct|class|union|enum)\b[^;]*\{")
 
 
@@ -124,6 +128,9 @@ class Resolver:
     function_pointer_types: set[str] = field(default_factory=set)
     """Keys of the type aliases that name a pointer, reference or type of function
     (``typedef float (*unary_op)(float);``): a call through a variable of one runs what it holds."""
+    pointer_variables: set[str] = field(default_factory=set)
+    """Keys of the file-scope variables that hold a function's address (``__device__ unary_op
+    d_op;``): a call through one runs what the host or an initialiser put there."""
     pointer_fields: set[str] = field(default_factory=set)
     """Names of the data members, of any class, that hold a function's address (``op.f(x)``
     calls what ``f`` holds)."""
@@ -157,6 +164,9 @@ class Resolver:
                 resolver.function_pointer_types.update(item.keys)
         resolver.declared.update(function_keys)
         for item in items:
+            if resolver._holds_functions(item):
+                resolver.pointer_variables.update(item.keys)
+        for item in items:
             for shape in item.classes:
                 bases = [(w, resolver.resolve(item.scope, w)) for w in shape.bases]
                 key = qualify(item.scope, shape.name)
@@ -178,6 +188,17 @@ class Resolver:
         names = [w for w in re.findall(r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", written_type)
                  if w not in _QUALIFIERS]
         return len(names) == 1 and self.resolve(scope, names[0], local, self.function_pointer_types) is not None
+
+    def _holds_functions(self, item: TopLevelItem) -> bool:
+        """A file-scope variable declared as a pointer to a function (``float (*op)(float)``) or
+        of a function-pointer type (``__device__ unary_op d_op;``)."""
+        if item.kind != "declaration" or item.function is not None or item.classes or _NOT_A_VARIABLE.match(item.text):
+            return False
+        declared = item.text.split("=", 1)[0]
+        if _POINTER_DECLARATOR.search(declared):
+            return True
+        words = re.findall(r"[\w:]+", declared.split("[")[0])
+        return self.holds_function(item.scope, " ".join(words[:-1]))  # (the last is its name)
 
     def member(self, scope: Scope, owner: str, name: str, known: set[str]) -> tuple[str | None, str | None]:
         """What the unqualified ``name`` finds among the members of class ``owner`` (of

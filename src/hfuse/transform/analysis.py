@@ -309,6 +309,9 @@ def _record_call(
         else:
             facts.plain_calls.add(key)
         return key
+    if resolver is not None and resolver.resolve(function.scope, reference, local, resolver.pointer_variables):
+        facts.indirect_calls.append(line)  # a variable of the program's that holds a function
+        return None
     if "::" in reference:
         facts.outside_calls.append((reference, line))
     if (elsewhere := resolver.resolve(function.scope, reference, local)) in resolver.undefined_device_functions:
