@@ -38,9 +38,10 @@ from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning
 from .partition import MAX_BLOCK_THREADS, Part, Partition, make_partition, padded
 from .header_meaning import header_meaning, overload_choice, worth_reading
-from .part_facts import (check_device_state, check_disagreements, check_free_operators, check_function_arguments,
-                         check_own_blocks, check_parameter_calls, check_shared_types, check_static_shared,
-                         check_stored_functions, instance_constants, renamed_types, slice_alignment_of, whole_block_need)
+from .part_facts import (address_taken, check_device_state, check_disagreements, check_free_operators,
+                         check_function_arguments, check_own_blocks, check_parameter_calls, check_shared_types,
+                         check_static_shared, check_stored_functions, instance_constants, renamed_types,
+                         slice_alignment_of, whole_block_need)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -327,6 +328,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
                                      {k.key: template_argument_names(s.template_args) for k, s in zip(found, specs)})
     check_free_operators(closure.items, everything.needs_context, specs)
     check_stored_functions(closure.items, everything.needs_context, specs, program)
+    everything.address_taken = address_taken(program, everything)
     prepared = []
     for spec, kernel in zip(specs, found):
         for key in everything.reachable(kernel.key):

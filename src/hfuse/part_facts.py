@@ -277,6 +277,23 @@ def check_stored_functions(closure: Sequence[TopLevelItem], needs_context: set[s
                     hint=f"call {written.rsplit('::', 1)[-1]}(...) directly, or keep this kernel unfused")
 
 
+def address_taken(program: Program, facts: ProgramFacts) -> set[str]:
+    """The program's functions whose address its device code takes: used as a value in a
+    function (``&lane``, ``g(lane)``, ``apply<lane>``) or named in a variable's or class's
+    initialiser (``__device__ op_t d_op = lane;``). A call through a pointer can run only
+    these (hfuse emits each function that reads the block as per-part copies of other names)."""
+    known = set(program.functions)
+    taken = {key for fs in facts.facts.values() for f in fs for key, _ in f.function_values}
+    for item in program.items:
+        if item.function is not None or item.kind not in ("declaration", "other"):
+            continue
+        starts = [i for i in (item.text.find("="), item.text.find("{")) if i >= 0]
+        written = set(_NAME.findall(item.text[min(starts):])) if starts else set()
+        taken |= {key for name in item.references & written
+                  if (key := program.resolver.resolve(item.scope, name, known=known)) is not None}
+    return taken
+
+
 def whole_block_need(spec: KernelSpec, kernel: Function, facts: ProgramFacts, opaque: OpaqueNames) -> HFuseError | None:
     """Why the kernel must run as one whole block of its own (only layouts that keep a block
     whole take it): CUB's block collectives in its code or its template arguments, or an

@@ -33,7 +33,8 @@ def test_cpu_mode_fuses_and_compiles_with_nvrtc():
     assert not failures
     refused = [r for r in results if r.outcome == "refused"]
     # refusals are allowed only for the documented limits (see the README)
-    assert all("vertical fusion" in r.detail or "early return" in r.detail for r in refused), \
+    assert all("vertical fusion" in r.detail or "early return" in r.detail or "through a pointer" in r.detail
+               for r in refused), \
         [r.detail for r in refused]
     assert sum(r.outcome == "compiled" for r in results) >= 0.9 * len(results)
 

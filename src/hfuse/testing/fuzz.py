@@ -10,7 +10,8 @@ as vectors, register arrays in ``#pragma unroll`` loops, a specialised template 
 warp-level CUB through a namespace alias, a helper's static shared scratch array and a
 file-scope ``__shared__`` array that two parts would share; cooperative groups' async copies
 over the block, qualified or after a using-directive; the block's barrier and the thread's
-index in inline PTX, which only a layout that keeps the block whole takes), optionally inside a
+index in inline PTX, which only a layout that keeps the block whole takes; one file's overload
+set that another file's lacks a member of; a call through a variable that holds a function), optionally inside a
 grid-stride loop, a template and a namespace. Every
 thread ends by writing ``v`` to its own element of ``out``, so the result is
 deterministic and compared bit for bit.
@@ -34,7 +35,7 @@ WARP = 32
 STEP_KINDS = ("arith", "static_smem", "dynamic_smem", "wrapper_smem", "loop_barrier", "uniform_branch_barrier",
               "sync_count", "sync_and", "sync_or", "helper_builtin", "helper_barrier", "shuffle", "vote",
               "atomic", "block_exit", "vector_smem", "unroll_regs", "specialised", "cub_warp", "helper_scratch",
-              "file_shared", "cg_async_copy", "ptx_barrier", "ptx_tid")
+              "file_shared", "cg_async_copy", "ptx_barrier", "ptx_tid", "overload_set", "pointer_call")
 WARP_STEPS = {"shuffle", "vote", "cub_warp", "helper_scratch"}
 """Steps that need whole warps (the block a multiple of 32)."""
 FLAT_STEPS = {"ptx_tid"}
@@ -42,6 +43,9 @@ FLAT_STEPS = {"ptx_tid"}
 WHOLE_BLOCK_STEPS = {"ptx_barrier", "ptx_tid"}
 """Steps that are correct only where a fused block runs one whole block of the kernel: the
 runner fuses their cases in a layout that keeps the block whole."""
+RARE_STEPS = WHOLE_BLOCK_STEPS | {"pointer_call"}
+"""Steps drawn less often: most cases stay for every layout, and a call through a pointer is
+refused wherever some helper of the case reads the block (a documented limit)."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,7 @@ def random_kernel(rng: random.Random, index: int) -> KernelRecipe:
     block = _block(rng)
     kinds = [k for k in STEP_KINDS
              if not (k in WARP_STEPS and block.size % WARP) and not (k in FLAT_STEPS and block.rank > 1)]
-    weights = [0.25 if k in WHOLE_BLOCK_STEPS else 1.0 for k in kinds]  # most cases stay for every layout
+    weights = [0.25 if k in RARE_STEPS else 1.0 for k in kinds]
     steps = tuple(Step(rng.choices(kinds, weights)[0], rng.randint(1, 31)) for _ in range(rng.randint(1, 6)))
     return KernelRecipe(index, block, _grid(rng), steps, grid_stride=rng.random() < 0.3,
                         template=rng.random() < 0.25, namespace=rng.random() < 0.25)
@@ -281,6 +285,16 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
                 f"  v ^= pb{j}[(tid + {c}) % B] * 3u; asm volatile(\"bar.sync 0;\" ::: \"memory\"); }}"]
     if k == "ptx_tid":  # the thread's index read in inline PTX (a 1-D block)
         return [f"{{ unsigned pt{j}; asm(\"mov.u32 %0, %%tid.x;\" : \"=r\"(pt{j})); v += pt{j} * {c}u; }}"]
+    if k == "overload_set":  # every file has fz_nudge(unsigned); odd ones one more, which computes something else
+        extra = ("\n__device__ unsigned fz_nudge(unsigned long long v) { return (unsigned)(v >> 3) ^ 0x5au; }"
+                 if r.index % 2 else "")
+        helpers.append(f"__device__ unsigned fz_nudge(unsigned v) {{ return v * 3u + 1u; }}{extra}")
+        return [f"v = fz_nudge(v) + {c}u;  // the unsigned overload, as compiled alone"]
+    if k == "pointer_call":  # a call through a file-scope variable that holds a function
+        helpers.append("typedef unsigned (*fz_op_t)(unsigned);\n"
+                       "__device__ unsigned fz_rotate(unsigned v) { return (v << 3) | (v >> 29); }\n"
+                       "__device__ fz_op_t fz_op = fz_rotate;")
+        return [f"v = fz_op(v) ^ {c}u;"]
     if k == "block_exit":
         return [f"if (bid % {c % 4 + 2} == {c % 2}) {{ if (i < n) out[i] = v ^ 0xdeadu; return; }}"]
     raise ValueError(k)

@@ -345,6 +345,9 @@ class ProgramFacts:
     """Functions that (transitively) execute a block barrier."""
     early_exit_helpers: Any = None
     """The early-exit rewrite's view of these functions (made on first use, see specialize.py)."""
+    address_taken: set[str] | None = None
+    """The functions whose address device code takes (``part_facts.address_taken``): all a call
+    through a pointer can run. None: not known, so any."""
 
     def propagate(self) -> None:
         """Callers of functions that need the context (or synchronise) do too."""
@@ -487,7 +490,8 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
     _check_recursion(kernel.key, program, [kernel.key], kernel)
     check_tile_parameters(kernel, program.reachable(kernel.key), program.facts)
     helpers_with_context = {k for k in program.needs_context
-                            if any(f.function.kind != "global" for f in program.facts.get(k, []))}
+                            if any(f.function.kind != "global" for f in program.facts.get(k, []))
+                            and (program.address_taken is None or k in program.address_taken)}
     for name in program.reachable(kernel.key):
         for f in program.facts[name]:
             if f.opaque:
