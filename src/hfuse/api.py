@@ -27,7 +27,7 @@ from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, 
 from .frontend.options import DEFAULT_STD, NO_OPTIONS, CompileOptions, language_flags_for
 from .frontend.parse import first_error, line_of, parse
 from .frontend.preprocess import library_header_dirs
-from .frontend.program import Program, is_device_variable
+from .frontend.program import Program, is_device_variable, is_extern_shared
 from .spec import Dim3, KernelSpec, with_libraries_apart
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
@@ -498,7 +498,7 @@ def _generate(
             barrier_id=part.barrier_id,
             threads=part.size,
             specialised=frozenset(facts.needs_context & set(facts.reachable(part.kernel.key))),
-            extern_shared=tuple(program.extern_shared.items()),
+            extern_shared=program.extern_shared_of(part.spec.file),
             resolver=program.resolver,
             known=known,
             context_types=prepared.context_types,
@@ -570,6 +570,7 @@ def _generate(
         if not (item.function is not None and item.function.key in prepared.context_helpers)
         and not set(item.keys) & (prepared.context_types | prepared.symbols)
         and not brings_one_of(item, program, prepared.context_helpers)
+        and not is_extern_shared(item)  # (every use names the part's own slice now)
     ]
     thread_block = any(k.uses_thread_block for k in prepared.kernels)
     source = assemble(

@@ -616,3 +616,13 @@ def test_one_header_read_with_two_builds_macros_gives_each_part_its_own_helper(t
     fused = fuse([_own_build("macro_scale_a.cu", "scale_a", 96), _own_build("macro_scale_b.cu", "scale_b", 128)])
     assert "return 2.0f * v;" in _part_text(fused.source, 1) and "return 3.0f * v;" in _part_text(fused.source, 2)
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_one_name_of_file_scope_dynamic_shared_memory_with_two_element_types(tmp_path):
+    fused = fuse([KernelSpec(TRUST / "extern_smem_a.cu", "reverse_floats", Dim3(128)),
+                  KernelSpec(TRUST / "extern_smem_b.cu", "rotate_quads", Dim3(64))])
+    assert "reinterpret_cast<float (*)[]>(hf_ctx.dyn_smem))[t]" in _part_text(fused.source, 1)
+    assert "reinterpret_cast<int4 (*)[]>(hf_ctx.dyn_smem))[(t + 1) %" in _part_text(fused.source, 2)
+    assert "extern __shared__ float smem" not in fused.source  # (every use names the part's slice)
+    compile_nvcc(fused.source, workdir=tmp_path)

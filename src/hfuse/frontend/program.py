@@ -29,7 +29,10 @@ class Program:
     functions: dict[str, list[Function]] = field(default_factory=dict)
     """Device-side functions (helpers and member functions) by qualified name; overloads share one."""
     extern_shared: dict[str, str] = field(default_factory=dict)
-    """File-scope ``extern __shared__`` arrays: name -> element type."""
+    """File-scope ``extern __shared__`` arrays: name -> element type (the first source's)."""
+    extern_shared_by_source: dict[Path, dict[str, str]] = field(default_factory=dict)
+    """The same, by the source that declares them: two files may give one name two element
+    types (``float smem[]``, ``int4 smem[]``), and each part's code means its own file's."""
     resolver: Resolver = field(default_factory=Resolver)
     symbols: dict[str, dict[Path, TopLevelItem]] = field(default_factory=dict)
     """What every part gets its own renamed copy of, by key, then by the source file that
@@ -49,6 +52,10 @@ class Program:
     that file's code chose among its own; in one fused file it would see the other's too
     (``api`` refuses where that file's kernels use the name)."""
 
+    def extern_shared_of(self, source: Path) -> tuple[tuple[str, str], ...]:
+        """The file-scope ``extern __shared__`` arrays as the code of ``source`` sees them."""
+        return tuple({**self.extern_shared, **self.extern_shared_by_source.get(source, {})}.items())
+
     def clashing_symbols(self) -> dict[str, dict[Path, TopLevelItem]]:
         """What every part gets its own copy of: what two sources define, and file-scope
         ``__shared__`` variables (one source's, used by two parts, would be shared by them)."""
@@ -64,6 +71,11 @@ class Program:
         for source in files:
             for item in source.items:
                 fn = item.function
+                extern = _EXTERN_SHARED.match(item.text) if item.kind == "declaration" else None
+                if extern:  # (no symbol to rename: every part's uses become its own slice)
+                    element = extern.group("type").strip()
+                    program.extern_shared.setdefault(extern.group("name"), element)
+                    program.extern_shared_by_source.setdefault(source.path, {})[extern.group("name")] = element
                 symbol = is_device_variable(item) or is_shared_variable(item)
                 if item.device and not symbol and not _is_prototype(item) and (fn is None or fn.kind != "global"):
                     for name in item.keys:
@@ -75,7 +87,7 @@ class Program:
                 if symbol:
                     for name in item.keys:
                         program.symbols.setdefault(name, {})[source.path] = item
-                elif item.device and (fn is None or fn.kind != "global"):  # kernels are regenerated, never emitted as is
+                elif item.device and (fn is None or fn.kind != "global") and not extern:  # kernels: regenerated
                     for name in item.keys:
                         program._claim(owner, name, item, source.path)
                 program.items.append(item)
@@ -84,9 +96,6 @@ class Program:
                 for member in item.members:
                     if member.kind != "host" and not member.defined_outside:  # (that one's own item adds it)
                         program.functions.setdefault(member.key, []).append(member)
-                match = _EXTERN_SHARED.match(item.text) if item.kind == "declaration" else None
-                if match:
-                    program.extern_shared[match.group("name")] = match.group("type").strip()
         program.disagreements = _disagreements(definitions)
         for name in list(program.disagreements):
             # plain overloads one file has and another lacks: a set per part, as for a clash
@@ -231,6 +240,11 @@ def _variable_head(item: TopLevelItem) -> str | None:
     if item.kind != "declaration" or item.function is not None or "(" in head:
         return None
     return None if re.search(r"(?<!\w)extern(?!\w)", head) else head
+
+
+def is_extern_shared(item: TopLevelItem) -> bool:
+    """A file-scope ``extern __shared__ T name[];`` (the block's dynamic shared memory)."""
+    return item.kind == "declaration" and _EXTERN_SHARED.match(item.text) is not None
 
 
 def is_device_variable(item: TopLevelItem) -> bool:
