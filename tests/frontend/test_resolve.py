@@ -104,3 +104,27 @@ def test_an_inline_namespace_is_emitted_inline():
 
     assert namespace_wrap(("lib", "inline v2"), "int x;") == (
         "namespace lib {\ninline namespace v2 {\nint x;\n}  // namespace v2\n}  // namespace lib")
+
+
+POINTERS = """
+typedef float (*unary_op)(float);
+namespace ops { using binary_op = float (*)(float, float); typedef float fn_t(float); }
+template <class T> using op_of = T (*)(T);
+typedef struct { int a; } Plain;
+using Vec = float*;
+__device__ float twice(float v) { return 2.f * v; }
+__device__ unary_op d_op = twice;
+__device__ float (*d_raw[2])(float) = {twice, twice};
+__device__ const ops::binary_op d_bin = nullptr;
+__device__ Plain d_plain;
+struct Holder { unary_op f; float (*g)(float); ops::fn_t* h; Plain p; int n; };
+"""
+
+
+def test_what_holds_a_functions_address_is_told_by_its_type_or_declarator():
+    r = Program.merge([model_source(Path("p.cu"), POINTERS)]).resolver
+    assert r.function_pointer_types == {"unary_op", "ops::binary_op", "ops::fn_t", "op_of"}
+    assert r.holds_function((), "const unary_op") and r.holds_function(("ops",), "binary_op")
+    assert not r.holds_function((), "Vec") and not r.holds_function((), "Plain")
+    assert r.pointer_variables == {"d_op", "d_raw", "d_bin"}
+    assert r.pointer_fields == {"f", "g", "h"}
