@@ -339,10 +339,14 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         check_function_arguments(spec, kernel, program, everything.needs_context)
         whole_block = whole_block_need(spec, kernel, everything, opaque)
         own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
-        types = tuple(i for i in own_closure.items if set(i.keys) & context_types)
-        used = [key for key in clashes if any(set(i.keys) & {key} for i in own_closure.items)]
-        symbols = tuple({id(i): i for key in used  # (an enum is one item of several names)
-                         for i in [clashes[key].get(spec.file) or next(iter(clashes[key].values()))]}.values())
+        def own(key: str, file: Path = spec.file) -> TopLevelItem:  # (of a name two inputs define differently)
+            return clashes[key].get(file) or next(iter(clashes[key].values()))
+
+        # a type two inputs define differently whose members read the block: its own file's, as a context type
+        types = tuple(i for i in own_closure.items if set(i.keys) & context_types
+                      and all(i is own(key) for key in set(i.keys) & set(clashes)))
+        used = [key for key in clashes if key not in context_types and any(key in i.keys for i in own_closure.items)]
+        symbols = tuple({id(i): i for i in map(own, used)}.values())  # (an enum is one item of several names)
         for item in types:
             check_context_type(item, everything.needs_context, spec.name)
         host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)

@@ -626,3 +626,17 @@ def test_one_name_of_file_scope_dynamic_shared_memory_with_two_element_types(tmp
     assert "reinterpret_cast<int4 (*)[]>(hf_ctx.dyn_smem))[(t + 1) %" in _part_text(fused.source, 2)
     assert "extern __shared__ float smem" not in fused.source  # (every use names the part's slice)
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_classes_with_member_functions_defined_differently_are_one_per_part(tmp_path):
+    fused = fuse([KernelSpec(TRUST / "classes_a.cu", "combine_a", Dim3(96)),
+                  KernelSpec(TRUST / "classes_b.cu", "combine_b", Dim3(128))])
+    first, second = _part_text(fused.source, 1), _part_text(fused.source, 2)
+    assert "Vec2__hf1 operator+(const Vec2__hf1& o) const { return Vec2__hf1(x + o.x, y + o.y); }" in first
+    assert "Vec2__hf2 operator+(const Vec2__hf2& o) const { return Vec2__hf2(x * o.x, y * o.y); }" in second
+    assert "return v * T(2);" in first and "return v + T(5);" in second
+    # Lane reads the block: a context type, its own file's only, once
+    assert first.count("struct Lane__hf1 {") == 1 and "threadIdx.x & 31" in first and "% 32" not in first
+    assert second.count("struct Lane__hf2 {") == 1 and "% 32) * 3 + 1" in second
+    compile_nvcc(fused.source, workdir=tmp_path)

@@ -88,6 +88,8 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "nudge_cols": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "scale_a": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "scale_b": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
+    "combine_a": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
+    "combine_b": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "reverse_floats": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 4 * b.size,
                                                 (0,)),
     "rotate_quads": lambda rng, cp, b: Launch([_ints(rng, cp, 4 * N), np.int32(N)], Dim3(cdiv(N, b.size)), 16 * b.size,
@@ -139,6 +141,8 @@ CONFIGS = {
     # one header read by files built with -DROW_SCALE=2.0f and -DROW_SCALE=3.0f: a helper each
     "header-under-two-builds": [_k("macro_scale_a.cu", "scale_a", 96, defines=("ROW_SCALE=2.0f",)),
                                 _k("macro_scale_b.cu", "scale_b", 128, defines=("ROW_SCALE=3.0f",))],
+    # classes with members two files define differently (one reads the block): each part its own
+    "classes-per-file": [_k("classes_a.cu", "combine_a", 96), _k("classes_b.cu", "combine_b", 128)],
     # one name of file-scope dynamic shared memory, float in one file and int4 in the other
     "extern-smem-two-types": [_k("extern_smem_a.cu", "reverse_floats", 128), _k("extern_smem_b.cu", "rotate_quads", 64)],
     # 4: a part of 128 registers alone in a block of 1024 threads

@@ -72,12 +72,16 @@ def test_program_merges_identical_definitions_and_records_or_refuses_conflicts()
     owners = Program.merge([d, e]).clashing_symbols()["S"]
     assert {path.name: item.text for path, item in owners.items()} == {"d.cu": "struct S { int a; };",
                                                                        "e.cu": "struct S { float b; };"}
-    # one with member functions is refused (its members are not renamed with it)
+    # one with member functions written in it too: a copy of its text is a copy of the class
     f = model_source(Path("f.cu"), "struct S { int a; __device__ int g() const { return a; } };\n__global__ void kf() { }\n")
     g = model_source(Path("g.cu"), "struct S { int b; __device__ int g() const { return -b; } };\n__global__ void kg() { }\n")
+    assert set(Program.merge([f, g]).clashing_symbols()["S"]) == {Path("f.cu"), Path("g.cu")}
+    # but not one with a member defined outside it (that definition would need a copy of its own)
+    h = model_source(Path("h.cu"), "struct S { int b; __device__ int g() const; };\n"
+                                   "__device__ int S::g() const { return -b; }\n__global__ void kh() { }\n")
     with pytest.raises(HFuseError) as err:
-        Program.merge([f, g])
-    assert "'S'" in str(err.value) and "g.cu:1" in str(err.value) and "f.cu:1" in str(err.value)
+        Program.merge([f, h])
+    assert "'S'" in str(err.value) and "h.cu:1" in str(err.value) and "f.cu:1" in str(err.value)
 
 
 def test_unknown_kernel_suggests_a_close_name():

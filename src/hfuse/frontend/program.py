@@ -16,6 +16,9 @@ from .parse import compact
 _EXTERN_SHARED = re.compile(r"^\s*extern\s+(?:__shared__\s+)(?P<type>[^;\[]*?)\s*(?P<name>\w+)\s*\[\s*\]\s*;\s*$", re.S)
 
 
+_DEFINES_CLASS = re.compile(r"\s*(?:template\s*<[^;{]*>\s*)?(?:struct|class|union)\b[^;{]*\{")
+
+
 def _normalised(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
@@ -261,9 +264,13 @@ def is_shared_variable(item: TopLevelItem) -> bool:
 
 
 def _renamable(item: TopLevelItem) -> bool:
-    """A type, typedef, alias or constant that a part can have its own renamed copy of."""
-    return item.kind == "declaration" and item.function is None and not item.members and "(" not in item.text.split(
-        "{")[0].split("=")[0]
+    """A type, typedef, alias or constant that a part can have its own renamed copy of: a
+    class with member functions too, where each is written in it (a copy of the text is a
+    copy of the class; a member defined outside would need its own)."""
+    if item.kind != "declaration" or item.function is not None or "(" in item.text.split("{")[0].split("=")[0]:
+        return False
+    return not item.members or bool(_DEFINES_CLASS.match(item.text)) and not any(m.defined_outside
+                                                                                for m in item.members)
 
 
 _FORWARD = re.compile(r"^\s*(template\s*<[^{;]*>\s*)?(struct|class|union|enum(\s+(class|struct))?)\s+[\w:]+\s*(:[^{;]*)?;?\s*$")
