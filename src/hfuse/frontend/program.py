@@ -16,6 +16,7 @@ from .parse import compact
 _EXTERN_SHARED = re.compile(r"^\s*extern\s+(?:__shared__\s+)(?P<type>[^;\[]*?)\s*(?P<name>\w+)\s*\[\s*\]\s*;\s*$", re.S)
 
 
+_SPECIALISES_CLASS = re.compile(r"\s*template\s*<[^;{]*>\s*(?:struct|class|union)\s+[\w:]+\s*<")
 _DEFINES_CLASS = re.compile(r"\s*(?:template\s*<[^;{]*>\s*)?(?:struct|class|union)\b[^;{]*\{")
 
 
@@ -269,6 +270,8 @@ def _renamable(item: TopLevelItem) -> bool:
     copy of the class; a member defined outside would need its own)."""
     if item.kind != "declaration" or item.function is not None or "(" in item.text.split("{")[0].split("=")[0]:
         return False
+    if _SPECIALISES_CLASS.match(item.text):
+        return False  # (a primary and its specialisations are one family: not renamed one by one)
     return not item.members or bool(_DEFINES_CLASS.match(item.text)) and not any(m.defined_outside
                                                                                 for m in item.members)
 
