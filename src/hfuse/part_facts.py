@@ -110,10 +110,10 @@ def renamed_types(symbols: Sequence[TopLevelItem], index: int) -> dict[str, str]
 
 def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], program: Program) -> None:
     """Refuse a kernel that uses a name of which another input has definitions its file lacks."""
-    for name, (missing, lacking) in program.disagreements.items():
+    for name, lacks in program.disagreements.items():
         if name in program.function_clashes:
             continue  # each part calls among its own file's definitions, renamed per part
-        for spec, kernel in zip(specs, found):
+        for (missing, lacking), (spec, kernel) in ((lack, k) for lack in lacks for k in zip(specs, found)):
             if spec.file != lacking:
                 continue
             closure = device_closure(program, [kernel], [spec.template_args])

@@ -566,6 +566,18 @@ def test_inputs_that_disagree_on_a_names_definitions_are_refused(tmp_path, first
         fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
 
 
+def test_every_input_that_lacks_a_specialisation_is_checked(tmp_path):
+    # a.cu specialises Traits<float>, b.cu Traits<double>; only b.cu's kernel uses Traits<float>:
+    # once, only a.cu's lack was looked at (its kernel does not use the name) and b.cu's was not
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    a.write_text(TRAITS + "template <> struct Traits<float> { static constexpr int v = 1; };\n"
+                 "__global__ void k1(float* x) { x[threadIdx.x] = 1.f; }\n")
+    b.write_text(TRAITS + "template <> struct Traits<double> { static constexpr int v = 2; };\n"
+                 "__global__ void k2(float* x) { x[threadIdx.x] = Traits<float>::v; }\n")
+    with pytest.raises(HFuseError, match=r"defines 'Traits' once more \(template <> struct Traits<float>\), and b\.cu"):
+        fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
+
+
 @pytest.mark.parametrize("order", [(0, 1), (1, 0)])
 def test_inputs_with_more_overloads_than_another_give_each_part_its_own_set(tmp_path, order):
     # compiled apart, k1 chose among twice(float) and twice(double), k2 had twice(float) alone

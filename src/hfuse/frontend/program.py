@@ -50,9 +50,9 @@ class Program:
     that defines them: compiled apart each file had its own, so every part gets a copy of
     its own file's (``api.prepare``), never one for both."""
 
-    disagreements: dict[str, tuple[TopLevelItem, Path]] = field(default_factory=dict)
+    disagreements: dict[str, list[tuple[TopLevelItem, Path]]] = field(default_factory=dict)
     """Names several definitions of which (explicit specialisations, overloads) one input
-    has and another lacks: a definition, and an input file that lacks it. Compiled apart,
+    has and another lacks: for each input that lacks one, a definition it lacks. Compiled apart,
     that file's code chose among its own; in one fused file it would see the other's too
     (``api`` refuses where that file's kernels use the name)."""
 
@@ -135,6 +135,8 @@ class Program:
                 if clashing not in by_source.setdefault(path, []):
                     by_source[path].append(clashing)
             return
+        if previous_source != source and any(_SPECIALISES_CLASS.match(i.text) for i in (previous, item)):
+            return  # a class template's family: inputs that disagree on it are refused where used (disagreements)
         if previous_source != source and _renamable(previous) and _renamable(item):
             owners = self.symbols.setdefault(name, {})
             owners.setdefault(previous_source, previous)
@@ -283,16 +285,15 @@ def _disagreements(definitions: Mapping[str, Mapping[Path, Mapping[str, TopLevel
                    ) -> dict[str, tuple[TopLevelItem, Path]]:
     """Of each name that some input defines several times, a definition another input that
     defines the name lacks (one defining it once, differently, is a clash: one per part)."""
-    found = {}
+    found: dict[str, list[tuple[TopLevelItem, Path]]] = {}
     for name, by_file in definitions.items():
         if len(by_file) < 2 or all(len(texts) < 2 for texts in by_file.values()):
             continue
         every = {text: item for texts in by_file.values() for text, item in texts.items()}
         for path, texts in by_file.items():
             missing = next((item for text, item in every.items() if text not in texts), None)
-            if missing is not None:
-                found[name] = (missing, path)
-                break
+            if missing is not None:  # (each input that lacks one: its kernels may be the ones that use the name)
+                found.setdefault(name, []).append((missing, path))
     return found
 
 
