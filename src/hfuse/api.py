@@ -39,9 +39,9 @@ from .frontend.clang import read_meaning
 from .partition import MAX_BLOCK_THREADS, Part, Partition, make_partition, padded
 from .header_meaning import header_meaning, overload_choice, worth_reading
 from .part_facts import (address_taken, check_device_state, check_disagreements, check_free_operators,
-                         check_function_arguments, check_own_blocks, check_parameter_calls, check_shared_types,
-                         check_static_shared, check_stored_functions, instance_constants, renamed_types,
-                         slice_alignment_of, whole_block_need)
+                         check_function_arguments, check_members_agree, check_own_blocks, check_parameter_calls,
+                         check_shared_types, check_static_shared, check_stored_functions, instance_constants,
+                         renamed_types, slice_alignment_of, whole_block_need)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -348,6 +348,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         used = [key for key in clashes if key not in context_types and any(key in i.keys for i in own_closure.items)]
         symbols = tuple({id(i): i for i in map(own, used)}.values())  # (an enum is one item of several names)
         for item in types:
+            check_members_agree(item, program, spec.name)
             check_context_type(item, everything.needs_context, spec.name)
         host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")

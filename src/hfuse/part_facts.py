@@ -108,6 +108,19 @@ def renamed_types(symbols: Sequence[TopLevelItem], index: int) -> dict[str, str]
             for item in symbols if not is_device_variable(item) and not is_shared_variable(item) for key in item.keys}
 
 
+def check_members_agree(item: TopLevelItem, program: Program, kernel: str) -> None:
+    """Refuse a class both inputs write alike whose members defined outside it differ
+    (``__device__ void Acc::add(float v) {...}`` twice): each part would need its own copy of
+    the class for its own members, and hfuse copies a class with the members written in it."""
+    differ = sorted(m.key for m in item.members if m.key in program.function_clashes)
+    if differ:
+        raise HFuseError(
+            f"'{', '.join(item.names)}' is one class in the inputs, but its member {', '.join(differ)} is defined "
+            "differently in each (outside the class): hfuse cannot give each part its own copy of the class",
+            Location(item.file, item.line, kernel),
+            hint="define the members inside the class, or rename the class in one file")
+
+
 def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], program: Program) -> None:
     """Refuse a kernel that uses a name of which another input has definitions its file lacks."""
     for name, lacks in program.disagreements.items():

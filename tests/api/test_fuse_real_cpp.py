@@ -566,6 +566,19 @@ def test_inputs_that_disagree_on_a_names_definitions_are_refused(tmp_path, first
         fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
 
 
+def test_a_class_whose_members_defined_outside_it_differ_is_refused_saying_so(tmp_path):
+    # once: "an object of this type is initialised with values", of the context types
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    acc = ("struct Acc { float s; __device__ void add(float v); };\n"
+           "__device__ void Acc::add(float v) { s += STEP; }\n"
+           "__global__ void kN(float* y) { Acc a{0.f}; a.add(y[threadIdx.x]); y[threadIdx.x] = a.s; }\n")
+    a.write_text(acc.replace("STEP", "v").replace("kN", "k1"))
+    b.write_text(acc.replace("STEP", "2.f * v").replace("kN", "k2"))
+    with pytest.raises(HFuseError, match=r"'Acc' is one class in the inputs, but its member Acc::add is defined "
+                                         r"differently in each \(outside the class\)"):
+        fuse([KernelSpec(a, "k1", Dim3(64)), KernelSpec(b, "k2", Dim3(64))])
+
+
 def test_every_input_that_lacks_a_specialisation_is_checked(tmp_path):
     # a.cu specialises Traits<float>, b.cu Traits<double>; only b.cu's kernel uses Traits<float>:
     # once, only a.cu's lack was looked at (its kernel does not use the name) and b.cu's was not
