@@ -17,7 +17,7 @@ from typing import Sequence
 
 from .model import Function, TopLevelItem
 from .program import Program
-from .resolve import LocalNames, using_declaration
+from .resolve import POINTER_DECLARATOR, LocalNames, using_declaration
 
 # Namespaces of the CUDA toolkit that device code may name: their using-directives and
 # aliases stay in the fused file. Any other namespace must be declared in the program.
@@ -73,7 +73,8 @@ def device_closure(program: Program, kernels: Sequence[Function],
         # variables that hold functions stay, for the host to read (cudaMemcpyFromSymbol)
         files = {k.file for k in kernels}
         for index, item in enumerate(program.items):
-            if item.file in files and _holds_functions(program, item) and index not in taken:
+            if item.file in files and item.device and set(item.keys) & program.resolver.pointer_variables \
+                    and index not in taken:
                 taken.add(index)
                 pending.append((item.scope, item.text, item.references))
     for item in program.items:
@@ -136,24 +137,13 @@ def _takes_functions(program: Program, kernel: Function) -> bool:
     resolver = program.resolver
     for param in kernel.params:
         written = param.text[:param.name_start] if param.name_start >= 0 else param.text
-        if re.search(r"\(\s*[*&]", param.text) or resolver.holds_function(kernel.scope, written.rstrip(" *&")):
+        if POINTER_DECLARATOR.search(param.text) or resolver.holds_function(kernel.scope, written.rstrip(" *&")):
             return True
         for name in _NAME.findall(written):
             key = resolver.resolve(kernel.scope, name)
             if key is not None and resolver.class_fields.get(key, frozenset()) & resolver.pointer_fields:
                 return True
     return False
-
-
-def _holds_functions(program: Program, item: TopLevelItem) -> bool:
-    """A device variable of a function-pointer type (``__device__ unary_op d_op = twice;``)."""
-    if item.kind != "declaration" or not item.device or item.function is not None or item.classes \
-            or re.match(r"\s*(?:template|typedef|using|struct|class|union|enum|namespace)\b", item.text):
-        return False
-    declared = item.text.split("=", 1)[0]
-    return bool(re.search(r"\(\s*[*&]", declared)) or any(
-        program.resolver.resolve(item.scope, name, known=program.resolver.function_pointer_types) is not None
-        for name in _NAME.findall(declared))
 
 
 def _item_references(program: Program, kernel: Function) -> frozenset[str]:

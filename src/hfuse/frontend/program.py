@@ -272,8 +272,6 @@ def _renamable(item: TopLevelItem) -> bool:
     copy of the class; a member defined outside would need its own)."""
     if item.kind != "declaration" or item.function is not None or "(" in item.text.split("{")[0].split("=")[0]:
         return False
-    if _SPECIALISES_CLASS.match(item.text):
-        return False  # (a primary and its specialisations are one family: not renamed one by one)
     return not item.members or bool(_DEFINES_CLASS.match(item.text)) and not any(m.defined_outside
                                                                                 for m in item.members)
 
@@ -282,9 +280,10 @@ _FORWARD = re.compile(r"^\s*(template\s*<[^{;]*>\s*)?(struct|class|union|enum(\s
 
 
 def _disagreements(definitions: Mapping[str, Mapping[Path, Mapping[str, TopLevelItem]]],
-                   ) -> dict[str, tuple[TopLevelItem, Path]]:
-    """Of each name that some input defines several times, a definition another input that
-    defines the name lacks (one defining it once, differently, is a clash: one per part)."""
+                   ) -> dict[str, list[tuple[TopLevelItem, Path]]]:
+    """Of each name that some input defines several times, each input that defines the name
+    and lacks one of those definitions, with one it lacks (one defining it once, differently,
+    is a clash: one per part)."""
     found: dict[str, list[tuple[TopLevelItem, Path]]] = {}
     for name, by_file in definitions.items():
         if len(by_file) < 2 or all(len(texts) < 2 for texts in by_file.values()):

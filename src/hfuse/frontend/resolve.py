@@ -82,7 +82,7 @@ _FUNCTION_TYPE_ALIAS = re.compile(
     r"|using\s+\w+\s*=\s*(?![^;]*\b(?:decltype|sizeof|alignof)\b)[^;{}=()]*"
     r"(?:\(\s*(?:__\w+\s+)?[*&]\s*(?:const\s*)?\)\s*)?\()")  # = R (*)(...), = R(...)
 """A typedef or alias of a function pointer, reference or type."""
-_POINTER_DECLARATOR = re.compile(r"\(\s*(?:__\w+\s+)?[*&]\s*(?:const\s+)?\w+\s*(?:\[[^\]]*\]\s*)*\)\s*\(")
+POINTER_DECLARATOR = re.compile(r"\(\s*(?:__\w+\s+)?[*&]\s*(?:const\s+)?\w+\s*(?:\[[^\]]*\]\s*)*\)\s*\(")
 """``(*op)(``, ``(&op)(``, ``(*ops[4])(``: a declarator of a pointer or reference to a function."""
 _NOT_A_VARIABLE = re.compile(r"\s*(?:template|typedef|using|struct|class|union|enum|namespace|static_assert)\b")
 _QUALIFIERS = frozenset({"const", "volatile", "__restrict__", "__restrict", "restrict", "static", "extern", "inline",
@@ -195,7 +195,7 @@ class Resolver:
         if item.kind != "declaration" or item.function is not None or item.classes or _NOT_A_VARIABLE.match(item.text):
             return False
         declared = item.text.split("=", 1)[0]
-        if _POINTER_DECLARATOR.search(declared):
+        if POINTER_DECLARATOR.search(declared):
             return True
         words = re.findall(r"[\w:]+", declared.split("[")[0])
         return self.holds_function(item.scope, " ".join(words[:-1]))  # (the last is its name)
