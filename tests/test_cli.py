@@ -1,6 +1,7 @@
 """The command line's own behaviour: one name for the layout, its old name, the version."""
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 import sys
@@ -176,7 +177,7 @@ def _project_with_a_build(tmp_path):
          "arguments": ["nvcc", "-DSCALE=3.0f", f"-I{tmp_path}/include", "--expt-relaxed-constexpr", "-std=c++20",
                        "-c", "../src/b.cu", "-o", "b.o"]},
     ]
-    (build / "compile_commands.json").write_text(__import__("json").dumps(entries))
+    (build / "compile_commands.json").write_text(json.dumps(entries))
     return tmp_path
 
 

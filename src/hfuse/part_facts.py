@@ -10,6 +10,7 @@ whose definitions the inputs disagree on.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -126,7 +127,7 @@ def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], 
     for name, lacks in program.disagreements.items():
         if name in program.function_clashes:
             continue  # each part calls among its own file's definitions, renamed per part
-        for (missing, lacking), (spec, kernel) in ((lack, k) for lack in lacks for k in zip(specs, found)):
+        for (missing, lacking), (spec, kernel) in itertools.product(lacks, zip(specs, found)):
             if spec.file != lacking:
                 continue
             closure = device_closure(program, [kernel], [spec.template_args])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import HFuseError, Location
 from ..frontend.options import CompileOptions
+from ..spec import KernelSpec
 from .flags import add_compile_flags, joined_nvcc_values, options_from_flags
 
 LAUNCHERS = frozenset({"ccache", "sccache", "distcc", "icecc", "buildcache"})
@@ -106,12 +107,13 @@ def _flags(argv: list[str], file: Path, directory: Path) -> list[str]:
     return flags
 
 
-def with_build_flags(specs: list, common: CompileOptions, build: BuildCommands,
-                     args: argparse.Namespace) -> tuple[list, CompileOptions, list[str]]:
-    """``specs`` (``KernelSpec``) each with its file's own options from ``build``; the options
+def with_build_flags(specs: list[KernelSpec], common: CompileOptions, build: BuildCommands,
+                     args: argparse.Namespace) -> tuple[list[KernelSpec], CompileOptions, list[str]]:
+    """``specs`` each with its file's own options from ``build``; the options
     the fused file compiles with (what they share); notes for the user."""
     notes: list[str] = []
-    out, each = [], []
+    out: list[KernelSpec] = []
+    each: list[CompileOptions] = []
     for spec in specs:
         own, said = build.options_for(spec.file, args)
         notes += [n for n in said if n not in notes]
