@@ -37,3 +37,25 @@ def test_a_manifest_whose_request_fails_exits_with_1(project, tmp_path, capsys):
     assert main(["tune", str(manifest), "--recorded", str(recording_file), "--compile-processes", "1"]) == 1
     summary = json.loads((project / "batch-results" / "batch.json").read_text())
     assert [(o["name"], o["status"]) for o in summary["outcomes"]] == [("ok", "fused"), ("bad", "failed")]
+
+
+def test_a_single_config_reads_its_kernels_with_their_builds_flags(project, tmp_path, capsys):
+    kernels = project / "kernels.cu"
+    kernels.write_text("#ifndef FROM_THE_BUILD\n#error the build defines FROM_THE_BUILD\n#endif\n" + kernels.read_text())
+    (project / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(project), "file": "kernels.cu", "command": "nvcc -DFROM_THE_BUILD -O3 -c kernels.cu"}]))
+    config = project / "pair.yaml"
+    config.write_text("name: pair\nlaunches: launches.py:make_launches\nargs: {n: 1024}\ntune: {refine: false}\n")
+    recording_file = RECORDING.save(tmp_path / "recording.json")
+    without = ["tune", str(config), "--recorded", str(recording_file), "-o", str(tmp_path / "out")]
+    assert main(without) == 2
+    assert "the build defines FROM_THE_BUILD" in capsys.readouterr().err
+    assert main([*without, "-p", str(project)]) == 0
+    assert json.loads((tmp_path / "out" / "pair-plan.json").read_text())["decision"] == "fuse"
+
+
+def test_a_manifest_does_not_take_a_compile_database_yet(project, capsys):
+    manifest = project / "batch.yaml"
+    manifest.write_text("requests:\n  - {name: a, launches: launches.py:make_launches}\n")
+    assert main(["tune", str(manifest), "-p", str(project)]) == 2
+    assert "not yet for a manifest" in capsys.readouterr().err

@@ -9,6 +9,15 @@ from ..frontend.options import KNOWN_STDS, LANGUAGE_SWITCHES, LANGUAGE_VALUED, N
 from ..layouts import LAYOUTS, Layout, layout_of
 
 
+def add_compile_commands_flag(parser: argparse.ArgumentParser) -> None:
+    """``-p PATH``: each input read with its own build's flags (``build_commands``)."""
+    parser.add_argument("-p", "--compile-commands", metavar="PATH",
+                        help="read each input file with the flags its own build compiles it with: the build's "
+                             "compile_commands.json, or the build folder that holds it (CMake: "
+                             "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON); flags given here are added to each file's; the "
+                             "fused file is compiled with what the files' builds share")
+
+
 def add_compile_flags(parser: argparse.ArgumentParser, *, arch: bool = False) -> None:
     """nvcc's preprocessing flags, spelled as nvcc spells them (``-IDIR`` or ``-I DIR``).
 

@@ -12,7 +12,7 @@ from ..errors import HFuseError, Location
 from ..files import read_text_file
 from ..frontend.options import LANGUAGE_SWITCHES, CompileOptions
 from ..partition import WHOLE_BLOCK_BARRIER
-from .flags import add_compile_flags, add_layout_flag, layout_from, options_from_flags
+from .flags import add_compile_commands_flag, add_compile_flags, add_layout_flag, layout_from, options_from_flags
 
 
 def run_fuse(args: argparse.Namespace, console: Console) -> int:
@@ -188,9 +188,5 @@ def add_fuse_parser(sub: argparse._SubParsersAction) -> None:
                         help="verify on your inputs instead: a function returning [hfuse.KernelLaunch, ...] in the "
                              "kernels' order")
     add_compile_flags(fuse, arch=True)
-    fuse.add_argument("-p", "--compile-commands", metavar="PATH",
-                      help="read each input file with the flags its own build compiles it with: the build's "
-                           "compile_commands.json, or the build folder that holds it (CMake: "
-                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON); flags given here are added to each file's; the "
-                           "fused file is compiled (--check) with what the files' builds share")
+    add_compile_commands_flag(fuse)
     fuse.set_defaults(run=run_fuse)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..config import read_config_file
 from ..errors import HFuseError
@@ -40,7 +41,7 @@ from ..files import writable_directory, write_output
 from ..launch import KernelLaunch
 from ..runtime.device import require_gpu
 from ..runtime.sanitizer import TOOLS, Tool, verdict_of
-from .flags import add_compile_flags, options_from_flags
+from .flags import add_compile_commands_flag, add_compile_flags, options_from_flags
 
 
 @dataclass
@@ -52,6 +53,8 @@ class _Request:
     launches: list[KernelLaunch]
     name: str
     out_dir: Path
+    notes: list[str]
+    """What the user should know about how the inputs were read (``-p``)."""
 
 
 def _read_request(config: Path, output: Path | None, flags: argparse.Namespace | None,
@@ -65,8 +68,21 @@ def _read_request(config: Path, output: Path | None, flags: argparse.Namespace |
     if needs_gpu:
         require_gpu()  # before making inputs: a clear "no GPU" rather than an import error
     launches = request.inputs.launches()
+    notes: list[str] = []
+    if getattr(flags, "compile_commands", None):
+        from .build_commands import BuildCommands, with_build_flags
+
+        specs, options, notes = with_build_flags([l.kernel for l in launches], request.options,
+                                                 BuildCommands.load(flags.compile_commands), flags)
+        launches = [replace(launch, kernel=spec) for launch, spec in zip(launches, specs)]
+        request = replace(request, options=options)
     name = request.name or "_".join(l.name for l in launches)
-    return _Request(request, launches, name, output or Path(data.get("output", ".")))
+    return _Request(request, launches, name, output or Path(data.get("output", ".")), notes)
+
+
+def _print_notes(notes: list[str], console: Console) -> None:
+    for note in notes:
+        console.print(f"[yellow]{escape(note)}[/]")
 
 
 def _recorded_backend(path: Path | None) -> Any:
@@ -91,6 +107,7 @@ def run_tune(config: Path, output: Path | None, use_cache: bool, console: Consol
     recorded = getattr(flags, "recorded", None)
     request = _read_request(config, output, flags, needs_gpu=recorded is None)
     out_dir, name = request.out_dir, request.name
+    _print_notes(request.notes, console)
     start = time.perf_counter()
     writable_directory(out_dir)  # before minutes of tuning, not after
     plan = tune(request.launches, request.request.settings, cache_dir=out_dir / ".hfuse-cache", use_cache=use_cache,
@@ -114,6 +131,9 @@ def run_manifest(path: Path, data: dict[str, Any], output: Path | None, use_cach
     from ..batch.runner import run_batch, summary_table
 
     manifest = manifest_of(data, path)
+    if getattr(flags, "compile_commands", None):
+        raise HFuseError("-p/--compile-commands is read for one tune config, not yet for a manifest",
+                         hint="give each request its flags under 'compile:', or tune the requests one config at a time")
     if flags is not None:
         manifest = replace(manifest, requests=tuple(replace(r, options=options_from_flags(flags, r.options))
                                                     for r in manifest.requests))
@@ -158,6 +178,7 @@ def run_check(config: Path, plan_path: Path | None, output: Path | None, tools: 
     from ..tuning.tuner import check
 
     request = _read_request(config, output, flags)
+    _print_notes(request.notes, console)
     path = plan_path or request.out_dir / f"{request.name}-plan.json"
     if not path.is_file():
         raise HFuseError(f"no plan at {path}", hint="run 'hfuse tune' with this config first, or give --plan")
@@ -177,6 +198,7 @@ def add_tune_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", type=Path, help="directory for the plan JSON and the fused .cu")
     parser.add_argument("--no-cache", action="store_true", help="measure again even if an identical run is cached")
     add_compile_flags(parser)  # no -arch: the tuner's device pass is the GPU's
+    add_compile_commands_flag(parser)
 
     parser.add_argument("--sanitize", action="store_true",
                         help="also run the chosen fused kernel under compute-sanitizer (as 'hfuse check')")
@@ -208,6 +230,7 @@ def add_check_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", type=Path, help="the directory 'hfuse tune' wrote to (default: the config's)")
     parser.add_argument("--tool", action="append", choices=TOOLS, help="one tool (repeatable; default: all four)")
     add_compile_flags(parser)
+    add_compile_commands_flag(parser)
 
     def run(args: argparse.Namespace, console: Console) -> int:
         return run_check(args.config, args.plan, args.output, tuple(args.tool or TOOLS), console, args)
