@@ -339,14 +339,18 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         check_function_arguments(spec, kernel, program, everything.needs_context)
         whole_block = whole_block_need(spec, kernel, everything, opaque)
         own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
-        def own(key: str, file: Path = spec.file) -> TopLevelItem:  # (of a name two inputs define differently)
-            return clashes[key].get(file) or next(iter(clashes[key].values()))
+        def own(key: str, file: Path = spec.file) -> list[TopLevelItem]:  # (of a name two inputs define differently)
+            family = program.families.get(key, {})  # (a class template with its specialisations)
+            return family.get(file) or next(iter(family.values()), None) or [
+                clashes[key].get(file) or next(iter(clashes[key].values()))]
 
         # a type two inputs define differently whose members read the block: its own file's, as a context type
-        types = tuple(i for i in own_closure.items if set(i.keys) & context_types
-                      and all(i is own(key) for key in set(i.keys) & set(clashes)))
+        # (an item of a class template's family brings its part's whole family, in order)
+        types = tuple({id(i): i for c in own_closure.items if set(c.keys) & context_types
+                       for i in next((own(k) for k in c.keys if k in program.families), [c])
+                       if all(i in own(key) for key in set(i.keys) & set(clashes))}.values())
         used = [key for key in clashes if key not in context_types and any(key in i.keys for i in own_closure.items)]
-        symbols = tuple({id(i): i for i in map(own, used)}.values())  # (an enum is one item of several names)
+        symbols = tuple({id(i): i for key in used for i in own(key)}.values())  # (an enum is one item of several names)
         for item in types:
             check_members_agree(item, program, spec.name)
             check_context_type(item, everything.needs_context, spec.name)

@@ -549,46 +549,65 @@ CAST = "template <typename T> __device__ float cast(T v) { return static_cast<fl
 OVERLOADS = "__device__ float twice(float v) { return 2.f * v; }\n"
 
 
-@pytest.mark.parametrize("first, second, name", [
-    (SPECIALISED, TRAITS, "Traits"),  # a class template's explicit specialisation one file has
-    (SPECIALISED, SPECIALISED.replace("v = 1", "v = 2"), "Traits"),
-    (CAST + "template <> __device__ float cast<int>(int v) { return 7.f; }\n", CAST, "cast"),
-])
-def test_inputs_that_disagree_on_a_names_definitions_are_refused(tmp_path, first, second, name):
-    # once: the second file's kernel saw the first file's specialisation (or overload) and
-    # read Traits<float>::v = 1 where, compiled alone, it read 0
-    uses = {"Traits": USE_TRAITS, "cast": "__global__ void k{n}(float* x) {{ x[threadIdx.x] = cast({n}); }}\n",
-            "twice": "__global__ void k{n}(float* x) {{ x[threadIdx.x] = twice({n}.0); }}\n"}[name]
+OUTSIDE = ("template <> struct Traits<{t}> {{ static constexpr int v = {v}; __device__ int get() const; }};\n"
+           "__device__ int Traits<{t}>::get() const {{ return v; }}\n")
+
+
+def test_inputs_that_disagree_on_a_family_hfuse_cannot_copy_are_refused(tmp_path):
+    # a class template's family with a member written outside a class: no copy per part.
+    # Once, the second file's kernel saw the first file's specialisation and read
+    # Traits<float>::v = 1 where, compiled alone, it read 0
     a, b = tmp_path / "a.cu", tmp_path / "b.cu"
-    a.write_text(first + uses.format(n=1))
-    b.write_text(second + uses.format(n=2))
-    with pytest.raises(HFuseError, match=rf"defines '{name}' once more .* and [ab]\.cu, whose kernel 'k[12]' uses '{name}'"):
+    a.write_text(TRAITS + OUTSIDE.format(t="float", v=1) + USE_TRAITS.format(n=1))
+    b.write_text(TRAITS + USE_TRAITS.format(n=2))
+    with pytest.raises(HFuseError, match=r"defines 'Traits' once more .* and [ab]\.cu, whose kernel 'k[12]' uses 'Traits'"):
         fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
-
-
-def test_a_class_whose_members_defined_outside_it_differ_is_refused_saying_so(tmp_path):
-    # once: "an object of this type is initialised with values", of the context types
-    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
-    acc = ("struct Acc { float s; __device__ void add(float v); };\n"
-           "__device__ void Acc::add(float v) { s += STEP; }\n"
-           "__global__ void kN(float* y) { Acc a{0.f}; a.add(y[threadIdx.x]); y[threadIdx.x] = a.s; }\n")
-    a.write_text(acc.replace("STEP", "v").replace("kN", "k1"))
-    b.write_text(acc.replace("STEP", "2.f * v").replace("kN", "k2"))
-    with pytest.raises(HFuseError, match=r"'Acc' is one class in the inputs, but its member Acc::add is defined "
-                                         r"differently in each \(outside the class\)"):
-        fuse([KernelSpec(a, "k1", Dim3(64)), KernelSpec(b, "k2", Dim3(64))])
 
 
 def test_every_input_that_lacks_a_specialisation_is_checked(tmp_path):
     # a.cu specialises Traits<float>, b.cu Traits<double>; only b.cu's kernel uses Traits<float>:
     # once, only a.cu's lack was looked at (its kernel does not use the name) and b.cu's was not
     a, b = tmp_path / "a.cu", tmp_path / "b.cu"
-    a.write_text(TRAITS + "template <> struct Traits<float> { static constexpr int v = 1; };\n"
-                 "__global__ void k1(float* x) { x[threadIdx.x] = 1.f; }\n")
-    b.write_text(TRAITS + "template <> struct Traits<double> { static constexpr int v = 2; };\n"
-                 "__global__ void k2(float* x) { x[threadIdx.x] = Traits<float>::v; }\n")
-    with pytest.raises(HFuseError, match=r"defines 'Traits' once more \(template <> struct Traits<float>\), and b\.cu"):
+    a.write_text(TRAITS + OUTSIDE.format(t="float", v=1) + "__global__ void k1(float* x) { x[threadIdx.x] = 1.f; }\n")
+    b.write_text(TRAITS + OUTSIDE.format(t="double", v=2) + "__global__ void k2(float* x) { x[threadIdx.x] = Traits<float>::v; }\n")
+    with pytest.raises(HFuseError, match=r"defines 'Traits' once more \(template <> struct Traits<float>"):
         fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("first, second, values", [
+    (SPECIALISED, TRAITS, (1, 0)),  # a class template's explicit specialisation one file has
+    (SPECIALISED, SPECIALISED.replace("v = 1", "v = 2"), (1, 2)),
+    ("template <typename T> struct Traits;\ntemplate <> struct Traits<float> { static constexpr int v = 5; };\n",
+     TRAITS + "template <> struct Traits<float*> { static constexpr int v = 9; };\n", (5, 0)),
+])
+def test_inputs_that_disagree_on_a_class_templates_family_get_a_family_each(tmp_path, first, second, values):
+    # once refused: compiled apart, each file's Traits<float> chose among its own file's
+    # specialisations, and so does each part's copy
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    a.write_text(first + USE_TRAITS.format(n=1))
+    b.write_text(second + USE_TRAITS.format(n=2))
+    fused = fuse([KernelSpec(a, "k1", Dim3(128)), KernelSpec(b, "k2", Dim3(128))])
+    assert "Traits__hf1<float>::v + 1" in fused.source and "Traits__hf2<float>::v + 2" in fused.source
+    meaning = (f"\nstatic_assert(Traits__hf1<float>::v == {values[0]} && Traits__hf2<float>::v == {values[1]}, "
+               "\"each part's own family\");\n")
+    compile_nvcc(fused.source + meaning, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_inputs_that_disagree_on_a_function_templates_specialisations_get_a_set_each(tmp_path, order):
+    # once refused: a.cu's cast<int> returns 7, b.cu has the primary template alone
+    paths = [tmp_path / "a.cu", tmp_path / "b.cu"]
+    paths[0].write_text(CAST + "template <> __device__ float cast<int>(int v) { return 7.f; }\n"
+                        "template <typename T> __global__ void k1(float* x) { x[threadIdx.x] = cast<T>(T(1)) + cast(3); }\n")
+    paths[1].write_text(CAST + "__global__ void k2(float* x) { x[threadIdx.x] = cast<int>(2) + cast(1.f); }\n")
+    specs = [KernelSpec(paths[0], "k1", Dim3(128), ("int",)), KernelSpec(paths[1], "k2", Dim3(128))]
+    fused = fuse([specs[i] for i in order])
+    one, two = order.index(0) + 1, order.index(1) + 1
+    assert f"template <> __device__ float cast__hf{one}<int>(" in fused.source
+    assert f"cast__hf{two}<int>(" in fused.source and f"float cast__hf{two}<int>(" not in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
 
 
 @pytest.mark.parametrize("order", [(0, 1), (1, 0)])

@@ -640,3 +640,22 @@ def test_classes_with_member_functions_defined_differently_are_one_per_part(tmp_
     assert first.count("struct Lane__hf1 {") == 1 and "threadIdx.x & 31" in first and "% 32" not in first
     assert second.count("struct Lane__hf2 {") == 1 and "% 32) * 3 + 1" in second
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_class_template_families_written_differently_are_one_per_part(tmp_path, order):
+    specs = [KernelSpec(TRUST / "families_a.cu", "block_sums_a", Dim3(128), ("float",)),
+             KernelSpec(TRUST / "families_b.cu", "block_max_b", Dim3(256), ("float",))]
+    fused = fuse([specs[i] for i in order])
+    a, b = (order.index(0) + 1, order.index(1) + 1)  # each file's part
+    first, second = _part_text(fused.source, a), _part_text(fused.source, b)
+    # the whole family of its own file, in order, renamed: the forward-declared primary too
+    assert re.search(rf"struct SharedMemory__hf{a} \{{.*struct SharedMemory__hf{a}<double> \{{", first, re.S)
+    assert re.search(rf"struct Scale__hf{a};\s*template <> struct Scale__hf{a}<float>", first)
+    assert "SharedMemory__hf" not in second.split(f"struct SharedMemory__hf{b}")[0]
+    assert "<double>" not in second and f"struct Scale__hf{b} {{ static constexpr T value = T(3); }};" in second
+    # what each part's Scale<float> means, asked of nvcc: 2 in a's family, 3 in b's
+    meaning = (f"\nstatic_assert(Scale__hf{a}<float>::value == 2.f && Scale__hf{b}<float>::value == 3.f, "
+               "\"each part's own family\");\n")
+    compile_nvcc(fused.source + meaning, workdir=tmp_path)

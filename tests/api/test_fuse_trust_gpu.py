@@ -92,6 +92,10 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "combine_b": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "reverse_floats": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 4 * b.size,
                                                 (0,)),
+    "block_sums_a": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, cdiv(N, b.size)), np.int32(N)],
+                                              Dim3(cdiv(N, b.size)), 4 * b.size, (1,)),
+    "block_max_b": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, cdiv(N, b.size)), np.int32(N)],
+                                             Dim3(cdiv(N, b.size)), 4 * b.size, (1,)),
     "rotate_quads": lambda rng, cp, b: Launch([_ints(rng, cp, 4 * N), np.int32(N)], Dim3(cdiv(N, b.size)), 16 * b.size,
                                               (0,)),
 }
@@ -145,6 +149,9 @@ CONFIGS = {
     "classes-per-file": [_k("classes_a.cu", "combine_a", 96), _k("classes_b.cu", "combine_b", 128)],
     # one name of file-scope dynamic shared memory, float in one file and int4 in the other
     "extern-smem-two-types": [_k("extern_smem_a.cu", "reverse_floats", 128), _k("extern_smem_b.cu", "rotate_quads", 64)],
+    # class templates whose specialisations two files write differently: each part its own family
+    "class-families-per-file": [_k("families_a.cu", "block_sums_a", 128, ("float",)),
+                                _k("families_b.cu", "block_max_b", 256, ("float",))],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],
 }

@@ -50,6 +50,13 @@ class Program:
     that defines them: compiled apart each file had its own, so every part gets a copy of
     its own file's (``api.prepare``), never one for both."""
 
+    families: dict[str, dict[Path, list[TopLevelItem]]] = field(default_factory=dict)
+    """Class templates that inputs define differently with their specialisations (CUDA
+    samples' ``SharedMemory<T>``, ``SharedMemory<double>``): by source, the whole family as
+    that source writes it, forward declarations included. ``symbols`` holds each source's
+    first; each part gets a renamed copy of its own source's family, and its instances
+    choose among exactly those, as compiled apart."""
+
     disagreements: dict[str, list[tuple[TopLevelItem, Path]]] = field(default_factory=dict)
     """Names several definitions of which (explicit specialisations, overloads) one input
     has and another lacks: for each input that lacks one, a definition it lacks. Compiled apart,
@@ -102,10 +109,15 @@ class Program:
                         program.functions.setdefault(member.key, []).append(member)
         program.disagreements = _disagreements(definitions)
         for name in list(program.disagreements):
-            # plain overloads one file has and another lacks: a set per part, as for a clash
+            family = _class_family(name, files, definitions[name])
+            if family is not None:  # (a class template's family two sources write differently: one per part)
+                program.families[name] = family
+                program.symbols[name] = {path: items[0] for path, items in family.items()}
+                del program.disagreements[name]
+                continue
+            # overloads, templates and specialisations one file has and another lacks: a set per part, as for a clash
             every = [item for texts in definitions[name].values() for item in texts.values()]
-            if all(i.function is not None and not i.function.is_template and not i.function.is_explicit_specialisation
-                   and not i.function.owner for i in every):
+            if all(i.function is not None and not i.function.owner for i in every):
                 program.function_clashes.setdefault(name, {})
                 del program.disagreements[name]
         for name, by_source in program.function_clashes.items():
@@ -274,6 +286,22 @@ def _renamable(item: TopLevelItem) -> bool:
         return False
     return not item.members or bool(_DEFINES_CLASS.match(item.text)) and not any(m.defined_outside
                                                                                 for m in item.members)
+
+
+def _class_family(name: str, files: Sequence[SourceFile], definitions: Mapping[Path, Mapping[str, TopLevelItem]],
+                  ) -> dict[Path, list[TopLevelItem]] | None:
+    """Each source's family of the class template ``name`` (forward declarations, the
+    primary, its specialisations, in the source's order), when every definition of it is a
+    class whose members are written in it; None otherwise."""
+    every = [item for texts in definitions.values() for item in texts.values()]
+    if not all(_renamable(i) and _DEFINES_CLASS.match(i.text) for i in every):
+        return None
+    family: dict[Path, list[TopLevelItem]] = {}
+    for source in files:
+        if source.path in definitions:
+            family[source.path] = [i for i in source.items if name in i.keys and i.kind == "declaration"
+                                   and (_FORWARD.match(i.text) or _DEFINES_CLASS.match(i.text))]
+    return family
 
 
 _FORWARD = re.compile(r"^\s*(template\s*<[^{;]*>\s*)?(struct|class|union|enum(\s+(class|struct))?)\s+[\w:]+\s*(:[^{;]*)?;?\s*$")
