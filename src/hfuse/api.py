@@ -32,7 +32,8 @@ from .spec import Dim3, KernelSpec, with_libraries_apart
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
 from .transform.early_exit import functions_of
-from .transform.context_types import check_context_type, host_made_types, static_members_with_context
+from .transform.context_types import (check_context_type, constructed_types, host_made_types,
+                                      static_members_with_context)
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning
@@ -521,6 +522,7 @@ def _generate(
             kernel_at=(str(part.kernel.file), part.kernel.line),
             host_made=unit_kernel.host_made,
             static_members=static_members_with_context(unit_kernel.context_types, facts.needs_context),
+            constructed_types=constructed_types(unit_kernel.context_types),
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
                for key, by_source in program.function_clashes.items()}

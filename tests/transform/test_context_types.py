@@ -14,6 +14,7 @@ from hfuse.api import fuse
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
 
+from corpus import cases as C  # tests/corpus/cases.py
 from toolchain import compile_nvcc
 
 TABLE = """
@@ -512,3 +513,43 @@ def test_a_type_whose_static_member_reads_the_block_given_as_a_template_argument
         fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k_static", Dim3(128))],
              sources={"k.cu": TEMPLATED_USES})
     assert err.value.where.line == 15
+
+
+CONSTRUCTORS = C.CORPUS / "trust" / "constructors.cu"
+
+
+@pytest.mark.nvcc
+def test_a_types_own_constructors_take_the_parts_view_of_the_block(tmp_path):
+    # once refused: "'BlockReducer' declares its own constructor or destructor and a member
+    # that reads the block"
+    fused = fuse([KernelSpec(CONSTRUCTORS, "accum_rows", Dim3(96)), KernelSpec(CONSTRUCTORS, "row_sums", Dim3(256))])
+    text = fused.source
+    # each constructor takes the context first and sets the member before the user's members
+    assert ("explicit BlockReducer__hf2(const hfuse_ctx& hf_part_ctx, T* smem) : hf_ctx(hf_part_ctx), smem_(smem), "
+            "lane_(hf_ctx.threadIdx.x % 32)") in text
+    assert "BlockReducer__hf2(const hfuse_ctx& hf_part_ctx, U* smem, int skip)" in text
+    # a copy constructor copies its source's view; the destructor is left as it is
+    assert "BlockReducer__hf2(const BlockReducer__hf2& other) : hf_ctx(other.hf_ctx), smem_(other.smem_)" in text
+    assert "__device__ ~BlockReducer__hf2() {}" in text
+    # the user's constructor without arguments is the context-taking one (no second of that signature)
+    assert "Accum__hf1(const hfuse_ctx& hf_part_ctx) : hf_ctx(hf_part_ctx), total(0.f) {}" in text
+    assert "explicit Accum__hf1(const hfuse_ctx& hf_part_ctx) : hf_ctx(hf_part_ctx) {}" not in text
+    # every object is made with the part's view: declarations, braces, temporaries, auto
+    for made in ("BlockReducer__hf2<float, 8> red(hf_ctx, scratch);", "BlockReducer__hf2<float, 8> copy = red;",
+                 "auto second = BlockReducer__hf2<float, 8>(hf_ctx, scratch, 32);", "Accum__hf1 a(hf_ctx);",
+                 "Accum__hf1 b{hf_ctx, 1.f};", "Accum__hf1 c(hf_ctx, 2.f);", "Accum__hf1(hf_ctx, 3.f).total",
+                 "Accum__hf1{hf_ctx}.total"):
+        assert made in text, made
+    compile_nvcc(text, workdir=tmp_path)
+
+
+@pytest.mark.parametrize("constructor, outside, why", [
+    ("__device__ Acc(float s);", "__device__ Acc::Acc(float s) : v(s) {}\n", "is defined outside the class"),
+    ("__device__ Acc() : Acc(0.f) {}\n  __device__ Acc(float s) : v(s) {}", "", "delegates to another constructor"),
+])
+def test_a_constructor_hfuse_cannot_give_the_view_is_refused_saying_which(constructor, outside, why):
+    source = ("struct Acc {\n  float v;\n  " + constructor + "\n  __device__ float lane() const { return v + threadIdx.x; }\n};\n"
+              + outside + "__global__ void k(float* o) { Acc a(1.f); o[threadIdx.x] = a.lane(); }\n"
+              "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n")
+    with pytest.raises(HFuseError, match=rf"'Acc' has a member that reads the block .* its constructor \(line \d\) {why}"):
+        fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k", Dim3(128))], sources={"k.cu": source})

@@ -43,6 +43,10 @@ class PartContext:
     """Keys of static member functions of context types that read the block: each part's
     copy of the type declares them with the part's context first, as a helper's copy takes
     it (``Warp__hf2::lane(hf_ctx)``), and every call passes it."""
+    constructed_types: frozenset[str] = frozenset()
+    """Keys of context types that declare constructors taking arguments: each copy's
+    constructors take the part's context first, and so does every object made with
+    arguments (``LaneScale op(hf_ctx, s)``)."""
     host_made: frozenset[str] = frozenset()
     """Keys of context types of which the kernel takes an object from the host (by value):
     their copies are made from a twin of the host's layout."""

@@ -20,7 +20,10 @@ it with the part's context as its first parameter, and every call passes it
 
 Supported: default construction (``S<T> s;``, ``S<T>()``, ``S<T>{}``, ``S{}`` as a temporary,
 ``S<T> s = S<T>();``), pointers and references to the type, static members, a base that
-names the type (CRTP's ``Base<S>``). Refused with a clear error: user-declared constructors,
+names the type (CRTP's ``Base<S>``), and constructors of the user's written in the class:
+each takes the part's context first (a copy constructor copies its source's), and every
+object made with arguments is given it (``S op(hf_ctx, s)``). Refused with a clear error:
+constructors written outside the class or delegating to another,
 arrays of the type, aggregate initialisation with values, a name overloaded as a static and
 a non-static member, and the type given as a template argument where a static member reads
 the block (``apply<S>(x)`` calls ``S::op(x)`` without the context the copy's ``op`` takes).
@@ -44,17 +47,23 @@ from .edits import TextEdit, apply_edits
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
-def _names_type(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> bool:
+def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> str | None:
+    """The key of the context type ``node`` names (None: it names none)."""
     if node.type not in ("identifier", "type_identifier", "namespace_identifier"):  # (the last: ``Tile::swap``)
-        return False
+        return None
     text = node.text.decode()
     if text not in ctx.context_type_names:
-        return False
+        return None
     parent = node.parent
     written = text
     if parent is not None and parent.type == "qualified_identifier" and parent.child_by_field_name("name") == node:
         written = compact(parent.text.decode())
-    return ctx.resolver.resolve(scope, written, local) in ctx.context_types
+    key = ctx.resolver.resolve(scope, written, local)
+    return key if key in ctx.context_types else None
+
+
+def _names_type(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> bool:
+    return _type_named(node, ctx, scope, local) is not None
 
 
 def _constructed_type(node: ts.Node) -> ts.Node | None:
@@ -91,28 +100,39 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
             value = node.child_by_field_name("value")
             while named is not None and named.type in ("qualified_identifier", "template_type"):
                 named = named.child_by_field_name("name")
-            if named is None or value is None or not _names_type(named, ctx, scope, local):
+            key = _type_named(named, ctx, scope, local) if named is not None and value is not None else None
+            if key is None:
                 continue
-            if value.named_children:
+            if value.named_children and key not in ctx.constructed_types:
                 raise refuse(node, f"a '{named.text.decode()}' is initialised with values; hfuse's per-part copy of "
                              "the type takes only the part's context")
-            edits.append(TextEdit(value.start_byte + 1, value.end_byte - 1, CTX))
+            edits.append(_with_context(value))
         elif node.type == "call_expression":
             named = _constructed_type(node)
-            if named is None or not _names_type(named, ctx, scope, local):
+            key = _type_named(named, ctx, scope, local) if named is not None else None
+            if key is None:
                 continue
             args = node.child_by_field_name("arguments")
-            if args.named_children:
-                raise refuse(node, f"'{named.text.decode()}' is constructed with arguments; hfuse gives each part's "
-                             "copy of this type only a context-taking constructor")
-            edits.append(TextEdit(args.start_byte + 1, args.end_byte - 1, CTX))
+            if args.named_children and key not in ctx.constructed_types:
+                raise refuse(node, f"'{named.text.decode()}' is constructed with arguments and declares no constructor "
+                             "that takes them; hfuse gives each part's copy of this type only a context-taking one")
+            edits.append(_with_context(args))
         elif node.type in ("declaration", "field_declaration"):
             type_node = node.child_by_field_name("type")
-            if type_node is None or not any(_names_type(n, ctx, scope, local) for n in walk(type_node)):
+            keys = {_type_named(n, ctx, scope, local) for n in walk(type_node)} - {None} if type_node is not None else set()
+            if not keys:
                 continue
+            in_body = node.type == "declaration" and _in_body(node)
             for declarator in node.children_by_field_name("declarator"):
-                edits.extend(_declarator_edits(declarator, refuse))
+                edits.extend(_declarator_edits(declarator, refuse, bool(keys & ctx.constructed_types), in_body))
     return edits
+
+
+def _with_context(arguments: ts.Node) -> TextEdit:
+    """The part's context as the first of ``arguments`` (``(...)`` or ``{...}``)."""
+    if not arguments.named_children:
+        return TextEdit(arguments.start_byte + 1, arguments.end_byte - 1, CTX)
+    return TextEdit(arguments.start_byte + 1, arguments.start_byte + 1, f"{CTX}, ")
 
 
 def _static_reader_given(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> str | None:
@@ -128,22 +148,39 @@ def _static_reader_given(node: ts.Node, ctx: PartContext, scope: Scope, local: L
     return next((m.rsplit("::", 1)[-1] for m in sorted(ctx.static_members) if key and m.startswith(f"{key}::")), None)
 
 
-def _declarator_edits(declarator: ts.Node, refuse) -> list[TextEdit]:
+def _in_body(node: ts.Node) -> bool:
+    """``node`` is a statement of a function's body (not a member's or a file's declaration)."""
+    current = node.parent
+    while current is not None and current.type not in ("compound_statement", "field_declaration_list",
+                                                        "translation_unit"):
+        current = current.parent
+    return current is not None and current.type == "compound_statement"
+
+
+def _declarator_edits(declarator: ts.Node, refuse, constructed: bool, in_body: bool) -> list[TextEdit]:
+    """``constructed``: the type declares constructors that take arguments; ``in_body``: the
+    declaration is a statement of a function's body."""
     if declarator.type == "identifier":
         return [TextEdit(declarator.end_byte, declarator.end_byte, f"({CTX})")]
+    if declarator.type == "function_declarator" and constructed and in_body:
+        # ``S op(s);`` in a body reads as a function declaration to a parser that knows no types
+        params = declarator.child_by_field_name("parameters")
+        if params is not None and params.named_children:
+            return [_with_context(params)]
     if declarator.type in ("pointer_declarator", "reference_declarator", "function_declarator"):
         return []
     if declarator.type == "init_declarator":
         value = declarator.child_by_field_name("value")
         if value is not None and value.type == "initializer_list":
-            if value.named_children:
+            if value.named_children and not constructed:
                 raise refuse(declarator, "an object of this type is initialised with values; hfuse's per-part "
                              "copy of the type takes only the part's context")
-            return [TextEdit(value.start_byte + 1, value.end_byte - 1, CTX)]
+            return [_with_context(value)]
         if value is not None and value.type == "argument_list":
-            if value.named_children:
-                raise refuse(declarator, "an object of this type is constructed with arguments")
-            return [TextEdit(value.start_byte + 1, value.end_byte - 1, CTX)]
+            if value.named_children and not constructed:
+                raise refuse(declarator, "an object of this type is constructed with arguments, and the type "
+                             "declares no constructor that takes them")
+            return [_with_context(value)]
         return []  # '= S<T>()' is constructed by the call rewrite; '= other' copies
     raise refuse(declarator, "arrays of this type cannot be given the part's context")
 
@@ -151,14 +188,20 @@ def _declarator_edits(declarator: ts.Node, refuse) -> list[TextEdit]:
 def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str) -> None:
     """Refuse the shapes of a context type this rewrite does not handle."""
     plain = item.names[0].split("<")[0] if item.names else ""
-    for member in item.members:
-        if member.name.split("<")[0] in (plain, f"~{plain}"):
+    for member in _constructors(item):
+        why = ("is defined outside the class" if member.defined_outside else
+               "delegates to another constructor" if re.search(
+                   rf"\)\s*(?:noexcept\s*)?:\s*(?:[^{{]*,\s*)?{re.escape(plain.split('::')[-1])}\s*[<({{]",
+                   member.text.split("{")[0]) else
+               "copies an unnamed object" if _is_copy(member, plain) and not member.params[0].name else None)
+        if why is not None:
             raise HFuseError(
-                f"'{plain}' declares its own constructor or destructor and a member that reads the block or its "
-                "dynamic shared memory; hfuse cannot yet give such a type the part's context",
-                Location(member.file, member.line, kernel),
-                hint="use the wrapper through a default constructor, or read threadIdx/extern __shared__ in a free helper",
-            )
+                f"'{plain}' has a member that reads the block or its dynamic shared memory, and its constructor "
+                f"(line {member.line}) {why}: hfuse gives each constructor of a part's copy the part's context, "
+                "written in the class", Location(member.file, member.line, kernel),
+                hint="write the constructor in the class, initialising the members itself, or read threadIdx in a "
+                     "free helper")
+    for member in item.members:
         if member.key in needs_context and member.hidden_friend:
             raise HFuseError(
                 f"'{member.name}', a friend defined in '{plain}', reads the block or its dynamic shared memory; "
@@ -176,6 +219,26 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
                 Location(member.file, member.line, kernel),
                 hint="give the static and the non-static members different names, or keep this kernel unfused",
             )
+
+
+def _constructors(item: TopLevelItem) -> list[Function]:
+    """The type's user-declared constructors (not ``= default``/``= delete`` ones)."""
+    plain = item.names[0].split("<")[0].split("::")[-1] if item.names else ""
+    return [m for m in item.members if m.name.split("<")[0].split("::")[-1] == plain
+            and not re.search(r"=\s*(?:default|delete)\s*;?\s*$", m.text)]
+
+
+def _is_copy(member: Function, plain: str) -> bool:
+    """A copy or move constructor: one parameter, a reference to the type."""
+    plain = plain.split("::")[-1]
+    return len(member.params) == 1 and re.search(rf"\b{re.escape(plain)}\b[^,]*&", member.params[0].text) is not None
+
+
+def constructed_types(types: Sequence[TopLevelItem]) -> frozenset[str]:
+    """Keys of the context types that declare a constructor taking arguments (not a copy)."""
+    return frozenset(key for item in types
+                     if any(m.params and not _is_copy(m, item.names[0].split("<")[0]) for m in _constructors(item))
+                     for key in item.keys)
 
 
 def _declared_static(member: Function, item: TopLevelItem) -> bool:
@@ -384,6 +447,41 @@ def host_twin(copy: str, plain: str) -> str:
     return re.sub(rf"\b{re.escape(plain)}\b", f"{plain}_host", twin)
 
 
+def _constructor_edits(body: ts.Node, plain: str, initialiser: str) -> tuple[list[TextEdit], bool]:
+    """The user's constructors in ``body`` taking the part's context first and setting the
+    context member with ``initialiser`` (a copy constructor: from the object it copies);
+    and whether one of them takes no arguments (it is then the context-taking one)."""
+    edits: list[TextEdit] = []
+    takes_none = False
+    for node in body.named_children:
+        definition = next((c for c in node.named_children if c.type == "function_definition"), None) \
+            if node.type == "template_declaration" else node
+        if definition is None or definition.type != "function_definition":
+            continue
+        declarator = definition.child_by_field_name("declarator")
+        named = declarator.child_by_field_name("declarator") if declarator is not None else None
+        statement = definition.child_by_field_name("body")
+        if named is None or named.type != "identifier" or named.text.decode() != plain or statement is None:
+            continue  # (not a constructor, or ``= default``: that one is the compiler's)
+        params = declarator.child_by_field_name("parameters")
+        given = [p for p in params.named_children if p.type.endswith("parameter_declaration")]
+        copied = len(given) == 1 and re.search(rf"\b{re.escape(plain)}\b[^,]*&", given[0].text.decode())
+        if copied:
+            name = next((n.text.decode() for n in walk(given[0]) if n.type == "identifier"), "")
+            init = f"{CTX}({name}.{CTX})"
+        else:
+            edits.append(TextEdit(params.start_byte + 1, params.start_byte + 1,
+                                  "const hfuse_ctx& hf_part_ctx" + (", " if given else "")))
+            init = initialiser
+            takes_none = takes_none or not given
+        listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)
+        if listed is not None:
+            edits.append(TextEdit(listed.children[0].end_byte, listed.children[0].end_byte, f" {init},"))
+        else:
+            edits.append(TextEdit(statement.start_byte, statement.start_byte, f": {init} "))
+    return edits, takes_none
+
+
 def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
     """Insert the context member and constructor right after the type's opening brace.
 
@@ -410,8 +508,11 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
                             if b.type in ("type_identifier", "template_type", "qualified_identifier")
                             and re.sub(r"<.*", "", compact(b.text.decode()), flags=re.S).rsplit("::", 1)[-1]
                             .endswith(f"__hf{ctx.index}"))
-            member = (f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
-                      f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {bases}{CTX}(hf_part_ctx) {{}}\n")
+            own, takes_none = _constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)")
+            edits += own
+            member = f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
+            if not takes_none:  # (the user's own constructor without arguments takes the context now)
+                member += f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {bases}{CTX}(hf_part_ctx) {{}}\n"
             if host_made:
                 copies = "".join(f"    memcpy((void*)&{f}, (const void*)&hf_host.{f}, sizeof({f}));\n"
                                  for f in _fields(body)[0])

@@ -1,0 +1,69 @@
+// Types whose member functions read the block and that declare constructors of their own,
+// as block-reduction helpers of ML libraries do (once refused: "declares its own constructor
+// or destructor and a member that reads the block"). Each part's copy of such a type takes
+// the part's view of the block in every constructor, and every object is made with it.
+template <typename T, int kWarps>
+class BlockReducer {
+ public:
+  __device__ explicit BlockReducer(T* smem) : smem_(smem), lane_(threadIdx.x % 32), warp_(threadIdx.x / 32) {}
+  __device__ BlockReducer(const BlockReducer& other) : smem_(other.smem_), lane_(other.lane_), warp_(other.warp_) {}
+  template <typename U>
+  __device__ BlockReducer(U* smem, int skip)
+      : smem_(reinterpret_cast<T*>(smem) + skip), lane_(threadIdx.x % 32), warp_(threadIdx.x / 32) {}
+  __device__ ~BlockReducer() {}
+
+  __device__ T sum(T v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane_ == 0) smem_[warp_] = v;
+    __syncthreads();
+    T r = threadIdx.x < kWarps ? smem_[threadIdx.x] : T(0);
+    if (warp_ == 0) {
+      for (int o = 16; o > 0; o >>= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
+    }
+    __syncthreads();
+    return r;
+  }
+
+ private:
+  T* smem_;
+  int lane_, warp_;
+};
+
+struct Accum {
+  float total;
+  __device__ Accum() : total(0.f) {}
+  __device__ Accum(float start) { total = start + (threadIdx.x & 3); }
+  __device__ void add(float v) { total += v * (1 + (threadIdx.x & 1)); }
+};
+
+__global__ void row_sums(const float* x, float* out, int cols) {
+  __shared__ float scratch[2 * 32];
+  BlockReducer<float, 8> red(scratch);
+  BlockReducer<float, 8> copy = red;
+  auto second = BlockReducer<float, 8>(scratch, 32);
+  float acc = 0.f, sq = 0.f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const float v = x[blockIdx.x * cols + c];
+    acc += v;
+    sq += v * v;
+  }
+  const float s = copy.sum(acc);
+  const float q = second.sum(sq);
+  if (threadIdx.x == 0) {
+    out[2 * blockIdx.x] = s;
+    out[2 * blockIdx.x + 1] = q;
+  }
+}
+
+__global__ void accum_rows(const float* x, float* out, int cols) {
+  Accum a;
+  Accum b{1.f};
+  Accum c(2.f);
+  for (int col = threadIdx.x; col < cols; col += blockDim.x) {
+    a.add(x[blockIdx.x * cols + col]);
+    b.add(1.f);
+    c.add(2.f);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = a.total + b.total + c.total + Accum(3.f).total + Accum{}.total;
+}
