@@ -32,8 +32,8 @@ from .spec import Dim3, KernelSpec, with_libraries_apart
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import PartContext
 from .transform.early_exit import functions_of
-from .transform.context_types import (check_context_type, constructed_types, host_made_types,
-                                      static_members_with_context)
+from .transform.class_members import constructed_types
+from .transform.context_types import check_context_type, host_made_types, static_members_with_context
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning

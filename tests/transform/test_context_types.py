@@ -7,11 +7,14 @@ cannot be converted (a pointer to such objects, one inside another type) is refu
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
 import pytest
 
 from hfuse.api import fuse
 from hfuse.errors import HFuseError
+from hfuse.frontend.options import CompileOptions
 from hfuse.spec import Dim3, KernelSpec
 
 from corpus import cases as C  # tests/corpus/cases.py
@@ -553,3 +556,62 @@ def test_a_constructor_hfuse_cannot_give_the_view_is_refused_saying_which(constr
               "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n")
     with pytest.raises(HFuseError, match=rf"'Acc' has a member that reads the block .* its constructor \(line \d\) {why}"):
         fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k", Dim3(128))], sources={"k.cu": source})
+
+
+_HOST_CHECK = r"""
+#include <cstdio>
+#define __device__
+struct uint3 { unsigned x, y, z; };
+uint3 threadIdx;
+%(ctx)s
+%(original)s
+%(copies)s
+#define SAME(a, b) (a.base == b.base && a.ld == b.ld && a.pad == b.pad && a.src == b.src && a.stride == b.stride \
+                    && a.last == b.last)
+int main() {
+  float smem[4], x[4];
+  hfuse_ctx ctx{};
+  WarpTile t{smem}; WarpTile%(n)s t2{ctx, smem};
+  WarpTile u = {smem, 7, 3, x}; WarpTile%(n)s u2 = {ctx, smem, 7, 3, x};
+  WarpTile v{smem, 7, 3, x, 9, 8}; WarpTile%(n)s v2{ctx, smem, 7, 3, x, 9, 8};
+  Pair<float> p{3.f}; Pair%(n)s<float> p2{ctx, 3.f};
+  const bool same = SAME(t, t2) && SAME(u, u2) && SAME(v, v2) && p.a == p2.a && p.b == p2.b && &t2.hf_ctx == &ctx;
+  std::printf(same ? "same\n" : "differ\n");
+  return same ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs a host C++ compiler (g++)")
+def test_an_aggregates_copy_sets_its_members_as_initialisation_with_values_did(tmp_path):
+    # WarpTile t{smem}: the copy's constructor for one value must leave ld = 33, stride{2} and
+    # last = 1 to their default member initialisers and value-initialise pad and src, as C++
+    # does for the original aggregate; compiled and run on the host, member by member
+    fused = fuse([KernelSpec(CONSTRUCTORS, "accum_rows", Dim3(96)), KernelSpec(CONSTRUCTORS, "tile_rows", Dim3(256))])
+    text, corpus = fused.source, CONSTRUCTORS.read_text()
+    copies = [re.search(rf"(template <typename T>\n)?struct {name}__hf2 {{.*?\n}};\n", text, re.S).group(0)
+              for name in ("WarpTile", "Pair")]
+    assert "WarpTile__hf2 t{hf_ctx, smem};" in text and "Pair__hf2<float>{hf_ctx, 3.f}.mix()" in text
+    program = _HOST_CHECK % {
+        "ctx": re.search(r"struct hfuse_ctx \{.*?\n\};\n", text, re.S).group(0),
+        "original": corpus[corpus.index("struct WarpTile {"):corpus.index("__global__ void tile_rows")],
+        "copies": "\n".join(copies), "n": "__hf2"}
+    (tmp_path / "check.cpp").write_text(program)
+    subprocess.run(["g++", "-std=c++17", "-o", str(tmp_path / "check"), str(tmp_path / "check.cpp")], check=True,
+                   capture_output=True, text=True)
+    assert subprocess.run([str(tmp_path / "check")], capture_output=True, text=True).stdout == "same\n"
+
+
+@pytest.mark.nvcc
+def test_an_aggregate_initialised_with_values_compiles(tmp_path):
+    fused = fuse([KernelSpec(CONSTRUCTORS, "accum_rows", Dim3(96)), KernelSpec(CONSTRUCTORS, "tile_rows", Dim3(256))])
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_designated_initialisers_of_an_aggregate_are_refused():
+    source = ("struct W { float* b; int ld; __device__ float at() const { return b[threadIdx.x * ld]; } };\n"
+              "__global__ void k(float* o) { W w{.b = o, .ld = 1}; o[threadIdx.x] = w.at(); }\n"
+              "__global__ void other(float* y) { y[threadIdx.x] = 1.f; }\n")
+    with pytest.raises(HFuseError, match="initialised with values.*values in order"):
+        fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k", Dim3(128))], sources={"k.cu": source},
+             options=CompileOptions(std="c++20"))

@@ -22,9 +22,11 @@ Supported: default construction (``S<T> s;``, ``S<T>()``, ``S<T>{}``, ``S{}`` as
 ``S<T> s = S<T>();``), pointers and references to the type, static members, a base that
 names the type (CRTP's ``Base<S>``), and constructors of the user's written in the class:
 each takes the part's context first (a copy constructor copies its source's), and every
-object made with arguments is given it (``S op(hf_ctx, s)``). Refused with a clear error:
-constructors written outside the class or delegating to another,
-arrays of the type, aggregate initialisation with values, a name overloaded as a static and
+object made with arguments is given it (``S op(hf_ctx, s)``). An aggregate initialised with
+values (``WarpTile t{smem}``) gets a constructor per number of values, which sets the members
+as aggregate initialisation did. Refused with a clear error: constructors written outside the
+class or delegating to another, designated initialisers, an aggregate with arrays, references
+or const members initialised with values, arrays of the type, a name overloaded as a static and
 a non-static member, and the type given as a template argument where a static member reads
 the block (``apply<S>(x)`` calls ``S::op(x)`` without the context the copy's ``op`` takes).
 """
@@ -43,6 +45,8 @@ from .calls import context_parameter
 from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit, apply_edits
+from .class_members import (constructor_edits, data_members, is_copy_constructor, is_member_function, struct_body,
+                            user_constructors, value_constructors)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
@@ -84,7 +88,8 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
 
     def refuse(node: ts.Node, why: str) -> HFuseError:
         return HFuseError(why, Location(file, line_base + line_of(node), ctx.kernel),
-                          hint="construct the object with no arguments (S<T> s; or S<T>()), or keep this kernel unfused")
+                          hint="construct the object with no arguments (S<T> s; or S<T>()) or with values in order "
+                               "(S s{p, 4}), or keep this kernel unfused")
 
     for node in walk(root):
         if _names_type(node, ctx, scope, local):
@@ -103,9 +108,9 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
             key = _type_named(named, ctx, scope, local) if named is not None and value is not None else None
             if key is None:
                 continue
-            if value.named_children and key not in ctx.constructed_types:
+            if value.named_children and (key not in ctx.constructed_types or _designated(value)):
                 raise refuse(node, f"a '{named.text.decode()}' is initialised with values; hfuse's per-part copy of "
-                             "the type takes only the part's context")
+                             "the type takes only the part's context and values in order")
             edits.append(_with_context(value))
         elif node.type == "call_expression":
             named = _constructed_type(node)
@@ -126,6 +131,11 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
             for declarator in node.children_by_field_name("declarator"):
                 edits.extend(_declarator_edits(declarator, refuse, bool(keys & ctx.constructed_types), in_body))
     return edits
+
+
+def _designated(values: ts.Node) -> bool:
+    """``{.base = p, .ld = 2}``: C++20's designated initialisers name members, not positions."""
+    return any(c.type == "initializer_pair" for c in values.named_children)
 
 
 def _with_context(arguments: ts.Node) -> TextEdit:
@@ -172,9 +182,9 @@ def _declarator_edits(declarator: ts.Node, refuse, constructed: bool, in_body: b
     if declarator.type == "init_declarator":
         value = declarator.child_by_field_name("value")
         if value is not None and value.type == "initializer_list":
-            if value.named_children and not constructed:
+            if value.named_children and (not constructed or _designated(value)):
                 raise refuse(declarator, "an object of this type is initialised with values; hfuse's per-part "
-                             "copy of the type takes only the part's context")
+                             "copy of the type takes only the part's context and values in order")
             return [_with_context(value)]
         if value is not None and value.type == "argument_list":
             if value.named_children and not constructed:
@@ -188,12 +198,12 @@ def _declarator_edits(declarator: ts.Node, refuse, constructed: bool, in_body: b
 def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str) -> None:
     """Refuse the shapes of a context type this rewrite does not handle."""
     plain = item.names[0].split("<")[0] if item.names else ""
-    for member in _constructors(item):
+    for member in user_constructors(item):
         why = ("is defined outside the class" if member.defined_outside else
                "delegates to another constructor" if re.search(
                    rf"\)\s*(?:noexcept\s*)?:\s*(?:[^{{]*,\s*)?{re.escape(plain.split('::')[-1])}\s*[<({{]",
                    member.text.split("{")[0]) else
-               "copies an unnamed object" if _is_copy(member, plain) and not member.params[0].name else None)
+               "copies an unnamed object" if is_copy_constructor(member, plain) and not member.params[0].name else None)
         if why is not None:
             raise HFuseError(
                 f"'{plain}' has a member that reads the block or its dynamic shared memory, and its constructor "
@@ -219,26 +229,6 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
                 Location(member.file, member.line, kernel),
                 hint="give the static and the non-static members different names, or keep this kernel unfused",
             )
-
-
-def _constructors(item: TopLevelItem) -> list[Function]:
-    """The type's user-declared constructors (not ``= default``/``= delete`` ones)."""
-    plain = item.names[0].split("<")[0].split("::")[-1] if item.names else ""
-    return [m for m in item.members if m.name.split("<")[0].split("::")[-1] == plain
-            and not re.search(r"=\s*(?:default|delete)\s*;?\s*$", m.text)]
-
-
-def _is_copy(member: Function, plain: str) -> bool:
-    """A copy or move constructor: one parameter, a reference to the type."""
-    plain = plain.split("::")[-1]
-    return len(member.params) == 1 and re.search(rf"\b{re.escape(plain)}\b[^,]*&", member.params[0].text) is not None
-
-
-def constructed_types(types: Sequence[TopLevelItem]) -> frozenset[str]:
-    """Keys of the context types that declare a constructor taking arguments (not a copy)."""
-    return frozenset(key for item in types
-                     if any(m.params and not _is_copy(m, item.names[0].split("<")[0]) for m in _constructors(item))
-                     for key in item.keys)
 
 
 def _declared_static(member: Function, item: TopLevelItem) -> bool:
@@ -366,60 +356,9 @@ def _not_by_value(whole: str, named: str, written: str) -> str | None:
     return None
 
 
-def _struct_body(text: str) -> tuple[ts.Node, ts.Node] | None:
-    """The first struct/class specifier of ``text`` that has a body, and its body."""
-    for node in walk(parse(text.encode()).root_node):
-        if node.type in ("struct_specifier", "class_specifier") and node.child_by_field_name("body") is not None:
-            return node, node.child_by_field_name("body")
-    return None
-
-
-def _is_member_function(node: ts.Node) -> bool:
-    if node.type in ("function_definition", "friend_declaration"):
-        return True
-    if node.type == "template_declaration":
-        return any(_is_member_function(c) for c in node.named_children)
-    if node.type in ("field_declaration", "declaration"):
-        for declarator in node.children_by_field_name("declarator"):
-            while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
-                declarator = declarator.child_by_field_name("declarator") or next(
-                    (c for c in declarator.named_children if c.type.endswith("declarator")), None)
-            if declarator is not None and declarator.type == "function_declarator":
-                return True
-    return False
-
-
-def _fields(body: ts.Node) -> tuple[list[str], str | None]:
-    """The non-static data members of a struct body, in order, and why the body cannot be
-    copied member by member from the host's object (None: it can)."""
-    names: list[str] = []
-    for node in body.named_children:
-        if node.type != "field_declaration" or _is_member_function(node):
-            continue
-        words = [c.text.decode() for c in node.children if c.type in ("storage_class_specifier", "type_qualifier",
-                                                                    "virtual")]
-        if "static" in words:
-            continue
-        declarators = node.children_by_field_name("declarator")
-        if "const" in words and not all(d.type == "pointer_declarator" for d in declarators):
-            return names, "it has a const data member"
-        if any(c.type == "bitfield_clause" for c in node.children) or not declarators:
-            return names, "it has a bit-field or an unnamed member"
-        for declarator in declarators:
-            inner = declarator
-            while inner.type in ("array_declarator", "init_declarator", "pointer_declarator"):
-                if inner.type == "pointer_declarator" and any(c.type == "type_qualifier" for c in inner.children):
-                    return names, "it has a const data member"
-                inner = inner.child_by_field_name("declarator")
-            if inner is None or inner.type != "field_identifier":
-                return names, "it has a reference member or a member hfuse cannot name"
-            names.append(inner.text.decode())
-    return names, None
-
-
 def _not_convertible(item: TopLevelItem) -> str | None:
     """Why the host's object of ``item`` cannot be copied into a part's copy (None: it can)."""
-    found = _struct_body(item.text)
+    found = struct_body(item.text)
     if found is None:
         return "hfuse found no body to copy it by"
     node, body = found
@@ -427,16 +366,16 @@ def _not_convertible(item: TopLevelItem) -> str | None:
         return "it has base classes, which hfuse does not copy from the host's object"
     if any(c.type == "virtual" for c in walk(body)):
         return "it has virtual functions: its objects hold the host's function table"
-    return _fields(body)[1]
+    return data_members(body)[1]
 
 
 def host_twin(copy: str, plain: str) -> str:
     """``copy`` (a part's copy of a type, named ``plain``) without its member functions and
     named ``plain_host``: the layout of the host's objects, for the fused kernel's parameter."""
-    found = _struct_body(copy)
+    found = struct_body(copy)
     assert found is not None, "host_made_types admits only types with a body"
     node, body = found
-    edits = [TextEdit.replace(c, "") for c in body.named_children if _is_member_function(c)]
+    edits = [TextEdit.replace(c, "") for c in body.named_children if is_member_function(c)]
     # every member public, so that the part's copy can read them (access does not change the layout)
     edits += [TextEdit.replace(c, "public") for c in body.named_children if c.type == "access_specifier"
               and c.text.decode().rstrip(":").strip() != "public"]
@@ -445,41 +384,6 @@ def host_twin(copy: str, plain: str) -> str:
         edits.append(TextEdit.replace(keyword, "struct"))
     twin = apply_edits(copy.encode(), edits)
     return re.sub(rf"\b{re.escape(plain)}\b", f"{plain}_host", twin)
-
-
-def _constructor_edits(body: ts.Node, plain: str, initialiser: str) -> tuple[list[TextEdit], bool]:
-    """The user's constructors in ``body`` taking the part's context first and setting the
-    context member with ``initialiser`` (a copy constructor: from the object it copies);
-    and whether one of them takes no arguments (it is then the context-taking one)."""
-    edits: list[TextEdit] = []
-    takes_none = False
-    for node in body.named_children:
-        definition = next((c for c in node.named_children if c.type == "function_definition"), None) \
-            if node.type == "template_declaration" else node
-        if definition is None or definition.type != "function_definition":
-            continue
-        declarator = definition.child_by_field_name("declarator")
-        named = declarator.child_by_field_name("declarator") if declarator is not None else None
-        statement = definition.child_by_field_name("body")
-        if named is None or named.type != "identifier" or named.text.decode() != plain or statement is None:
-            continue  # (not a constructor, or ``= default``: that one is the compiler's)
-        params = declarator.child_by_field_name("parameters")
-        given = [p for p in params.named_children if p.type.endswith("parameter_declaration")]
-        copied = len(given) == 1 and re.search(rf"\b{re.escape(plain)}\b[^,]*&", given[0].text.decode())
-        if copied:
-            name = next((n.text.decode() for n in walk(given[0]) if n.type == "identifier"), "")
-            init = f"{CTX}({name}.{CTX})"
-        else:
-            edits.append(TextEdit(params.start_byte + 1, params.start_byte + 1,
-                                  "const hfuse_ctx& hf_part_ctx" + (", " if given else "")))
-            init = initialiser
-            takes_none = takes_none or not given
-        listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)
-        if listed is not None:
-            edits.append(TextEdit(listed.children[0].end_byte, listed.children[0].end_byte, f" {init},"))
-        else:
-            edits.append(TextEdit(statement.start_byte, statement.start_byte, f": {init} "))
-    return edits, takes_none
 
 
 def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
@@ -508,19 +412,22 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
                             if b.type in ("type_identifier", "template_type", "qualified_identifier")
                             and re.sub(r"<.*", "", compact(b.text.decode()), flags=re.S).rsplit("::", 1)[-1]
                             .endswith(f"__hf{ctx.index}"))
-            own, takes_none = _constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)")
+            own, takes_none = constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)")
             edits += own
             member = f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
             if not takes_none:  # (the user's own constructor without arguments takes the context now)
                 member += f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {bases}{CTX}(hf_part_ctx) {{}}\n"
             if host_made:
                 copies = "".join(f"    memcpy((void*)&{f}, (const void*)&hf_host.{f}, sizeof({f}));\n"
-                                 for f in _fields(body)[0])
+                                 for f in data_members(body)[0])
                 member += (f"  // the host's object ({plain}_host, the same members) with this part's view of the block\n"
                            f"  template <class HfHost>\n"
                            f"  __device__ {plain}(const hfuse_ctx& hf_part_ctx, const HfHost& hf_host) : "
                            f"{CTX}(hf_part_ctx) {{\n{copies}  }}\n")
             edits.append(TextEdit(body.start_byte + 1, body.start_byte + 1, member))
+            values = value_constructors(text, plain, f"{bases}{CTX}(hf_part_ctx)")
+            if values:
+                edits.append(TextEdit(body.end_byte - 1, body.end_byte - 1, values))
             if not host_made:
                 return apply_edits(data, edits)
             note = (f"// hfuse: the layout of the host's objects of this type (its members, not its member "

@@ -2,6 +2,8 @@
 // as block-reduction helpers of ML libraries do (once refused: "declares its own constructor
 // or destructor and a member that reads the block"). Each part's copy of such a type takes
 // the part's view of the block in every constructor, and every object is made with it.
+// An aggregate initialised with values (WarpTile t{smem}) gets a constructor per number of
+// values, setting the members as aggregate initialisation did.
 template <typename T, int kWarps>
 class BlockReducer {
  public:
@@ -66,4 +68,31 @@ __global__ void accum_rows(const float* x, float* out, int cols) {
     c.add(2.f);
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = a.total + b.total + c.total + Accum(3.f).total + Accum{}.total;
+}
+
+struct WarpTile {
+  float* base;
+  int ld = 33, pad;
+  const float* src;
+  int stride{2}, last = 1;
+  __device__ float& at(int r) { return base[r * ld + threadIdx.x % 32]; }
+};
+template <typename T>
+struct Pair {
+  T a, b;
+  __device__ T mix() const { return a * (threadIdx.x & 7) + b; }
+};
+
+__global__ void tile_rows(const float* x, float* y, int n) {
+  __shared__ float smem[33 * 8];
+  WarpTile t{smem};
+  WarpTile u = {smem, 33, 3, x};
+  auto v = WarpTile{smem, 33};
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  t.at(threadIdx.x / 32) = i < n ? x[i] : 0.f;
+  __syncthreads();
+  if (i < n) {
+    y[i] = u.at(threadIdx.x / 32) + v.at(0) * (float)(t.pad + u.pad + t.stride + u.last) + Pair<float>{1.f, 2.f}.mix() +
+           (u.src == x ? 1.f : 0.f) + (t.src == nullptr ? 2.f : 0.f) + Pair<float>{3.f}.mix();
+  }
 }

@@ -1,0 +1,169 @@
+"""What a class body declares, read for the part's copy of a type that reads the block
+(``context_types``): its data members, its own constructors, whether it is an aggregate,
+and the constructors its copy needs so that every object carries the part's view of the
+block (``S op(hf_ctx, s)``, ``WarpTile t{hf_ctx, smem}``)."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import tree_sitter as ts
+
+from ..frontend.model import Function, TopLevelItem
+from ..frontend.parse import parse, walk
+from .context import CTX
+from .edits import TextEdit
+
+
+def user_constructors(item: TopLevelItem) -> list[Function]:
+    """The type's user-declared constructors (not ``= default``/``= delete`` ones)."""
+    plain = item.names[0].split("<")[0].split("::")[-1] if item.names else ""
+    return [m for m in item.members if m.name.split("<")[0].split("::")[-1] == plain
+            and not re.search(r"=\s*(?:default|delete)\s*;?\s*$", m.text)]
+
+
+def is_copy_constructor(member: Function, plain: str) -> bool:
+    """A copy or move constructor: one parameter, a reference to the type."""
+    plain = plain.split("::")[-1]
+    return len(member.params) == 1 and re.search(rf"\b{re.escape(plain)}\b[^,]*&", member.params[0].text) is not None
+
+
+def constructed_types(types: Sequence[TopLevelItem]) -> frozenset[str]:
+    """Keys of the context types that declare a constructor taking arguments (not a copy),
+    and of the aggregates whose copies get one per number of values (``value_constructors``)."""
+    return frozenset(key for item in types
+                     if any(m.params and not is_copy_constructor(m, item.names[0].split("<")[0]) for m in user_constructors(item))
+                     or aggregate_fields(item.text) is not None for key in item.keys)
+
+
+def aggregate_fields(text: str) -> list[tuple[str, bool]] | None:
+    """The data members, in order, of the aggregate ``text`` defines, each with whether it
+    has a default member initialiser; None where it is no aggregate a constructor can stand
+    in for (it declares constructors, has bases, arrays, references, const or bit-field members)."""
+    found = struct_body(text)
+    if found is None or any(c.type == "base_class_clause" for c in found[0].children) or data_members(found[1])[1]:
+        return None
+    node, body = found
+    plain = re.sub(r"<.*", "", node.child_by_field_name("name").text.decode(), flags=re.S).strip()
+    if any(n.type == "function_declarator" and (d := n.child_by_field_name("declarator")) is not None
+           and d.type == "identifier" and d.text.decode() == plain for n in walk(body)):
+        return None  # (a constructor of its own: the user's constructors are given the view instead)
+    fields: list[tuple[str, bool]] = []
+    for node in body.named_children:
+        if node.type != "field_declaration" or is_member_function(node) or any(
+                c.type == "storage_class_specifier" and c.text == b"static" for c in node.children):
+            continue
+        for i, child in enumerate(node.children):
+            if node.field_name_for_child(i) != "declarator":
+                continue
+            if child.type not in ("field_identifier", "pointer_declarator"):
+                return None  # (an array cannot be a constructor's parameter)
+            after = [node.field_name_for_child(j) for j in range(i + 1, node.child_count)]
+            ends = after.index("declarator") if "declarator" in after else len(after)
+            name = next(n.text.decode() for n in walk(child) if n.type == "field_identifier")
+            fields.append((name, "default_value" in after[:ends]))  # (``int ld = 33, pad;``: ld's, not pad's)
+    return fields or None
+
+
+def struct_body(text: str) -> tuple[ts.Node, ts.Node] | None:
+    """The first struct/class specifier of ``text`` that has a body, and its body."""
+    for node in walk(parse(text.encode()).root_node):
+        if node.type in ("struct_specifier", "class_specifier") and node.child_by_field_name("body") is not None:
+            return node, node.child_by_field_name("body")
+    return None
+
+
+def is_member_function(node: ts.Node) -> bool:
+    if node.type in ("function_definition", "friend_declaration"):
+        return True
+    if node.type == "template_declaration":
+        return any(is_member_function(c) for c in node.named_children)
+    if node.type in ("field_declaration", "declaration"):
+        for declarator in node.children_by_field_name("declarator"):
+            while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+                declarator = declarator.child_by_field_name("declarator") or next(
+                    (c for c in declarator.named_children if c.type.endswith("declarator")), None)
+            if declarator is not None and declarator.type == "function_declarator":
+                return True
+    return False
+
+
+def data_members(body: ts.Node) -> tuple[list[str], str | None]:
+    """The non-static data members of a struct body, in order, and why the body cannot be
+    copied member by member from the host's object (None: it can)."""
+    names: list[str] = []
+    for node in body.named_children:
+        if node.type != "field_declaration" or is_member_function(node):
+            continue
+        words = [c.text.decode() for c in node.children if c.type in ("storage_class_specifier", "type_qualifier",
+                                                                    "virtual")]
+        if "static" in words:
+            continue
+        declarators = node.children_by_field_name("declarator")
+        if "const" in words and not all(d.type == "pointer_declarator" for d in declarators):
+            return names, "it has a const data member"
+        if any(c.type == "bitfield_clause" for c in node.children) or not declarators:
+            return names, "it has a bit-field or an unnamed member"
+        for declarator in declarators:
+            inner = declarator
+            while inner.type in ("array_declarator", "init_declarator", "pointer_declarator"):
+                if inner.type == "pointer_declarator" and any(c.type == "type_qualifier" for c in inner.children):
+                    return names, "it has a const data member"
+                inner = inner.child_by_field_name("declarator")
+            if inner is None or inner.type != "field_identifier":
+                return names, "it has a reference member or a member hfuse cannot name"
+            names.append(inner.text.decode())
+    return names, None
+
+
+def value_constructors(text: str, plain: str, initialiser: str) -> str:
+    """For an aggregate's copy (no longer an aggregate: it has a constructor), one
+    constructor per number of values an initialiser may give, so that ``S s{p, 33}``
+    (``S s{hf_ctx, p, 33}`` in the part) sets the members as aggregate initialisation did:
+    those given in order, the rest from their default member initialisers or value-initialised."""
+    fields = aggregate_fields(text)
+    if not fields:
+        return ""
+    lines = ["  // hfuse: what initialisation with values did to this aggregate, with the part's view first"]
+    for given in range(1, len(fields) + 1):
+        params = ", ".join(f"decltype({name}) hf_v{j}" for j, (name, _) in enumerate(fields[:given]))
+        inits = [f"{name}(hf_v{j})" for j, (name, _) in enumerate(fields[:given])]
+        inits += [f"{name}()" for name, has_default in fields[given:] if not has_default]
+        lines.append(f"  __device__ {plain}(const hfuse_ctx& hf_part_ctx, {params}) : {initialiser}, "
+                     f"{', '.join(inits)} {{}}")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def constructor_edits(body: ts.Node, plain: str, initialiser: str) -> tuple[list[TextEdit], bool]:
+    """The user's constructors in ``body`` taking the part's context first and setting the
+    context member with ``initialiser`` (a copy constructor: from the object it copies);
+    and whether one of them takes no arguments (it is then the context-taking one)."""
+    edits: list[TextEdit] = []
+    takes_none = False
+    for node in body.named_children:
+        definition = next((c for c in node.named_children if c.type == "function_definition"), None) \
+            if node.type == "template_declaration" else node
+        if definition is None or definition.type != "function_definition":
+            continue
+        declarator = definition.child_by_field_name("declarator")
+        named = declarator.child_by_field_name("declarator") if declarator is not None else None
+        statement = definition.child_by_field_name("body")
+        if named is None or named.type != "identifier" or named.text.decode() != plain or statement is None:
+            continue  # (not a constructor, or ``= default``: that one is the compiler's)
+        params = declarator.child_by_field_name("parameters")
+        given = [p for p in params.named_children if p.type.endswith("parameter_declaration")]
+        copied = len(given) == 1 and re.search(rf"\b{re.escape(plain)}\b[^,]*&", given[0].text.decode())
+        if copied:
+            name = next((n.text.decode() for n in walk(given[0]) if n.type == "identifier"), "")
+            init = f"{CTX}({name}.{CTX})"
+        else:
+            edits.append(TextEdit(params.start_byte + 1, params.start_byte + 1,
+                                  "const hfuse_ctx& hf_part_ctx" + (", " if given else "")))
+            init = initialiser
+            takes_none = takes_none or not given
+        listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)
+        if listed is not None:
+            edits.append(TextEdit(listed.children[0].end_byte, listed.children[0].end_byte, f" {init},"))
+        else:
+            edits.append(TextEdit(statement.start_byte, statement.start_byte, f": {init} "))
+    return edits, takes_none
