@@ -409,7 +409,7 @@ def test_a_derived_type_gives_its_context_base_the_parts_view_of_the_block(tmp_p
     fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "crtp_k", Dim3(128))],
                  sources={"k.cu": CRTP + OTHER}).source
     assert ("explicit Shifted__hf2(const hfuse_ctx& hf_part_ctx) : KernelBase__hf2<Shifted__hf2>(hf_part_ctx), "
-            "hf_ctx(hf_part_ctx) {}") in fused
+            "hf_ctx(hf_part_ctx), shift() {}") in fused
     compile_nvcc(fused, workdir=tmp_path)
 
 
@@ -615,3 +615,73 @@ def test_designated_initialisers_of_an_aggregate_are_refused():
     with pytest.raises(HFuseError, match="initialised with values.*values in order"):
         fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k", Dim3(128))], sources={"k.cu": source},
              options=CompileOptions(std="c++20"))
+
+
+VALUE_INITIALISED = """
+struct Lane { __device__ int id() const { return threadIdx.x & 31; } };
+struct Acc {
+  float total;
+  int count;
+  Lane lane;
+  int step = 3;
+  __device__ void add(float v) { total += v * (lane.id() & 1) + step; ++count; }
+};
+__global__ void acc_k(const float* x, float* y, int n) {
+  Acc a{};
+  Acc b = Acc();
+  auto c = Acc{};
+  for (int i = threadIdx.x; i < n; i += blockDim.x) { a.add(x[i]); b.add(1.f); c.add(2.f); }
+  y[blockIdx.x * blockDim.x + threadIdx.x] = a.total + b.total + c.total + a.count;
+}
+""" + OTHER
+
+
+@pytest.mark.nvcc
+def test_a_value_initialised_object_starts_from_zeros_and_a_member_of_a_copied_type_gets_the_view(tmp_path):
+    # once silently wrong: Acc a{} value-initialises total and count (zeros), but the copy's
+    # constructor, its own, left them indeterminate; and a Lane member was refused as "arrays"
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "acc_k", Dim3(128))],
+                 sources={"k.cu": VALUE_INITIALISED}).source
+    assert ("explicit Acc__hf2(const hfuse_ctx& hf_part_ctx) : hf_ctx(hf_part_ctx), total(), count(), "
+            "lane(hf_part_ctx) {}") in fused  # (step keeps its '= 3')
+    assert "Acc__hf2 a{hf_ctx};" in fused and "Acc__hf2 b = Acc__hf2(hf_ctx);" in fused
+    compile_nvcc(fused, workdir=tmp_path)
+
+
+UNCONSTRUCTED = """
+struct Tile {
+  float v[128];
+  __device__ void put(float x) { v[threadIdx.x] = x; }
+  __device__ float get() const { return v[(threadIdx.x + 1) % 128]; }
+  struct Storage { float spare[4]; };
+};
+template <class S> __device__ S* carve(char* p) { return reinterpret_cast<S*>(p); }
+__global__ void k(const float* x, float* y) {
+  extern __shared__ char raw[];
+  USE
+  y[threadIdx.x] = x[threadIdx.x];
+}
+""" + OTHER
+
+
+@pytest.mark.parametrize("use, why", [
+    ("Tile* t = reinterpret_cast<Tile*>(raw); t->put(1.f);", "a value is reinterpret_cast to it"),
+    ("Tile* t = (Tile*)raw; t->put(1.f);", "a value is cast to it"),
+    ("auto& t = *static_cast<Tile*>((void*)raw); t.put(1.f);", "a value is static_cast to it"),
+    ("__shared__ Tile t; t.put(1.f);", "an object of it is a __shared__ or __device__ variable"),
+    ("y[0] = sizeof(Tile);", "its size or alignment is taken"),
+    ("carve<Tile>(raw)->put(1.f);", "it is given to a function template"),
+])
+def test_an_object_no_constructor_of_the_parts_copy_made_is_refused(use, why):
+    # once silently wrong: memory cast to Tile (or a __shared__ Tile) was never constructed, so
+    # the copy's view-of-the-block member was whatever the memory held, and sizeof(Tile) grew
+    with pytest.raises(HFuseError, match=rf"'Tile' has a member function that reads the block, and {re.escape(why)}"):
+        fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k", Dim3(128))],
+             sources={"k.cu": UNCONSTRUCTED.replace("USE", use)})
+
+
+def test_a_member_type_of_such_a_type_in_shared_memory_is_not_the_type():
+    # __shared__ Tile::Storage s: a type of its own (no member reads the block), kept as written
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k", Dim3(128))],
+                 sources={"k.cu": UNCONSTRUCTED.replace("USE", "__shared__ Tile::Storage s; Tile t; t.put(s.spare[0]);")})
+    assert "Tile__hf2::Storage s;" in fused.source and "Tile__hf2 t(hf_ctx);" in fused.source

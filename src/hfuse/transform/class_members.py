@@ -5,6 +5,7 @@ block (``S op(hf_ctx, s)``, ``WarpTile t{hf_ctx, smem}``)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
 import tree_sitter as ts
@@ -48,7 +49,31 @@ def aggregate_fields(text: str) -> list[tuple[str, bool]] | None:
     if any(n.type == "function_declarator" and (d := n.child_by_field_name("declarator")) is not None
            and d.type == "identifier" and d.text.decode() == plain for n in walk(body)):
         return None  # (a constructor of its own: the user's constructors are given the view instead)
-    fields: list[tuple[str, bool]] = []
+    fields = _declared_members(body)
+    if any(member.kind not in ("field_identifier", "pointer_declarator") for member in fields):
+        return None  # (an array cannot be a constructor's parameter)
+    return [(member.name, member.has_default) for member in fields] or None
+
+
+@dataclass(frozen=True)
+class _Member:
+    name: str
+    has_default: bool
+    """It has a default member initialiser (``int ld = 33;``, ``int k{2};``)."""
+    kind: str
+    """Its declarator's kind (``field_identifier``, ``pointer_declarator``, ``array_declarator``, ...)."""
+    type_names: frozenset[str]
+    """The type names its declaration is written with."""
+
+    def initialiser(self, copies: frozenset[str]) -> str:
+        """How a constructor of a part's copy that is given no value for it initialises it:
+        with the part's view where its type is a part's copy of a type, else value-initialised."""
+        return f"{self.name}(hf_part_ctx)" if self.type_names & copies else f"{self.name}()"
+
+
+def _declared_members(body: ts.Node) -> list[_Member]:
+    """The non-static data members a class body declares, in order."""
+    fields: list[_Member] = []
     for node in body.named_children:
         if node.type != "field_declaration" or is_member_function(node) or any(
                 c.type == "storage_class_specifier" and c.text == b"static" for c in node.children):
@@ -56,13 +81,33 @@ def aggregate_fields(text: str) -> list[tuple[str, bool]] | None:
         for i, child in enumerate(node.children):
             if node.field_name_for_child(i) != "declarator":
                 continue
-            if child.type not in ("field_identifier", "pointer_declarator"):
-                return None  # (an array cannot be a constructor's parameter)
             after = [node.field_name_for_child(j) for j in range(i + 1, node.child_count)]
             ends = after.index("declarator") if "declarator" in after else len(after)
-            name = next(n.text.decode() for n in walk(child) if n.type == "field_identifier")
-            fields.append((name, "default_value" in after[:ends]))  # (``int ld = 33, pad;``: ld's, not pad's)
-    return fields or None
+            name = next((n.text.decode() for n in walk(child) if n.type == "field_identifier"), None)
+            written = node.child_by_field_name("type")
+            types = frozenset(n.text.decode() for n in walk(written) if n.type == "type_identifier") if written else frozenset()
+            if name is not None:  # (``int ld = 33, pad;``: ld's initialiser, not pad's)
+                fields.append(_Member(name, "default_value" in after[:ends], child.type, types))
+    return fields
+
+
+def member_initialisers(body: ts.Node, copies: frozenset[str]) -> str:
+    """What the context-taking constructor of a part's copy (``copies``: the names of the
+    part's copies of types) initialises besides the view: a member whose type is such a copy
+    with the part's view; one without a default member initialiser value-initialised
+    (references aside). ``S{}``, ``S()`` and ``S s{}`` of a type without constructors of its
+    own value-initialise those (zeros), and the copy's constructor is its own, which would
+    leave them indeterminate. (For ``S s;``, which left them indeterminate, zero is one of
+    the values C++ allowed.)"""
+    return "".join(f", {m.initialiser(copies)}" for m in _declared_members(body)
+                   if m.type_names & copies or not m.has_default and m.kind != "reference_declarator")
+
+
+def _views(body: ts.Node, copies: frozenset[str], written: str) -> str:
+    """The members whose type is a part's copy of a type and that ``written`` (a user's
+    member initialiser list) does not initialise: each given the part's view."""
+    return "".join(f", {m.name}(hf_part_ctx)" for m in _declared_members(body) if m.type_names & copies
+                   and not re.search(rf"(?<![\w.]){re.escape(m.name)}\s*[({{]", written))
 
 
 def struct_body(text: str) -> tuple[ts.Node, ts.Node] | None:
@@ -116,27 +161,30 @@ def data_members(body: ts.Node) -> tuple[list[str], str | None]:
     return names, None
 
 
-def value_constructors(text: str, plain: str, initialiser: str) -> str:
+def value_constructors(text: str, plain: str, initialiser: str, copies: frozenset[str] = frozenset()) -> str:
     """For an aggregate's copy (no longer an aggregate: it has a constructor), one
     constructor per number of values an initialiser may give, so that ``S s{p, 33}``
     (``S s{hf_ctx, p, 33}`` in the part) sets the members as aggregate initialisation did:
     those given in order, the rest from their default member initialisers or value-initialised."""
-    fields = aggregate_fields(text)
-    if not fields:
+    found = struct_body(text)
+    if not aggregate_fields(text) or found is None:
         return ""
+    fields = _declared_members(found[1])
     lines = ["  // hfuse: what initialisation with values did to this aggregate, with the part's view first"]
     for given in range(1, len(fields) + 1):
-        params = ", ".join(f"decltype({name}) hf_v{j}" for j, (name, _) in enumerate(fields[:given]))
-        inits = [f"{name}(hf_v{j})" for j, (name, _) in enumerate(fields[:given])]
-        inits += [f"{name}()" for name, has_default in fields[given:] if not has_default]
+        params = ", ".join(f"decltype({m.name}) hf_v{j}" for j, m in enumerate(fields[:given]))
+        inits = [f"{m.name}(hf_v{j})" for j, m in enumerate(fields[:given])]
+        inits += [m.initialiser(copies) for m in fields[given:] if m.type_names & copies or not m.has_default]
         lines.append(f"  __device__ {plain}(const hfuse_ctx& hf_part_ctx, {params}) : {initialiser}, "
                      f"{', '.join(inits)} {{}}")
     return "\n" + "\n".join(lines) + "\n"
 
 
-def constructor_edits(body: ts.Node, plain: str, initialiser: str) -> tuple[list[TextEdit], bool]:
+def constructor_edits(body: ts.Node, plain: str, initialiser: str,
+                      copies: frozenset[str] = frozenset()) -> tuple[list[TextEdit], bool]:
     """The user's constructors in ``body`` taking the part's context first and setting the
-    context member with ``initialiser`` (a copy constructor: from the object it copies);
+    context member with ``initialiser`` (a copy constructor: from the object it copies), and
+    members whose type is a part's copy (``copies``) that they leave out with the view too;
     and whether one of them takes no arguments (it is then the context-taking one)."""
     edits: list[TextEdit] = []
     takes_none = False
@@ -159,8 +207,10 @@ def constructor_edits(body: ts.Node, plain: str, initialiser: str) -> tuple[list
         else:
             edits.append(TextEdit(params.start_byte + 1, params.start_byte + 1,
                                   "const hfuse_ctx& hf_part_ctx" + (", " if given else "")))
-            init = initialiser
-            takes_none = takes_none or not given
+            listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)
+            init = initialiser + _views(body, copies, listed.text.decode() if listed is not None else "")
+            # (one whose parameters all have defaults is the one ``S s;`` calls)
+            takes_none = takes_none or all(p.type == "optional_parameter_declaration" for p in given)
         listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)
         if listed is not None:
             edits.append(TextEdit(listed.children[0].end_byte, listed.children[0].end_byte, f" {init},"))

@@ -46,7 +46,7 @@ from .context import CTX, PartContext
 from .definition import Definition
 from .edits import TextEdit, apply_edits
 from .class_members import (constructor_edits, data_members, is_copy_constructor, is_member_function, struct_body,
-                            user_constructors, value_constructors)
+                            member_initialisers, user_constructors, value_constructors)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
@@ -99,6 +99,15 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
                     "the block: the template calls it without the part's view of the block, which each part's copy "
                     "of the type takes as a parameter", Location(file, line_base + line_of(node), ctx.kernel),
                     hint="make the member non-static and pass an object, or keep this kernel unfused")
+            if (why := _unconstructed(node)) is not None:
+                raise HFuseError(
+                    f"'{node.text.decode()}' has a member function that reads the block, and {why}: each part's copy "
+                    "of such a type carries the part's view of the block in a member, set where an object is "
+                    "constructed, so an object never constructed (memory cast to the type, a __shared__ variable) "
+                    "has none, and the copy is larger than the type",
+                    Location(file, line_base + line_of(node), ctx.kernel),
+                    hint="read threadIdx/blockIdx in a free helper that takes the object (or in the kernel), or keep "
+                         "this kernel unfused")
             edits.append(TextEdit.replace(node, ctx.clone_name(node.text.decode())))
         elif node.type == "compound_literal_expression":  # S{} and S<T>{}: a temporary of the type
             named = node.child_by_field_name("type")
@@ -124,13 +133,53 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
             edits.append(_with_context(args))
         elif node.type in ("declaration", "field_declaration"):
             type_node = node.child_by_field_name("type")
-            keys = {_type_named(n, ctx, scope, local) for n in walk(type_node)} - {None} if type_node is not None else set()
+            keys = {_type_named(n, ctx, scope, local) for n in walk(type_node) if not _is_scope(n)} - {None} \
+                if type_node is not None else set()
             if not keys:
                 continue
             in_body = node.type == "declaration" and _in_body(node)
             for declarator in node.children_by_field_name("declarator"):
                 edits.extend(_declarator_edits(declarator, refuse, bool(keys & ctx.constructed_types), in_body))
     return edits
+
+
+def _is_scope(node: ts.Node) -> bool:
+    """``node`` names the scope of a qualified name (``S`` of ``S::Storage``)."""
+    return node.parent is not None and node.parent.type in ("qualified_identifier", "qualified_type") \
+        and node.parent.child_by_field_name("scope") == node
+
+
+_CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "bit_cast"})
+_STORAGE = frozenset({b"__shared__", b"__device__", b"__constant__", b"__managed__"})
+
+
+def _unconstructed(node: ts.Node) -> str | None:
+    """Why the use of a type that ``node`` names gives or measures an object that no
+    constructor of the part's copy made (None: it does not)."""
+    if _is_scope(node):
+        return None  # a member of the type (``S::TempStorage``), not the type
+    current = node
+    while current.parent is not None and current.parent.type in (
+            "type_descriptor", "qualified_identifier", "template_type", "parenthesized_expression"):
+        current = current.parent
+    parent = current.parent
+    if parent is None:
+        return None
+    if parent.type in ("sizeof_expression", "alignof_expression"):
+        return "its size or alignment is taken"
+    if parent.type == "cast_expression" and current.type == "type_descriptor":
+        return "a value is cast to it"
+    if parent.type == "template_argument_list" and parent.parent is not None \
+            and parent.parent.type == "template_function" and (named := parent.parent.child_by_field_name("name")) \
+            is not None and named.text.decode().split("::")[-1] in _CASTS:
+        return f"a value is {named.text.decode().split('::')[-1]} to it"
+    if parent.type == "template_argument_list" and parent.parent is not None \
+            and parent.parent.type == "template_function" and parent.parent.parent is not None \
+            and parent.parent.parent.type == "call_expression":
+        return "it is given to a function template, which may make or measure objects of it"
+    if parent.type == "declaration" and any(c.type == "type_qualifier" and c.text in _STORAGE for c in parent.children):
+        return "an object of it is a __shared__ or __device__ variable"
+    return None
 
 
 def _designated(values: ts.Node) -> bool:
@@ -170,6 +219,8 @@ def _in_body(node: ts.Node) -> bool:
 def _declarator_edits(declarator: ts.Node, refuse, constructed: bool, in_body: bool) -> list[TextEdit]:
     """``constructed``: the type declares constructors that take arguments; ``in_body``: the
     declaration is a statement of a function's body."""
+    if declarator.type == "field_identifier":
+        return []  # a member of another type: that type's constructors give it the view (``type_copy``)
     if declarator.type == "identifier":
         return [TextEdit(declarator.end_byte, declarator.end_byte, f"({CTX})")]
     if declarator.type == "function_declarator" and constructed and in_body:
@@ -412,11 +463,13 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
                             if b.type in ("type_identifier", "template_type", "qualified_identifier")
                             and re.sub(r"<.*", "", compact(b.text.decode()), flags=re.S).rsplit("::", 1)[-1]
                             .endswith(f"__hf{ctx.index}"))
-            own, takes_none = constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)")
+            copy_names = frozenset(ctx.clone_name(name) for name in ctx.context_type_names)
+            own, takes_none = constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)", copy_names)
             edits += own
             member = f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
             if not takes_none:  # (the user's own constructor without arguments takes the context now)
-                member += f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {bases}{CTX}(hf_part_ctx) {{}}\n"
+                member += (f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {bases}{CTX}(hf_part_ctx)"
+                           f"{member_initialisers(body, copy_names)} {{}}\n")
             if host_made:
                 copies = "".join(f"    memcpy((void*)&{f}, (const void*)&hf_host.{f}, sizeof({f}));\n"
                                  for f in data_members(body)[0])
@@ -425,7 +478,7 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
                            f"  __device__ {plain}(const hfuse_ctx& hf_part_ctx, const HfHost& hf_host) : "
                            f"{CTX}(hf_part_ctx) {{\n{copies}  }}\n")
             edits.append(TextEdit(body.start_byte + 1, body.start_byte + 1, member))
-            values = value_constructors(text, plain, f"{bases}{CTX}(hf_part_ctx)")
+            values = value_constructors(text, plain, f"{bases}{CTX}(hf_part_ctx)", copy_names)
             if values:
                 edits.append(TextEdit(body.end_byte - 1, body.end_byte - 1, values))
             if not host_made:

@@ -96,3 +96,21 @@ __global__ void tile_rows(const float* x, float* y, int n) {
            (u.src == x ? 1.f : 0.f) + (t.src == nullptr ? 2.f : 0.f) + Pair<float>{3.f}.mix();
   }
 }
+
+// Value-initialised (Tally t{}, Tally()): its members start from zeros, which the part's
+// copy's own constructor must give them too (once left indeterminate).
+struct Tally {
+  float total;
+  int count;
+  __device__ void add(float v) { total += v * (1 + (threadIdx.x & 1)); ++count; }
+};
+
+__global__ void tally_rows(const float* x, float* out, int cols) {
+  Tally a{};
+  auto b = Tally();
+  for (int col = threadIdx.x; col < cols; col += blockDim.x) {
+    a.add(x[blockIdx.x * cols + col]);
+    b.add(1.f);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = a.total + b.total + (float)a.count;
+}
