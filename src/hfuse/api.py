@@ -1,7 +1,6 @@
 """The Python API of the fusion compiler: ``fuse(...)`` returns a ``FusedKernel``."""
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any, Mapping, Sequence
 from .internal_errors import internal_errors_named
 from .version import __version__
 from .codegen.emit import (arch_guard, assemble, assemble_device_file, dropped_comment, header_comment,
-                           renamed_symbols, template_note)
+                           how_to_compile, renamed_symbols, template_note)
 from .codegen.includes import IncludePlan, library_device_includes, plan_includes
 from .codegen.launcher import FusedLaunch, launcher, pack_launch
 from .codegen.macros import MacroSections
@@ -24,7 +23,7 @@ from .frontend.extract import load_source
 from .frontend.instances import instance_reference
 from .frontend.closure import DEVICE_NAMESPACES, DeviceClosure, brings_one_of, device_closure, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
-from .frontend.options import DEFAULT_STD, NO_OPTIONS, CompileOptions, language_flags_for
+from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
 from .frontend.preprocess import library_header_dirs
 from .frontend.program import Program, is_device_variable, is_extern_shared
@@ -33,7 +32,8 @@ from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, cl
 from .transform.context import PartContext
 from .transform.early_exit import functions_of
 from .transform.class_members import constructed_types
-from .transform.context_types import check_context_type, host_made_types, static_members_with_context
+from .transform.context_types import (check_context_type, host_made_types, made_parameters,
+                                      static_members_with_context)
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning
@@ -197,6 +197,9 @@ class PreparedKernel:
     host_made: frozenset[str] = frozenset()
     """Context types of which it takes an object from the host, by value: converted to the
     part's copy where its body is called (``transform/context_types.py``)."""
+    made: tuple[tuple[str, str, str], ...] = ()
+    """The kernel's template parameters bound to a block-reading type whose objects its
+    body makes (``context_types.made_parameters``)."""
     uses_grid_group: bool = False
     """It asks cooperative groups' grid for ranks and sizes: the fused file defines the part's grid group."""
 
@@ -359,7 +362,8 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
                                        types, symbols, whole_block, constants[len(prepared)], host_made,
-                                       uses_grid_group=_uses(everything, kernel, "cg_grid")))
+                                       uses_grid_group=_uses(everything, kernel, "cg_grid"),
+                                       made=made_parameters(kernel, spec.template_args, types, everything.needs_context)))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
     notes = (*notes, *check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes)))
@@ -523,13 +527,14 @@ def _generate(
             host_made=unit_kernel.host_made,
             static_members=static_members_with_context(unit_kernel.context_types, facts.needs_context),
             constructed_types=constructed_types(unit_kernel.context_types),
+            made_parameters=unit_kernel.made,
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
                for key, by_source in program.function_clashes.items()}
         functions = {**program.functions, **own, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
     sigs = [replace(part_signature(part, renamed_types(k.symbols, part.index),
-                                   frozenset(key.split("::")[-1] for key in k.host_made)),
+                                   frozenset(key.split("::")[-1] for key in [*k.host_made, *(m[2] for m in k.made)])),
                     smem_align=slice_alignment_of(program, k.function, k.facts))
             for part, k in zip(partition.parts, prepared.kernels)]
 
@@ -553,18 +558,7 @@ def _generate(
         expression_prefix = f"{FUSED_NAMESPACE}::"
     regs = describe_registers(register_cap, partition.block_threads)
     header = header_comment(fused_name, partition, layout.spec, layout.grid_note, sigs, regs, __version__)
-    if any(s.template_header for s in sigs):
-        header += textwrap.fill(template_note(fused_name, sigs) + ".", 100, initial_indent="// ",
-                                subsequent_indent="// ", break_on_hyphens=False) + "\n"
-    if expression_prefix:
-        header += (f"// The fused kernel and its launch helper are in namespace {FUSED_NAMESPACE}, which sees the "
-                   "kernels' own namespaces.\n")
-    if prepared.options.emitted_std > DEFAULT_STD:
-        header += f"// Compile it with -std={prepared.options.emitted_std}, as the originals (NVRTC too).\n"
-    if prepared.options.language_flags:
-        nvrtc = " ".join(language_flags_for(prepared.options.language_flags, "nvrtc"))
-        header += (f"// Compile it with the originals' language flags: {' '.join(prepared.options.language_flags)} "
-                   f"(NVRTC, which hfuse tune uses: {nvrtc or 'none of them'}, and -default-device).\n")
+    header += how_to_compile(fused_name, sigs, prepared.options, FUSED_NAMESPACE if expression_prefix else None)
     header += dropped_comment(prepared.closure.dropped_host, prepared.include_plan.dropped, prepared.closure.dropped_unused)
     symbol_names = tuple(
         {key: qualify(item.scope, f"{key.split('::')[-1]}__hf{part.index}") for item in k.symbols for key in item.keys

@@ -455,18 +455,49 @@ __global__ void member_return(float* out, int n) { __shared__ float s[128]; Op o
 """
 
 
-def test_a_block_reading_type_the_kernel_makes_of_a_template_parameter_is_refused():
-    # once: nvcc failed on the fused file (the instance named the original type, and 'Op op{};'
-    # got no part's view of the block); by value from the host it is converted (above)
-    source = """template <class T> struct Square { __device__ T operator()(T v) const { return v * v + threadIdx.x; } };
+MADE_OF_A_PARAMETER = """template <class T> struct Square { __device__ T operator()(T v) const { return v * v + threadIdx.x; } };
+struct Shift {
+  float by;
+  __device__ explicit Shift(float b) : by(b) {}
+  __device__ float operator()(float v) const { return v + by * (threadIdx.x & 1); }
+};
+template <class A, class B> struct Both { A a; B b; };
 template <class Op>
-__global__ void made(float* x) { Op op{}; x[threadIdx.x] = op(x[threadIdx.x]); }
+__global__ void made(float* x) { Op op{}; x[threadIdx.x] = op(x[threadIdx.x]) + Op()(1.f); }
+template <class Op>
+__global__ void made_args(float* x) { Op op(2.f); auto o2 = Op{3.f}; x[threadIdx.x] = op(x[threadIdx.x]) + o2(1.f); }
+template <class Op>
+__global__ void measured(float* x) { x[threadIdx.x] = sizeof(Op); }
+template <class W>
+__global__ void wrapped_made(float* x) { W w{}; x[threadIdx.x] = w.a(1.f); }
 __global__ void other(float* y) { y[threadIdx.x] = 1.f; }
 """
-    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "made", Dim3(128), ("Square<float>",))]
-    with pytest.raises(HFuseError, match=r"template argument 'Square<float>' names 'Square'") as caught:
-        fuse(specs, sources={"k.cu": source})
-    assert caught.value.where.line == 2 and "as a kernel parameter (by value)" in caught.value.hint
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kernel, args, made", [
+    ("made", ("Square<float>",), ["Op op{hf_ctx};", "Op(hf_ctx)(1.f)"]),
+    ("made_args", ("Shift",), ["Op op(hf_ctx, 2.f);", "auto o2 = Op{hf_ctx, 3.f};"]),
+])
+def test_objects_the_kernel_makes_of_a_template_parameter_get_the_parts_view(tmp_path, kernel, args, made):
+    # once refused ("neither an object the kernel makes of a template parameter ..."): the
+    # instance binds Op to a block-reading type, so the kernel's body makes the part's copy
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", kernel, Dim3(128), args)]
+    fused = fuse(specs, sources={"k.cu": MADE_OF_A_PARAMETER}).source
+    for text in made:
+        assert text in fused, text
+    assert f"::{kernel}__hf2<{args[0].replace('<', '__hf2<', 1) if '<' in args[0] else args[0] + '__hf2'}>(" in fused
+    compile_nvcc(fused, workdir=tmp_path)
+
+
+@pytest.mark.parametrize("kernel, args, said", [
+    ("measured", ("Shift",), "'Op' has a member function that reads the block, and its size or alignment is taken"),
+    ("wrapped_made", ("Both<Square<float>, int>",), "template argument 'Both<Square<float>, int>' names 'Square'"),
+])
+def test_what_a_template_parameter_bound_to_such_a_type_cannot_do_is_refused(kernel, args, said):
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", kernel, Dim3(128), args)]
+    with pytest.raises(HFuseError, match=re.escape(said)):
+        fuse(specs, sources={"k.cu": MADE_OF_A_PARAMETER})
 
 
 TEMPLATED_USES = """

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import itertools
+import textwrap
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..frontend.options import CompileOptions
+from ..frontend.options import DEFAULT_STD, CompileOptions, language_flags_for
 from ..frontend.model import Scope, TopLevelItem, namespace_wrap
 from ..frontend.preprocess import restore_line_comments
 from ..partition import WHOLE_BLOCK_BARRIER, Partition
@@ -81,6 +82,24 @@ def arch_guard(options: CompileOptions, macros: Sequence[str]) -> str:
             f'#error "hfuse fused these kernels for {options.arch} (their #if on the architecture were decided for '
             'it): fuse them again with -arch for this GPU"\n'
             "#endif\n")
+
+
+def how_to_compile(name: str, sigs: Sequence[PartSignature], options: CompileOptions, namespace: str | None) -> str:
+    """Header lines on what compiling the fused file takes: template arguments, the
+    namespace of the fused kernel, the originals' dialect and language flags."""
+    lines = ""
+    if any(s.template_header for s in sigs):
+        lines += textwrap.fill(template_note(name, sigs) + ".", 100, initial_indent="// ", subsequent_indent="// ",
+                               break_on_hyphens=False) + "\n"
+    if namespace:
+        lines += f"// The fused kernel and its launch helper are in namespace {namespace}, which sees the kernels' own namespaces.\n"
+    if options.emitted_std > DEFAULT_STD:
+        lines += f"// Compile it with -std={options.emitted_std}, as the originals (NVRTC too).\n"
+    if options.language_flags:
+        nvrtc = " ".join(language_flags_for(options.language_flags, "nvrtc"))
+        lines += (f"// Compile it with the originals' language flags: {' '.join(options.language_flags)} "
+                  f"(NVRTC, which hfuse tune uses: {nvrtc or 'none of them'}, and -default-device).\n")
+    return lines
 
 
 def dropped_comment(dropped_host: Sequence[str], dropped_includes: Sequence[str], unused: int) -> str:

@@ -43,6 +43,10 @@ class PartContext:
     """Keys of static member functions of context types that read the block: each part's
     copy of the type declares them with the part's context first, as a helper's copy takes
     it (``Warp__hf2::lane(hf_ctx)``), and every call passes it."""
+    made_parameters: tuple[tuple[str, str, str], ...] = ()
+    """The kernel's template parameters this instance binds to a context type, as
+    (parameter, argument, the type's key): objects of them the kernel's body makes
+    (``Op op;``) are given the part's view of the block (``context_types.made_parameters``)."""
     constructed_types: frozenset[str] = frozenset()
     """Keys of context types that declare constructors taking arguments: each copy's
     constructors take the part's context first, and so does every object made with

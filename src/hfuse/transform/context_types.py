@@ -24,16 +24,22 @@ names the type (CRTP's ``Base<S>``), and constructors of the user's written in t
 each takes the part's context first (a copy constructor copies its source's), and every
 object made with arguments is given it (``S op(hf_ctx, s)``). An aggregate initialised with
 values (``WarpTile t{smem}``) gets a constructor per number of values, which sets the members
-as aggregate initialisation did. Refused with a clear error: constructors written outside the
-class or delegating to another, designated initialisers, an aggregate with arrays, references
-or const members initialised with values, arrays of the type, a name overloaded as a static and
-a non-static member, and the type given as a template argument where a static member reads
-the block (``apply<S>(x)`` calls ``S::op(x)`` without the context the copy's ``op`` takes).
+as aggregate initialisation did; value-initialisation (``S s{}``) starts from zeros. Objects
+the kernel's body makes of a template parameter the instance binds to such a type
+(``Op op;`` of ``k<Square<float>>``) are made as the type's are.
+
+Refused with a clear error: constructors written outside the class or delegating to
+another, designated initialisers, an aggregate with arrays, references or const members
+initialised with values, objects no constructor of the copy made (memory cast to the type,
+``__shared__`` variables of it, its ``sizeof``), arrays of the type, a name overloaded as a
+static and a non-static member, and the type given as a template argument where a static
+member reads the block (``apply<S>(x)`` calls ``S::op(x)`` without the context the copy's
+``op`` takes).
 """
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import tree_sitter as ts
 
@@ -51,11 +57,15 @@ from .class_members import (constructor_edits, data_members, is_copy_constructor
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
-def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> str | None:
-    """The key of the context type ``node`` names (None: it names none)."""
+def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames,
+                made: Mapping[str, str] = {}) -> str | None:
+    """The key of the context type ``node`` names (None: it names none); ``made``: the
+    kernel's template parameters bound to one, in the kernel's own definition."""
     if node.type not in ("identifier", "type_identifier", "namespace_identifier"):  # (the last: ``Tile::swap``)
         return None
     text = node.text.decode()
+    if text in made:
+        return made[text]  # the kernel's template parameter this instance binds to one
     if text not in ctx.context_type_names:
         return None
     parent = node.parent
@@ -66,8 +76,6 @@ def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames
     return key if key in ctx.context_types else None
 
 
-def _names_type(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames) -> bool:
-    return _type_named(node, ctx, scope, local) is not None
 
 
 def _constructed_type(node: ts.Node) -> ts.Node | None:
@@ -84,6 +92,7 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
         return []
     root, scope, local = definition.root, definition.scope, definition.local
     file, line_base = str(definition.file), definition.line_base
+    made = {param: key for param, _, key in ctx.made_parameters} if (file, definition.line) == ctx.kernel_at else {}
     edits: list[TextEdit] = []
 
     def refuse(node: ts.Node, why: str) -> HFuseError:
@@ -92,7 +101,7 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
                                "(S s{p, 4}), or keep this kernel unfused")
 
     for node in walk(root):
-        if _names_type(node, ctx, scope, local):
+        if _type_named(node, ctx, scope, local, made) is not None:
             if (member := _static_reader_given(node, ctx, scope, local)) is not None:
                 raise HFuseError(
                     f"'{node.text.decode()}' is given as a template argument, and its static member '{member}' reads "
@@ -108,13 +117,14 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
                     Location(file, line_base + line_of(node), ctx.kernel),
                     hint="read threadIdx/blockIdx in a free helper that takes the object (or in the kernel), or keep "
                          "this kernel unfused")
-            edits.append(TextEdit.replace(node, ctx.clone_name(node.text.decode())))
+            if node.text.decode() not in made:  # (a template parameter keeps its name)
+                edits.append(TextEdit.replace(node, ctx.clone_name(node.text.decode())))
         elif node.type == "compound_literal_expression":  # S{} and S<T>{}: a temporary of the type
             named = node.child_by_field_name("type")
             value = node.child_by_field_name("value")
             while named is not None and named.type in ("qualified_identifier", "template_type"):
                 named = named.child_by_field_name("name")
-            key = _type_named(named, ctx, scope, local) if named is not None and value is not None else None
+            key = _type_named(named, ctx, scope, local, made) if named is not None and value is not None else None
             if key is None:
                 continue
             if value.named_children and (key not in ctx.constructed_types or _designated(value)):
@@ -123,7 +133,7 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
             edits.append(_with_context(value))
         elif node.type == "call_expression":
             named = _constructed_type(node)
-            key = _type_named(named, ctx, scope, local) if named is not None else None
+            key = _type_named(named, ctx, scope, local, made) if named is not None else None
             if key is None:
                 continue
             args = node.child_by_field_name("arguments")
@@ -133,7 +143,7 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
             edits.append(_with_context(args))
         elif node.type in ("declaration", "field_declaration"):
             type_node = node.child_by_field_name("type")
-            keys = {_type_named(n, ctx, scope, local) for n in walk(type_node) if not _is_scope(n)} - {None} \
+            keys = {_type_named(n, ctx, scope, local, made) for n in walk(type_node) if not _is_scope(n)} - {None} \
                 if type_node is not None else set()
             if not keys:
                 continue
@@ -341,13 +351,7 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
     if not types:
         return frozenset()
     arguments = kernel.complete_template_args(given) if given else ()
-    pack = kernel.template_pack
-    bound: dict[str, str] = {}
-    for j, param in enumerate(kernel.template_params):
-        if param == pack:
-            bound[param] = ", ".join(arguments[j:])
-        elif j < len(arguments):
-            bound[param] = arguments[j]
+    bound = _bound(kernel, given)
     names = {item.names[0].split("<")[0].split("::")[-1]: item for item in types if item.names}
     found: set[str] = set()
     for param in kernel.params:
@@ -370,16 +374,47 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
             hint="read threadIdx/blockIdx in the kernel and pass what the member needs as arguments, or keep this "
             "kernel unfused",
         )
+    made = {argument for _, argument, _ in made_parameters(kernel, given, types, needs_context)}
     for argument in arguments:
-        for named in (n for n in _IDENTIFIER.findall(argument) if n in names and not set(names[n].keys) & found):
+        for named in (n for n in _IDENTIFIER.findall(argument) if n in names and not set(names[n].keys) & found
+                      and argument not in made):
             raise HFuseError(
                 f"its template argument '{argument}' names '{named}', which has a member function that reads the "
-                "block: each part has its own copy of such a type, and neither an object the kernel makes of a "
-                "template parameter nor a static member called through one is given the part's view of the block",
+                "block: each part has its own copy of such a type, and neither an object of it inside another "
+                "type nor a static member called through a template parameter is given the part's view of the block",
                 Location(kernel.file, kernel.line, spec_name),
                 hint=f"take the {named} object as a kernel parameter (by value), or keep this kernel unfused",
             )
     return frozenset(found)
+
+
+def _bound(kernel: Function, given: Sequence[str]) -> dict[str, str]:
+    """The kernel's template parameters and what this instance binds them to."""
+    arguments = kernel.complete_template_args(given) if given else ()
+    bound: dict[str, str] = {}
+    for j, param in enumerate(kernel.template_params):
+        if param == kernel.template_pack:
+            bound[param] = ", ".join(arguments[j:])
+        elif j < len(arguments):
+            bound[param] = arguments[j]
+    return bound
+
+
+def made_parameters(kernel: Function, given: Sequence[str], types: Sequence[TopLevelItem],
+                    needs_context: set[str]) -> tuple[tuple[str, str, str], ...]:
+    """The kernel's template parameters that this instance binds to exactly a type that
+    reads the block (``Op`` of ``-k 'run<Square<float>>'``), with the argument: objects of
+    them the kernel's body makes (``Op op;``) are given the part's view of the block, as
+    objects of the type named are (not where a static member reads the block: a call
+    through the parameter has no object to carry it). Each as (parameter, argument, the type's key)."""
+    names = {item.names[0].split("<")[0].split("::")[-1]: item for item in types if item.names}
+    made = []
+    for param, argument in _bound(kernel, given).items():
+        plain = re.fullmatch(r"\s*(?:::)?(?:\w+\s*::\s*)*(\w+)\s*(?:<.*>)?\s*", argument, re.S)
+        item = names.get(plain.group(1)) if plain else None
+        if item is not None and param != kernel.template_pack and _static_reader(item, needs_context) is None:
+            made.append((param, argument, item.keys[0]))
+    return tuple(made)
 
 
 def _static_reader(item: TopLevelItem, needs_context: set[str]) -> str | None:
