@@ -11,8 +11,10 @@ warp-level CUB through a namespace alias, a helper's static shared scratch array
 file-scope ``__shared__`` array that two parts would share; cooperative groups' async copies
 over the block, qualified or after a using-directive; the block's barrier and the thread's
 index in inline PTX, which only a layout that keeps the block whole takes; one file's overload
-set that another file's lacks a member of; a call through a variable that holds a function), optionally inside a
-grid-stride loop, a template and a namespace. Every
+set that another file's lacks a member of; a call through a variable that holds a function;
+a class template one file specialises and another does not; block-reading types with a
+constructor of their own and value-initialised), optionally inside a grid-stride loop, a
+template and a namespace. Every
 thread ends by writing ``v`` to its own element of ``out``, so the result is
 deterministic and compared bit for bit.
 
@@ -35,7 +37,8 @@ WARP = 32
 STEP_KINDS = ("arith", "static_smem", "dynamic_smem", "wrapper_smem", "loop_barrier", "uniform_branch_barrier",
               "sync_count", "sync_and", "sync_or", "helper_builtin", "helper_barrier", "shuffle", "vote",
               "atomic", "block_exit", "vector_smem", "unroll_regs", "specialised", "cub_warp", "helper_scratch",
-              "file_shared", "cg_async_copy", "ptx_barrier", "ptx_tid", "overload_set", "pointer_call")
+              "file_shared", "cg_async_copy", "ptx_barrier", "ptx_tid", "overload_set", "pointer_call",
+              "class_family", "context_ctor")
 WARP_STEPS = {"shuffle", "vote", "cub_warp", "helper_scratch"}
 """Steps that need whole warps (the block a multiple of 32)."""
 FLAT_STEPS = {"ptx_tid"}
@@ -295,6 +298,18 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
                        "__device__ unsigned fz_rotate(unsigned v) { return (v << 3) | (v >> 29); }\n"
                        "__device__ fz_op_t fz_op = fz_rotate;")
         return [f"v = fz_op(v) ^ {c}u;"]
+    if k == "class_family":  # every file has FzScale<T>; odd ones a specialisation for unsigned, other values
+        special = ("\ntemplate <> struct FzScale<unsigned> { static constexpr unsigned value = 5u; };"
+                   if r.index % 2 else "")
+        helpers.append(f"template <typename T> struct FzScale {{ static constexpr T value = T(3); }};{special}")
+        return [f"v = v * FzScale<unsigned>::value + {c}u;  // its own file's family, as compiled alone"]
+    if k == "context_ctor":  # types that read the block: one with its own constructor, one value-initialised
+        helpers.append("struct FzLane {\n  unsigned base;\n  __device__ explicit FzLane(unsigned b) : base(b) {}\n"
+                       "  __device__ unsigned lane() const { return (threadIdx.x & 31u) + base; }\n};\n"
+                       "struct FzTally {\n  unsigned total, count;\n"
+                       "  __device__ void add(unsigned x) { total += x * (1u + (threadIdx.x & 1u)); ++count; }\n};")
+        return [f"{{ FzLane l{j}({c}u); FzTally t{j}{{}}; t{j}.add(v); t{j}.add(l{j}.lane()); "
+                f"v += t{j}.total + t{j}.count; }}"]
     if k == "block_exit":
         return [f"if (bid % {c % 4 + 2} == {c % 2}) {{ if (i < n) out[i] = v ^ 0xdeadu; return; }}"]
     raise ValueError(k)
