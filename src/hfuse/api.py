@@ -29,11 +29,10 @@ from .frontend.preprocess import library_header_dirs
 from .frontend.program import Program, is_device_variable, is_extern_shared
 from .spec import Dim3, KernelSpec, with_libraries_apart
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
-from .transform.context import PartContext
+from .transform.context import BoundParameter, PartContext
 from .transform.early_exit import functions_of
 from .transform.class_members import constructed_types
-from .transform.context_types import (check_context_type, host_made_types, made_parameters,
-                                      static_members_with_context)
+from .transform.context_types import check_context_type, host_made_types, made_parameters, static_members_with_context
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning
@@ -197,9 +196,9 @@ class PreparedKernel:
     host_made: frozenset[str] = frozenset()
     """Context types of which it takes an object from the host, by value: converted to the
     part's copy where its body is called (``transform/context_types.py``)."""
-    made: tuple[tuple[str, str, str], ...] = ()
-    """The kernel's template parameters bound to a block-reading type whose objects its
-    body makes (``context_types.made_parameters``)."""
+    made: tuple[BoundParameter, ...] = ()
+    """The kernel's template parameters bound to a block-reading type, whose objects its
+    body makes as the type's (``context_types.made_parameters``)."""
     uses_grid_group: bool = False
     """It asks cooperative groups' grid for ranks and sizes: the fused file defines the part's grid group."""
 
@@ -348,10 +347,12 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
             return family.get(file) or next(iter(family.values()), None) or [
                 clashes[key].get(file) or next(iter(clashes[key].values()))]
 
+        def with_families(items: Sequence[TopLevelItem]) -> list[TopLevelItem]:
+            # an item of a class template's family brings its part's whole family, in order
+            return [i for item in items for i in next((own(k) for k in item.keys if k in program.families), [item])]
+
         # a type two inputs define differently whose members read the block: its own file's, as a context type
-        # (an item of a class template's family brings its part's whole family, in order)
-        types = tuple({id(i): i for c in own_closure.items if set(c.keys) & context_types
-                       for i in next((own(k) for k in c.keys if k in program.families), [c])
+        types = tuple({id(i): i for i in with_families([c for c in own_closure.items if set(c.keys) & context_types])
                        if all(i in own(key) for key in set(i.keys) & set(clashes))}.values())
         used = [key for key in clashes if key not in context_types and any(key in i.keys for i in own_closure.items)]
         symbols = tuple({id(i): i for key in used for i in own(key)}.values())  # (an enum is one item of several names)
@@ -534,7 +535,7 @@ def _generate(
         functions = {**program.functions, **own, part.kernel.key: [part.kernel]}
         codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
     sigs = [replace(part_signature(part, renamed_types(k.symbols, part.index),
-                                   frozenset(key.split("::")[-1] for key in [*k.host_made, *(m[2] for m in k.made)])),
+                                   frozenset(key.split("::")[-1] for key in [*k.host_made, *(m.key for m in k.made)])),
                     smem_align=slice_alignment_of(program, k.function, k.facts))
             for part, k in zip(partition.parts, prepared.kernels)]
 

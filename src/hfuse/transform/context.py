@@ -11,6 +11,18 @@ CTX = "hf_ctx"
 
 
 @dataclass(frozen=True)
+class BoundParameter:
+    """A kernel's template parameter that an instance binds to a block-reading type."""
+
+    name: str
+    """The parameter (``Op``)."""
+    argument: str
+    """What the instance gives it, as written (``Square<float>``)."""
+    key: str
+    """The type's key (``Square``)."""
+
+
+@dataclass(frozen=True)
 class PartContext:
     index: int
     kernel: str
@@ -43,10 +55,10 @@ class PartContext:
     """Keys of static member functions of context types that read the block: each part's
     copy of the type declares them with the part's context first, as a helper's copy takes
     it (``Warp__hf2::lane(hf_ctx)``), and every call passes it."""
-    made_parameters: tuple[tuple[str, str, str], ...] = ()
-    """The kernel's template parameters this instance binds to a context type, as
-    (parameter, argument, the type's key): objects of them the kernel's body makes
-    (``Op op;``) are given the part's view of the block (``context_types.made_parameters``)."""
+    made_parameters: tuple[BoundParameter, ...] = ()
+    """The kernel's template parameters this instance binds to a context type: objects of
+    them the kernel's body makes (``Op op;``) are given the part's view of the block
+    (``context_types.made_parameters``)."""
     constructed_types: frozenset[str] = frozenset()
     """Keys of context types that declare constructors taking arguments: each copy's
     constructors take the part's context first, and so does every object made with

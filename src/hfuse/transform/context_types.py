@@ -48,7 +48,7 @@ from ..frontend.model import Function, Scope, TopLevelItem
 from ..frontend.parse import compact, line_of, parse, walk
 from ..frontend.resolve import LocalNames
 from .calls import context_parameter
-from .context import CTX, PartContext
+from .context import CTX, BoundParameter, PartContext
 from .definition import Definition
 from .edits import TextEdit, apply_edits
 from .class_members import (constructor_edits, data_members, is_copy_constructor, is_member_function, struct_body,
@@ -92,7 +92,7 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
         return []
     root, scope, local = definition.root, definition.scope, definition.local
     file, line_base = str(definition.file), definition.line_base
-    made = {param: key for param, _, key in ctx.made_parameters} if (file, definition.line) == ctx.kernel_at else {}
+    made = {bound.name: bound.key for bound in ctx.made_parameters} if (file, definition.line) == ctx.kernel_at else {}
     edits: list[TextEdit] = []
 
     def refuse(node: ts.Node, why: str) -> HFuseError:
@@ -374,7 +374,7 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
             hint="read threadIdx/blockIdx in the kernel and pass what the member needs as arguments, or keep this "
             "kernel unfused",
         )
-    made = {argument for _, argument, _ in made_parameters(kernel, given, types, needs_context)}
+    made = {bound.argument for bound in made_parameters(kernel, given, types, needs_context)}
     for argument in arguments:
         for named in (n for n in _IDENTIFIER.findall(argument) if n in names and not set(names[n].keys) & found
                       and argument not in made):
@@ -401,19 +401,19 @@ def _bound(kernel: Function, given: Sequence[str]) -> dict[str, str]:
 
 
 def made_parameters(kernel: Function, given: Sequence[str], types: Sequence[TopLevelItem],
-                    needs_context: set[str]) -> tuple[tuple[str, str, str], ...]:
+                    needs_context: set[str]) -> tuple[BoundParameter, ...]:
     """The kernel's template parameters that this instance binds to exactly a type that
     reads the block (``Op`` of ``-k 'run<Square<float>>'``), with the argument: objects of
     them the kernel's body makes (``Op op;``) are given the part's view of the block, as
     objects of the type named are (not where a static member reads the block: a call
-    through the parameter has no object to carry it). Each as (parameter, argument, the type's key)."""
+    through the parameter has no object to carry it)."""
     names = {item.names[0].split("<")[0].split("::")[-1]: item for item in types if item.names}
     made = []
     for param, argument in _bound(kernel, given).items():
         plain = re.fullmatch(r"\s*(?:::)?(?:\w+\s*::\s*)*(\w+)\s*(?:<.*>)?\s*", argument, re.S)
         item = names.get(plain.group(1)) if plain else None
         if item is not None and param != kernel.template_pack and _static_reader(item, needs_context) is None:
-            made.append((param, argument, item.keys[0]))
+            made.append(BoundParameter(param, argument, item.keys[0]))
     return tuple(made)
 
 
