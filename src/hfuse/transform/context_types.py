@@ -31,7 +31,8 @@ the kernel's body makes of a template parameter the instance binds to such a typ
 Refused with a clear error: constructors written outside the class or delegating to
 another, designated initialisers, an aggregate with arrays, references or const members
 initialised with values, objects no constructor of the copy made (memory cast to the type,
-``__shared__`` variables of it, its ``sizeof``), arrays of the type, a name overloaded as a
+``__shared__`` variables of it, its ``sizeof``, a function template that measures or casts to
+a type parameter the type may reach), arrays of the type, a name overloaded as a
 static and a non-static member, and the type given as a template argument where a static
 member reads the block (``apply<S>(x)`` calls ``S::op(x)`` without the context the copy's
 ``op`` takes).
@@ -183,13 +184,45 @@ def _unconstructed(node: ts.Node) -> str | None:
             and parent.parent.type == "template_function" and (named := parent.parent.child_by_field_name("name")) \
             is not None and named.text.decode().split("::")[-1] in _CASTS:
         return f"a value is {named.text.decode().split('::')[-1]} to it"
-    if parent.type == "template_argument_list" and parent.parent is not None \
-            and parent.parent.type == "template_function" and parent.parent.parent is not None \
-            and parent.parent.parent.type == "call_expression":
-        return "it is given to a function template, which may make or measure objects of it"
     if parent.type == "declaration" and any(c.type == "type_qualifier" and c.text in _STORAGE for c in parent.children):
         return "an object of it is a __shared__ or __device__ variable"
     return None
+
+
+def check_measuring_templates(kernel: str, reachable: Sequence[Function], types: Sequence[TopLevelItem]) -> None:
+    """Refuse where a function template the part calls measures or casts to one of its type
+    parameters (``sizeof(F)``, ``reinterpret_cast<F*>``, ``__shared__ F``) and a type that
+    reads the block may be what the part gives that parameter: explicitly (``f<LaneFn>(...)``)
+    or deduced from an object it passes (``f(LaneFn{}, x)``). The part's copy of such a type
+    is larger than the type, and an object cast from memory has no view of the block."""
+    names = sorted({item.names[0].split("<")[0].split("::")[-1] for item in types if item.names})
+    if not names:
+        return
+    given = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+    for fn in reachable:
+        if not fn.is_template or fn.is_explicit_specialisation:
+            continue
+        body = fn.text[fn.text.find("{"):] if "{" in fn.text else ""
+        for param in re.findall(r"(?:typename|class)\s*(?:\.\.\.\s*)?(\w+)", fn.template_header):
+            objects = [p.name for p in fn.params if p.name and re.search(rf"\b{param}\b", p.declaration)
+                       and "*" not in p.declaration]  # (by value or by reference: deduced from an object)
+            measured = next((what for what, pattern in (
+                ("takes the size or alignment of", rf"\b(?:sizeof|alignof|__alignof__)\s*\(\s*(?:const\s+)?"
+                                                rf"(?:{'|'.join([param, *map(re.escape, objects)])})\b"),
+                ("casts to", rf"_cast\s*<\s*(?:const\s+)?{param}\s*[*&]|\(\s*(?:const\s+)?{param}\s*[*&]\s*\)"),
+                ("declares a __shared__ variable of", rf"__shared__[^;]*\b{param}\b"),
+            ) if re.search(pattern, body)), None)
+            explicit = any(re.search(rf"\b{re.escape(fn.name)}\s*<([^;()]*)>\s*\(", f.text) and given.search(
+                " ".join(re.findall(rf"\b{re.escape(fn.name)}\s*<([^;()]*)>\s*\(", f.text))) for f in reachable)
+            if measured and (objects or explicit):
+                raise HFuseError(
+                    f"'{fn.name}' {measured} its type parameter '{param}', "
+                    f"and this kernel may give it a type that reads the block ({', '.join(names)}): each part's copy "
+                    "of such a type carries the part's view of the block in a member, so it is larger than the type, "
+                    "and an object cast from memory has none",
+                    Location(fn.file, fn.line, kernel),
+                    hint="read threadIdx/blockIdx outside the type (in a free helper or the kernel), or keep this "
+                         "kernel unfused")
 
 
 def _designated(values: ts.Node) -> bool:
