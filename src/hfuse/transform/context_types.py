@@ -212,8 +212,8 @@ def check_measuring_templates(kernel: str, reachable: Sequence[Function], types:
                 ("casts to", rf"_cast\s*<\s*(?:const\s+)?{param}\s*[*&]|\(\s*(?:const\s+)?{param}\s*[*&]\s*\)"),
                 ("declares a __shared__ variable of", rf"__shared__[^;]*\b{param}\b"),
             ) if re.search(pattern, body)), None)
-            explicit = any(re.search(rf"\b{re.escape(fn.name)}\s*<([^;()]*)>\s*\(", f.text) and given.search(
-                " ".join(re.findall(rf"\b{re.escape(fn.name)}\s*<([^;()]*)>\s*\(", f.text))) for f in reachable)
+            calls = rf"\b{re.escape(fn.name)}\s*<([^;()]*)>\s*\("  # (its explicit template arguments)
+            explicit = any(given.search(arguments) for f in reachable for arguments in re.findall(calls, f.text))
             if measured and (objects or explicit):
                 raise HFuseError(
                     f"'{fn.name}' {measured} its type parameter '{param}', "
