@@ -32,8 +32,8 @@ from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, cl
 from .transform.context import BoundParameter, PartContext
 from .transform.early_exit import functions_of
 from .transform.class_members import constructed_types
-from .transform.context_types import (check_context_type, check_measuring_templates, host_made_types,
-                                      made_parameters, static_members_with_context)
+from .transform.context_types import check_context_type, host_made_types, made_parameters, static_members_with_context
+from .transform.measured_types import check_measuring_templates
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning
@@ -360,14 +360,15 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         for item in types:
             check_members_agree(item, program, spec.name)
             check_context_type(item, everything.needs_context, spec.name)
-        check_measuring_templates(spec.name, [f.function for key in everything.reachable(kernel.key)
-                                              for f in everything.facts[key]], types)
+        bound = made_parameters(kernel, spec.template_args, types, everything.needs_context)
+        check_measuring_templates(kernel, spec.name, [f.function for key in everything.reachable(kernel.key)
+                                                      for f in everything.facts[key]], types, bound)
         host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)
         needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
                                        types, symbols, whole_block, constants[len(prepared)], host_made,
                                        uses_grid_group=_uses(everything, kernel, "cg_grid"),
-                                       made=made_parameters(kernel, spec.template_args, types, everything.needs_context)))
+                                       made=bound))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
     notes = (*notes, *check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes)))

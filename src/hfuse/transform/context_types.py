@@ -189,42 +189,6 @@ def _unconstructed(node: ts.Node) -> str | None:
     return None
 
 
-def check_measuring_templates(kernel: str, reachable: Sequence[Function], types: Sequence[TopLevelItem]) -> None:
-    """Refuse where a function template the part calls measures or casts to one of its type
-    parameters (``sizeof(F)``, ``reinterpret_cast<F*>``, ``__shared__ F``) and a type that
-    reads the block may be what the part gives that parameter: explicitly (``f<LaneFn>(...)``)
-    or deduced from an object it passes (``f(LaneFn{}, x)``). The part's copy of such a type
-    is larger than the type, and an object cast from memory has no view of the block."""
-    names = sorted({item.names[0].split("<")[0].split("::")[-1] for item in types if item.names})
-    if not names:
-        return
-    given = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
-    for fn in reachable:
-        if not fn.is_template or fn.is_explicit_specialisation:
-            continue
-        body = fn.text[fn.text.find("{"):] if "{" in fn.text else ""
-        for param in re.findall(r"(?:typename|class)\s*(?:\.\.\.\s*)?(\w+)", fn.template_header):
-            objects = [p.name for p in fn.params if p.name and re.search(rf"\b{param}\b", p.declaration)
-                       and "*" not in p.declaration]  # (by value or by reference: deduced from an object)
-            measured = next((what for what, pattern in (
-                ("takes the size or alignment of", rf"\b(?:sizeof|alignof|__alignof__)\s*\(\s*(?:const\s+)?"
-                                                rf"(?:{'|'.join([param, *map(re.escape, objects)])})\b"),
-                ("casts to", rf"_cast\s*<\s*(?:const\s+)?{param}\s*[*&]|\(\s*(?:const\s+)?{param}\s*[*&]\s*\)"),
-                ("declares a __shared__ variable of", rf"__shared__[^;]*\b{param}\b"),
-            ) if re.search(pattern, body)), None)
-            calls = rf"\b{re.escape(fn.name)}\s*<([^;()]*)>\s*\("  # (its explicit template arguments)
-            explicit = any(given.search(arguments) for f in reachable for arguments in re.findall(calls, f.text))
-            if measured and (objects or explicit):
-                raise HFuseError(
-                    f"'{fn.name}' {measured} its type parameter '{param}', "
-                    f"and this kernel may give it a type that reads the block ({', '.join(names)}): each part's copy "
-                    "of such a type carries the part's view of the block in a member, so it is larger than the type, "
-                    "and an object cast from memory has none",
-                    Location(fn.file, fn.line, kernel),
-                    hint="read threadIdx/blockIdx outside the type (in a free helper or the kernel), or keep this "
-                         "kernel unfused")
-
-
 def _designated(values: ts.Node) -> bool:
     """``{.base = p, .ld = 2}``: C++20's designated initialisers name members, not positions."""
     return any(c.type == "initializer_pair" for c in values.named_children)

@@ -117,6 +117,8 @@ CASES = (
     Case("norms.cu", "norms::reverse_split_barrier", 256),
     Case("norms.cu", "norms::row_sum_squares", "64x4"),
     Case("norms.cu", "norms::row_sum_squares", 96),
+    Case("welford_norm.cu", "cuApplyLayerNorm<float, float, float>", "32x4"),
+    Case("welford_norm.cu", "cuApplyLayerNorm<half, float>", "32x4"),
     # traits: SFINAE, if constexpr, specialisation families, overloads, enums
     Case("traits.cu", "power_kernel<float, kSquare>", 256),
     Case("traits.cu", "power_kernel<int, kCube>", 128),
