@@ -81,18 +81,23 @@ def _reached(kernel: Function, reachable: Sequence[Function], names: frozenset[s
 
 
 def _objects_of(root: ts.Node, carried: frozenset[str] | set[str]) -> set[str]:
-    """Names declared (parameters, locals) with a type that names one of ``carried``."""
-    found = set()
-    for node in walk(root):
+    """Names declared (parameters, locals) with a type that names one of ``carried``, or
+    ``auto`` and initialised with an object of one (``auto f = LaneFn{};``)."""
+    found: set[str] = set()
+    for node in walk(root):  # (in order: ``auto g = f;`` after f's declaration sees it)
         if node.type not in ("declaration", "parameter_declaration", "optional_parameter_declaration"):
             continue
         written = node.child_by_field_name("type")
-        if written is None or not any(n.text.decode() in carried for n in walk(written)
-                                      if n.type in ("type_identifier", "identifier")):
+        if written is None:
             continue
+        named = any(n.text.decode() in carried for n in walk(written) if n.type in ("type_identifier", "identifier"))
+        deduced = written.type == "placeholder_type_specifier"
         for declarator in node.children_by_field_name("declarator"):
             if declarator.type in ("pointer_declarator", "abstract_pointer_declarator"):
                 continue  # (a pointer: what it points to was made elsewhere)
+            value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+            if not named and not (deduced and value is not None and _carries(value, carried, found)):
+                continue
             name = next((n.text.decode() for n in walk(declarator) if n.type == "identifier"), None)
             if name is not None:
                 found.add(name)
