@@ -30,6 +30,8 @@ __global__ void k_object(float* o) { LaneFn f; o[threadIdx.x] = measure_object(f
 __global__ void k_carved(float* o) { extern __shared__ char raw[]; o[threadIdx.x] = (*carve<LaneFn>(raw))(1.f); }
 template <class G> __device__ float forward(const G& g, float x) { G copy = g; return measure(copy, x); }
 __global__ void k_forwarded(float* o) { o[threadIdx.x] = forward(LaneFn{}, 1.f); }
+template <class F> __device__ float measure_pointer(const F* f, float x) { return (*f)(x) + sizeof(F); }
+__global__ void k_pointer(float* o) { LaneFn f; const LaneFn* p = &f; o[threadIdx.x] = measure_pointer(&f, 1.f) + measure_pointer(p, 2.f); }
 __global__ void k_auto(float* o) { auto f = LaneFn{}; const auto& g = f; o[threadIdx.x] = measure(g, 1.f); }
 template <class U> __device__ void stats(const U* v, U& mu, U* buf) { mu = v[0]; ((U*)buf)[0] = mu * sizeof(U); }
 __global__ void k_plain(float* o) { float mu; LaneFn f; stats(o, mu, o + 1); o[threadIdx.x] = f(mu); }
@@ -43,6 +45,7 @@ __global__ void k_plain(float* o) { float mu; LaneFn f; stats(o, mu, o + 1); o[t
     ("k_carved", "'carve' casts to its type parameter 'F'"),
     ("k_forwarded", "'measure' takes the size or alignment of its type parameter 'F'"),  # through forward<G>
     ("k_auto", "'measure' takes the size or alignment of its type parameter 'F'"),  # auto, twice
+    ("k_pointer", "'measure_pointer' takes the size or alignment of its type parameter 'F'"),  # &f, and p
 ])
 def test_a_template_that_measures_a_type_parameter_a_block_reading_type_may_reach_is_refused(kernel, what):
     # once silently wrong: measure(LaneFn{}, 1.f) deduced F as the part's copy, whose sizeof

@@ -93,8 +93,6 @@ def _objects_of(root: ts.Node, carried: frozenset[str] | set[str]) -> set[str]:
         named = any(n.text.decode() in carried for n in walk(written) if n.type in ("type_identifier", "identifier"))
         deduced = written.type == "placeholder_type_specifier"
         for declarator in node.children_by_field_name("declarator"):
-            if declarator.type in ("pointer_declarator", "abstract_pointer_declarator"):
-                continue  # (a pointer: what it points to was made elsewhere)
             value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
             if not named and not (deduced and value is not None and _carries(value, carried, found)):
                 continue
@@ -125,8 +123,6 @@ def _given(call: ts.Node, callee: Function, carried: frozenset[str] | set[str], 
     arguments = call.child_by_field_name("arguments")
     for param_decl, argument in zip(callee.params, arguments.named_children if arguments is not None else ()):
         head = param_decl.declaration
-        if "*" in head:
-            continue
         for param in params:
             if re.search(rf"\b{param}\b", head) and _carries(argument, carried, typed):
                 out.add((callee.name, param))
@@ -136,6 +132,9 @@ def _given(call: ts.Node, callee: Function, carried: frozenset[str] | set[str], 
 def _carries(argument: ts.Node, carried: frozenset[str] | set[str], typed: set[str]) -> bool:
     """Whether ``argument`` is an object of a carried type: a name declared so, or a
     temporary made of one (``LaneFn{}``, ``Op(2.f)``)."""
+    if argument.type == "pointer_expression":  # (``&f``, ``*p``: the object's type is what is carried)
+        operand = argument.child_by_field_name("argument")
+        return operand is not None and _carries(operand, carried, typed)
     if argument.type == "identifier":
         return argument.text.decode() in typed
     head = argument.child_by_field_name("type") or argument.child_by_field_name("function")
