@@ -59,13 +59,13 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames,
-                made: Mapping[str, str] = {}) -> str | None:
+                made: Mapping[str, str] | None = None) -> str | None:
     """The key of the context type ``node`` names (None: it names none); ``made``: the
     kernel's template parameters bound to one, in the kernel's own definition."""
     if node.type not in ("identifier", "type_identifier", "namespace_identifier"):  # (the last: ``Tile::swap``)
         return None
     text = node.text.decode()
-    if text in made:
+    if made and text in made:
         return made[text]  # the kernel's template parameter this instance binds to one
     if text not in ctx.context_type_names:
         return None
