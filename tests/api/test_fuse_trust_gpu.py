@@ -100,6 +100,8 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
                                           Dim3(300), 0, (1,)),
     "accum_rows": lambda rng, cp, b: Launch([_floats(rng, cp, 300 * 1000), _floats(rng, cp, 300 * b.size), np.int32(1000)],
                                             Dim3(300), 0, (1,)),
+    "block_sums_ref": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, cdiv(N, 256)), np.int32(N)],
+                                                Dim3(cdiv(N, 256)), 0, (1,)),
     "apply_made": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "tally_rows": lambda rng, cp, b: Launch([_floats(rng, cp, 300 * 1000), _floats(rng, cp, 300 * b.size), np.int32(1000)],
                                             Dim3(300), 0, (1,)),
@@ -165,6 +167,8 @@ CONFIGS = {
     "value-initialised-at-256": [_k("constructors.cu", "row_sums", 256), _k("constructors.cu", "tally_rows", 160)],
     "made-of-a-template-parameter-at-96": [_k("constructors.cu", "accum_rows", 96),
                                            _k("constructors.cu", "apply_made", 128, ("HalfLane",))],
+    "temp-storage-reference-at-96": [_k("constructors.cu", "accum_rows", 96),
+                                     _k("constructors.cu", "block_sums_ref", 256)],
     "aggregates-at-96": [_k("constructors.cu", "accum_rows", 96), _k("constructors.cu", "tile_rows", 256)],
     # 4: a part of 128 registers alone in a block of 1024 threads
     "heavy-part-in-1024-threads": [_k("resources.cu", "heavy_mix", 128), _k("resources.cu", "light_copy", 896)],

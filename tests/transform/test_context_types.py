@@ -577,6 +577,17 @@ def test_a_types_own_constructors_take_the_parts_view_of_the_block(tmp_path):
     compile_nvcc(text, workdir=tmp_path)
 
 
+@pytest.mark.nvcc
+def test_a_type_with_a_reference_member_set_by_its_constructor_gets_no_other(tmp_path):
+    # CUB's shape by hand (TempStorage& storage): once nvcc refused the copy's extra
+    # constructor taking the view alone, which left the reference unset
+    fused = fuse([KernelSpec(CONSTRUCTORS, "accum_rows", Dim3(96)), KernelSpec(CONSTRUCTORS, "block_sums_ref", Dim3(256))])
+    assert "explicit BlockSum__hf2(const hfuse_ctx& hf_part_ctx, TempStorage& s) : hf_ctx(hf_part_ctx), storage(s) {}" \
+        in fused.source and "explicit BlockSum__hf2(const hfuse_ctx& hf_part_ctx) :" not in fused.source
+    assert "BlockSum__hf2(hf_ctx, tmp).Sum(" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
 @pytest.mark.parametrize("constructor, outside, why", [
     ("__device__ Acc(float s);", "__device__ Acc::Acc(float s) : v(s) {}\n", "is defined outside the class"),
     ("__device__ Acc() : Acc(0.f) {}\n  __device__ Acc(float s) : v(s) {}", "", "delegates to another constructor"),

@@ -185,9 +185,13 @@ def constructor_edits(body: ts.Node, plain: str, initialiser: str,
     """The user's constructors in ``body`` taking the part's context first and setting the
     context member with ``initialiser`` (a copy constructor: from the object it copies), and
     members whose type is a part's copy (``copies``) that they leave out with the view too;
-    and whether one of them takes no arguments (it is then the context-taking one)."""
+    and whether the copy needs a constructor that takes the view alone: where the type could
+    be made with no arguments (no constructor of the user's, or ``S() = default;``) and no
+    constructor of the user's takes none (that one takes the view now). A type with
+    constructors of its own has no implicit default one, and a reference member would make
+    such a constructor ill-formed."""
     edits: list[TextEdit] = []
-    takes_none = False
+    takes_none = declared = False
     for node in body.named_children:
         definition = next((c for c in node.named_children if c.type == "function_definition"), None) \
             if node.type == "template_declaration" else node
@@ -198,6 +202,7 @@ def constructor_edits(body: ts.Node, plain: str, initialiser: str,
         statement = definition.child_by_field_name("body")
         if named is None or named.type != "identifier" or named.text.decode() != plain or statement is None:
             continue  # (not a constructor, or ``= default``: that one is the compiler's)
+        declared = True
         params = declarator.child_by_field_name("parameters")
         given = [p for p in params.named_children if p.type.endswith("parameter_declaration")]
         copied = len(given) == 1 and re.search(rf"\b{re.escape(plain)}\b[^,]*&", given[0].text.decode())
@@ -216,4 +221,5 @@ def constructor_edits(body: ts.Node, plain: str, initialiser: str,
             edits.append(TextEdit(listed.children[0].end_byte, listed.children[0].end_byte, f" {init},"))
         else:
             edits.append(TextEdit(statement.start_byte, statement.start_byte, f": {init} "))
-    return edits, takes_none
+    defaulted = re.search(rf"\b{re.escape(plain)}\s*\(\s*\)\s*=\s*default\b", body.text.decode()) is not None
+    return edits, not takes_none and (not declared or defaulted)

@@ -496,10 +496,10 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
                             and re.sub(r"<.*", "", compact(b.text.decode()), flags=re.S).rsplit("::", 1)[-1]
                             .endswith(f"__hf{ctx.index}"))
             copy_names = frozenset(ctx.clone_name(name) for name in ctx.context_type_names)
-            own, takes_none = constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)", copy_names)
+            own, view_alone = constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)", copy_names)
             edits += own
             member = f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
-            if not takes_none:  # (the user's own constructor without arguments takes the context now)
+            if view_alone:
                 member += (f"  __device__ explicit {plain}(const hfuse_ctx& hf_part_ctx) : {bases}{CTX}(hf_part_ctx)"
                            f"{member_initialisers(body, copy_names)} {{}}\n")
             if host_made:

@@ -129,3 +129,28 @@ __global__ void apply_made(float* x, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = op(x[i]);
 }
+
+// CUB's shape, written by hand: a reference to its TempStorage, set by its only constructor
+// (once: the copy got a second constructor, taking the view alone, which left the reference
+// unset: nvcc refused it).
+struct BlockSum {
+  struct TempStorage { float warp[8]; };
+  TempStorage& storage;
+  __device__ explicit BlockSum(TempStorage& s) : storage(s) {}
+  __device__ float Sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) storage.warp[threadIdx.x / 32] = v;
+    __syncthreads();
+    float r = 0.f;
+    for (int w = 0; w < 8; ++w) r += storage.warp[w];
+    __syncthreads();
+    return r;
+  }
+};
+
+__global__ void block_sums_ref(const float* x, float* out, int n) {
+  __shared__ BlockSum::TempStorage tmp;
+  const int i = blockIdx.x * 256 + threadIdx.x;
+  const float s = BlockSum(tmp).Sum(i < n ? x[i] : 0.f);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
