@@ -584,7 +584,8 @@ def test_a_type_with_a_reference_member_set_by_its_constructor_gets_no_other(tmp
     fused = fuse([KernelSpec(CONSTRUCTORS, "accum_rows", Dim3(96)), KernelSpec(CONSTRUCTORS, "block_sums_ref", Dim3(256))])
     assert "explicit BlockSum__hf2(const hfuse_ctx& hf_part_ctx, TempStorage& s) : hf_ctx(hf_part_ctx), storage(s) {}" \
         in fused.source and "explicit BlockSum__hf2(const hfuse_ctx& hf_part_ctx) :" not in fused.source
-    assert "BlockSum__hf2(hf_ctx, tmp).Sum(" in fused.source
+    assert "BlockSum__hf2(hf_ctx, tmp).Sum(" in fused.source and "make_sum__hf2(hf_ctx, tmp).Sum(1.f)" in fused.source
+    assert "{ return BlockSum__hf2(hf_ctx, storage); }" in fused.source  # (no early-exit region)
     compile_nvcc(fused.source, workdir=tmp_path)
 
 

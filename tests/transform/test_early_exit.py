@@ -38,6 +38,15 @@ def test_no_barrier_means_no_change():
     assert _safe(text) == text
 
 
+def test_a_return_that_is_the_last_statement_is_no_early_exit():
+    # every thread runs it, whatever its value calls: once the helper became a region ending
+    # in 'return {};', which a type without a default constructor (a block-reading type with
+    # a constructor of its own, returned by a factory) refused
+    for text in ("__device__ Reducer make(float* s) { return Reducer(s); }",
+                 "__device__ float total(float* s, float v) { float w = v * 2.f; return block_sum(s, w); }"):
+        assert _safe(text, {"Reducer", "block_sum"}) == text
+
+
 def test_return_after_the_last_barrier_is_left_alone():
     text = "__global__ void k(int* a, int n) { __syncthreads(); if (threadIdx.x >= n) return; a[0] = 1; }"
     assert _safe(text) == text

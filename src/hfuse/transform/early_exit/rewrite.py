@@ -23,12 +23,19 @@ from .syntax import _CALLED, CALLER_FLAG, _escapes, FLAG, _guard, _indented, _pa
 
 def _region_start(fn: ParsedFunction) -> int | None:
     """Index of the first top-level statement the region starts at (None: nothing to do)."""
-    statements = list(fn.body.named_children)
+    candidates = _early_returns(list(fn.body.named_children), fn)
+    return candidates[0] if candidates else None
+
+
+def _early_returns(statements: list[ts.Node], fn: ParsedFunction) -> list[int]:
+    """Indices of the top-level statements, up to the last that reaches a barrier, from which
+    some thread may leave. A ``return`` that is the body's last statement leaves nothing
+    behind it (``return Reducer(s);``, ``return block_sum(v);``: every thread runs it)."""
     reach = [i for i, s in enumerate(statements) if fn.reaches(s)]
     if not reach:
-        return None
-    candidates = [i for i, s in enumerate(statements[: reach[-1] + 1]) if _escapes(s)]
-    return candidates[0] if candidates else None
+        return []
+    return [i for i, s in enumerate(statements[: reach[-1] + 1]) if _escapes(s)
+            and not (i == len(statements) - 1 and s.type == "return_statement")]
 
 
 def _rewrite(fn: ParsedFunction, exits: bool) -> str:
@@ -37,10 +44,7 @@ def _rewrite(fn: ParsedFunction, exits: bool) -> str:
         start: int | None = 0
         candidates = [0]
     else:
-        reach = [i for i, s in enumerate(statements) if fn.reaches(s)]
-        if not reach:
-            return fn.text
-        candidates = [i for i, s in enumerate(statements[: reach[-1] + 1]) if _escapes(s)]
+        candidates = _early_returns(statements, fn)
         if not candidates:
             return fn.text
         start = candidates[0]
