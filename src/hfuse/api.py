@@ -200,6 +200,8 @@ class PreparedKernel:
     made: tuple[BoundParameter, ...] = ()
     """The kernel's template parameters bound to a block-reading type, whose objects its
     body makes as the type's (``context_types.made_parameters``)."""
+    constructed: frozenset[str] = frozenset()
+    """Of its context types, those whose objects are made with arguments (``class_members``)."""
     uses_grid_group: bool = False
     """It asks cooperative groups' grid for ranks and sizes: the fused file defines the part's grid group."""
 
@@ -368,7 +370,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
                                        types, symbols, whole_block, constants[len(prepared)], host_made,
                                        uses_grid_group=_uses(everything, kernel, "cg_grid"),
-                                       made=bound))
+                                       made=bound, constructed=constructed_types(types)))
     notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
                        "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
     notes = (*notes, *check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes)))
@@ -531,7 +533,7 @@ def _generate(
             kernel_at=(str(part.kernel.file), part.kernel.line),
             host_made=unit_kernel.host_made,
             static_members=static_members_with_context(unit_kernel.context_types, facts.needs_context),
-            constructed_types=constructed_types(unit_kernel.context_types),
+            constructed_types=unit_kernel.constructed,
             made_parameters=unit_kernel.made,
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
