@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -146,27 +147,45 @@ def check_disagreements(specs: Sequence[KernelSpec], found: Sequence[Function], 
                 )
 
 
+@dataclass(frozen=True)
+class DeviceState:
+    """What the parts do with device variables, for verification."""
+
+    written: tuple[tuple[str, ...], ...] = ()
+    """Per kernel, in order: the ``__device__`` variables it may write (keys, as the source
+    qualifies them). Verification compares each after the run, as it does the arrays."""
+    notes: tuple[str, ...] = ()
+    """What verification cannot compare (``__managed__`` variables), one note each."""
+
+
+_MANAGED = re.compile(r"(?<!\w)__managed__(?!\w)")
+_CONSTANT = re.compile(r"(?<!\w)__constant__(?!\w)")  # read-only in device code: nothing to compare
+
+
 def check_device_state(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]], program: Program,
-                       per_part: frozenset[str]) -> tuple[str, ...]:
+                       per_part: frozenset[str]) -> DeviceState:
     """Refuse parts that would use one written device variable at once (``device_state.py``);
-    a note for each device variable a part writes: verification compares the arrays
-    kernels write, not device variables, so it cannot vouch for those."""
-    if len(kernels) < 2:
-        return ()
+    and which device variables each part writes. A ``__managed__`` one gets a note instead:
+    verification reads ``__device__`` variables from the compiled module, not managed memory."""
     _refuse_shared_static_locals(kernels)
     definitions = {key: next(iter(owners.values())) for key, owners in program.symbols.items()
                    if any(is_device_variable(i) for i in owners.values())}
     if not definitions:
-        return ()
+        return DeviceState(((),) * len(kernels))
     addresses = {key: "[" in item.text.split("=")[0] or "*" in item.text.split("=")[0] for key, item in definitions.items()}
     uses = [(spec, device_state_uses([f.function for key in facts.reachable(kernel.key) for f in facts.facts[key]],
                                      addresses, program.resolver)) for spec, kernel, facts in kernels]
     shared = {key: item for key, item in definitions.items() if key not in per_part}
     refuse_shared_device_state([(spec, [u for u in found if u.key in shared]) for spec, found in uses], shared)
-    return tuple(dict.fromkeys(
-        f"note: {spec.name} writes the device variable '{use.key}' ({use.function.file.name}:{use.line}); hfuse's "
-        "verification (--verify, hfuse tune) compares the arrays kernels write, not device variables: check that "
-        "one yourself" for spec, found in uses for use in found if use.writes))
+    managed = {key for key, item in definitions.items() if _MANAGED.search(item.text.split("=")[0])}
+    constant = {key for key, item in definitions.items() if _CONSTANT.search(item.text.split("=")[0])}
+    written = tuple(tuple(dict.fromkeys(u.key for u in found if u.writes and u.key not in managed | constant))
+                    for _, found in uses)
+    notes = tuple(dict.fromkeys(
+        f"note: {spec.name} writes the __managed__ variable '{use.key}' ({use.function.file.name}:{use.line}); hfuse's "
+        "verification (--verify, hfuse tune) compares arrays and __device__ variables, not managed memory: check "
+        "that one yourself" for spec, found in uses for use in found if use.writes and use.key in managed))
+    return DeviceState(written, notes)
 
 
 def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:

@@ -91,3 +91,21 @@ def test_compare_shape_and_count():
     assert "shape/dtype" in compare_outputs([a], [np.zeros(4, np.float64)], [Output(0)])[0]
     assert "count" in compare_outputs([a], [], [Output(0)])[0]
     assert compare_outputs([np.zeros(0, np.float32)], [np.zeros(0, np.float32)], [Output(0)]) == []
+
+
+def test_a_device_variable_is_compared_by_its_bytes_and_named():
+    from hfuse.runtime.symbols import DeviceVariable
+
+    variable = DeviceVariable("stats::hits", view=None, initial=None)
+    before = np.frombuffer(np.uint32(69).tobytes(), np.uint8)
+    assert compare_outputs([before], [before.copy()], [variable]) == []
+    problems = compare_outputs([before], [np.frombuffer(np.uint32(133).tobytes(), np.uint8)], [variable])
+    assert len(problems) == 1 and problems[0].startswith("device variable 'stats::hits' (bytes): 1 of 4 elements differ")
+
+
+def test_a_fused_kernel_is_held_against_every_parts_outputs_then_every_parts_variables():
+    from hfuse.tuning.measure import expected_of
+
+    first, second = SimpleNamespace(outputs=(Output(1),)), SimpleNamespace(outputs=(Output(0), Output(2)))
+    got = expected_of([(first, ["a1", "v1"]), (second, ["b0", "b2", "w1", "w2"])])
+    assert got == ["a1", "b0", "b2", "v1", "w1", "w2"]

@@ -22,6 +22,8 @@ from hfuse.runtime.symbols import (
     SymbolError,
     compile_with_symbols,
     cubin_symbol_sizes,
+    cubin_variables,
+    device_variables,
     failed_name_expressions,
     fused_symbol_names,
     fused_symbols,
@@ -367,3 +369,58 @@ def test_load_with_symbols_uses_a_module_per_data(monkeypatch):
     symbols_module.load_with_symbols(FakeCompiler(), None, "k", {"t": x + 1}, kernel="lbl")
     assert calls[0] == "" and calls[1] == calls[3] and calls[1] != calls[5] and calls[1].startswith("s")
     assert calls[2] == ("set", ["t"], "lbl")
+
+
+# -- device variables a kernel writes: compared after a run from their initial contents ----
+
+WRITTEN = r"""
+__device__ int seven = 7;
+__device__ unsigned retired;
+__device__ float ramp[3] = {1.f, 2.f, 3.f};
+namespace stats { __device__ double sums[2]; }
+__global__ void bump(float* out) {
+  atomicAdd(&retired, 1u); seven += 1; ramp[threadIdx.x % 3] *= 2.f; stats::sums[0] += out[0];
+}
+"""
+
+
+def test_cubin_variables_hold_each_variables_initial_bytes(nvrtc_compiler):
+    names = ["seven", "retired", "ramp", "stats::sums"]
+    b = nvrtc_compiler.compile(WRITTEN, ["bump", *symbol_expressions(names)])
+    found = cubin_variables(b.cubin)
+    initial = {n: found[lowered_symbol(b, n)].initial for n in names}
+    assert initial == {"seven": np.int32(7).tobytes(), "retired": bytes(4),
+                       "ramp": np.array([1, 2, 3], np.float32).tobytes(), "stats::sums": bytes(16)}
+    assert {n: found[lowered_symbol(b, n)].size for n in names} == {"seven": 4, "retired": 4, "ramp": 12,
+                                                                    "stats::sums": 16}
+
+
+class FakeCupy:
+    """What ``device_variables`` asks of CuPy: a byte array over a module's global, and a copy."""
+
+    uint8 = np.uint8
+
+    @staticmethod
+    def ndarray(shape, dtype, memptr):
+        return ("view", memptr, shape)
+
+    @staticmethod
+    def asarray(host):
+        return host.copy()
+
+
+def test_device_variables_start_from_the_initialiser_or_the_data_given(nvrtc_compiler, monkeypatch):
+    import hfuse.runtime.device as device_module
+
+    monkeypatch.setattr(device_module, "require_gpu", lambda: FakeCupy)
+    b = compile_with_symbols(nvrtc_compiler, WRITTEN, "bump", ["seven", "ramp", "stats::sums"], kernel="bump")
+    module = types.SimpleNamespace(get_global=lambda lowered: f"ptr:{lowered}")
+    given = {"ramp": np.array([9, 9, 9], np.float32)}
+    seven, ramp, sums = device_variables(module, b, ["seven", "ramp", "stats::sums"], given, kernel="bump")
+    assert (seven.name, seven.view) == ("seven", ("view", "ptr:seven", (4,)))
+    assert seven.initial.tobytes() == np.int32(7).tobytes()
+    assert ramp.initial.tobytes() == given["ramp"].tobytes()  # the user's symbol data is what it starts from
+    assert sums.view == ("view", "ptr:_ZN5stats4sumsE", (16,))  # by its lowered name
+    assert device_variables(module, b, [], {}, kernel="bump") == ()
+    with pytest.raises(SymbolError, match="no __device__ variable 'stats::count' to compare"):
+        device_variables(module, b, ["stats::count"], {}, kernel="bump")

@@ -117,18 +117,32 @@ def test_a_shared_helpers_static_local_is_refused_for_two_parts(tmp_path):
     fuse([KernelSpec(path, "take", Dim3(128)), KernelSpec(path, "other", Dim3(128))])  # one user, constants
 
 
-def test_what_a_part_writes_to_a_device_variable_is_noted_as_not_verified():
-    # verification compares the arrays kernels write: it cannot vouch for a device variable
+def test_the_device_variables_each_part_writes_are_named_for_verification():
+    # verification compares them after the run as it does the arrays; a table only read is not among them
     source = """__device__ unsigned retired;
 __device__ float scale = 2.f;
+__constant__ float taps[4];
+namespace stats { __device__ unsigned long long seen[2]; }
+__managed__ int flag;
+__device__ void count_seen() { atomicAdd(&stats::seen[0], 1ull); }
 __global__ void last_block(const float* a, float* out, int n) {
-  if (threadIdx.x == 0 && atomicInc(&retired, gridDim.x) == gridDim.x - 1) out[0] = a[0] * scale;
+  if (threadIdx.x == 0 && atomicInc(&retired, gridDim.x) == gridDim.x - 1) out[0] = a[0] * scale + taps[0];
+  count_seen();
 }
-__global__ void other(float* y) { y[threadIdx.x] = scale; }
+__global__ void other(float* y) { y[threadIdx.x] = scale; if (threadIdx.x == 0) flag = 1; }
 """
     fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "last_block", Dim3(128))],
                  sources={"k.cu": source})
-    device = [n for n in fused.notes if "device variable" in n]
-    assert device == ["note: last_block writes the device variable 'retired' (k.cu:4); hfuse's verification "
-                      "(--verify, hfuse tune) compares the arrays kernels write, not device variables: check that "
-                      "one yourself"]  # 'scale' is only read
+    assert fused.written_variables == ((), ("retired", "stats::seen"))  # the helper's write is the kernel's
+    assert [n for n in fused.notes if "variable" in n] == [
+        "note: other writes the __managed__ variable 'flag' (k.cu:11); hfuse's verification (--verify, hfuse tune) "
+        "compares arrays and __device__ variables, not managed memory: check that one yourself"]
+
+
+def test_a_written_variable_two_files_define_is_compared_under_each_parts_name():
+    one = "__device__ unsigned done;\n__global__ void a(float* y) { y[threadIdx.x] = 1.f; atomicAdd(&done, 1u); }\n"
+    two = "__device__ unsigned done;\n__global__ void b(float* y) { y[threadIdx.x] = 2.f; done = 7u; }\n"
+    fused = fuse([KernelSpec("one.cu", "a", Dim3(64)), KernelSpec("two.cu", "b", Dim3(64))],
+                 sources={"one.cu": one, "two.cu": two})
+    assert fused.written_variables == (("done__hf1",), ("done__hf2",))
+    assert "__device__ unsigned done__hf1;" in fused.source and "done__hf2 = 7u;" in fused.source

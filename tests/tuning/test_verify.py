@@ -92,3 +92,32 @@ def test_verify_without_a_gpu_is_a_clear_error(tmp_path, capsys, monkeypatch):
     status = main(["fuse", str(path), "-k", "scale:128", "-k", "shift:128", "-o", str(out), "--verify"])
     assert status == 2 and out.is_file()  # written first; the check says why it could not run
     assert "no CUDA GPU" in capsys.readouterr().err
+
+
+def test_the_device_variables_parts_write_go_to_the_measurer_under_each_modules_names(tmp_path, monkeypatch):
+    # the originals' and the fused module's names, compiled with their &name expressions, so
+    # the measurer can find and compare them (two files' 'done': one per part, renamed)
+    from hfuse.runtime.symbols import cubin_variables, lowered_symbol
+    from hfuse.tuning.recorded import RecordedMeasurer
+
+    one, two = tmp_path / "one.cu", tmp_path / "two.cu"
+    one.write_text("__device__ unsigned done;\n"
+                   "__global__ void scale(float* x, int n) { x[threadIdx.x] *= 2.f; atomicAdd(&done, 1u); }\n")
+    two.write_text("__device__ unsigned done = 3;\nnamespace acc { __device__ unsigned long long total; }\n"
+                   "__global__ void shift(float* y, int n) { y[threadIdx.x] += 1.f; done = n; acc::total += n; }\n")
+    seen = []
+    measure = RecordedMeasurer.measure
+    monkeypatch.setattr(RecordedMeasurer, "measure", lambda self, request: seen.append(request) or measure(self, request))
+    specs = [KernelSpec(one, "scale", Dim3(128)), KernelSpec(two, "shift", Dim3(128))]
+    launches = [KernelLaunch(s, [np.zeros(1024, np.float32), np.int32(1024)], [Output(0)], grid=Dim3(8), label=s.name)
+                for s in specs]
+    recording = Recording(H100, {"scale+shift": RecordedRequest(
+        Baselines(alone={"scale": Timing.of([1.0]), "shift": Timing.of([1.0])}), {"verify": RecordedRun.timed(1.0)})})
+    verify(specs, Fusion((Dim3(128), Dim3(128))), launches, backend=RecordedBackend(recording))
+    (request,) = seen
+    assert [job.variables for job in request.references] == [("done",), ("done", "acc::total")]
+    assert request.fused.variables == ("done__hf1", "done__hf2", "acc::total")
+    lowered = [lowered_symbol(j.binary, v) for j in (*request.references, request.fused) for v in j.variables]
+    assert lowered == ["done", "done", "_ZN3acc5totalE", "done__hf1", "done__hf2", "_ZN3acc5totalE"]
+    assert set(lowered[3:]) <= set(cubin_variables(request.fused.binary.cubin))  # there to be read
+    assert cubin_variables(request.references[1].binary.cubin)["done"].initial == (3).to_bytes(4, "little")

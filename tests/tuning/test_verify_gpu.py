@@ -86,3 +86,53 @@ def test_an_unknown_parameter_type_is_refused_before_anything_runs(tmp_path):
     specs = [KernelSpec(path, "k", Dim3(128)), KernelSpec(path, "j", Dim3(128))]
     with pytest.raises(HFuseError, match="cannot generate an input for parameter 'P"):
         verify(specs, Fusion((Dim3(128), Dim3(128))))
+
+
+# -- __device__ variables a kernel writes: compared after the run as the arrays are --------
+
+COUNTERS = r"""
+__device__ unsigned long long total;
+__device__ unsigned blocks_done = 100;
+__global__ void count_all(const int* __restrict__ v, int* __restrict__ seen, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { atomicAdd(&total, (unsigned long long)v[i]); seen[i] = 1; }
+  if (threadIdx.x == 0) atomicAdd(&blocks_done, 1u);
+}
+"""
+
+
+def test_a_device_variable_a_part_writes_is_compared_after_the_run(kernels, tmp_path, capsys):
+    path = tmp_path / "counters.cu"
+    path.write_text(COUNTERS)
+    status = main(["fuse", str(kernels), str(path), "-k", "scale:128", "-k", "count_all:96", "-o",
+                   str(tmp_path / "fused.cu"), "--verify"])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "verified" in err and "device variable" not in err  # compared, so no note says it is not
+
+
+def test_device_variables_start_from_their_initial_contents_and_a_difference_is_named(cp):
+    from hfuse.runtime.compile import Compiler
+    from hfuse.runtime.execute import compare_outputs, run_once_on_device
+    from hfuse.runtime.jobs import job_of, prepare_job
+    from hfuse.runtime.symbols import symbol_expressions
+    from hfuse.runtime.transfer import ArrayTable
+
+    source = "__device__ unsigned hits = 5;\n__global__ void hit(unsigned* y) { atomicAdd(&hits, 1u); y[threadIdx.x] = 1u; }\n"
+    compiler = Compiler()
+    table, y = ArrayTable(), cp.zeros(64, cp.uint32)
+    table.refs([y])
+
+    def run(text: str) -> tuple:
+        binary = compiler.compile(text, ["hit", *symbol_expressions(["hits"])])
+        job = job_of("hit", binary, "hit", grid=Dim3(1), block=Dim3(64), shared_mem=0, args=[y], outputs=[Output(0)],
+                     output_arrays=[y], table=table, variables=["hits"])
+        launch = prepare_job(job, compiler, table.arrays)
+        return launch, [run_once_on_device(launch) for _ in range(2)]
+
+    launch, (first, second) = run(source)
+    assert int(first[1].view(cp.uint32)[0]) == 5 + 64 == int(second[1].view(cp.uint32)[0])  # restored each run
+    assert compare_outputs(first, second, launch.compared) == []
+    _, (other, _) = run(source.replace("1u);", "2u);"))
+    problems = compare_outputs(first, other, launch.compared)
+    assert len(problems) == 1 and problems[0].startswith("device variable 'hits'")

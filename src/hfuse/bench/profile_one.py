@@ -193,7 +193,7 @@ def verify_and_time(v: Variants, *, warmup_ms: float = 25.0, rep_ms: float = 100
         if variant not in v.prepared:
             continue
         p = v.prepared[variant]
-        problems = compare_outputs(expected, run_once(p, snapshot), p.outputs)
+        problems = compare_outputs(expected, run_once(p, snapshot), p.compared)
         out["verified"][variant] = not problems
         if problems:
             out["errors"][variant] = "; ".join(problems[:3])

@@ -158,7 +158,21 @@ def _device_namespace(program: Program, item: TopLevelItem) -> bool:
     of ``std``'s own namespaces (``std::chrono``: host code). ``using namespace std;`` stays
     (device code may lean on it for ``is_same_v`` or ``min``), and so does one of a kept
     library's namespace (``using namespace cute;``, which hfuse does not read): the file
-    declares each such namespace empty first (``api._nominated``), so that a directive of a
+    declares each such namespace empty first (``nominated_namespaces``), so that a directive of a
     namespace only a dropped host header had stays valid."""
     target = program.resolver.namespace(item.scope, item.nominates or "")
     return not target.startswith(STD + "::")
+
+
+def nominated_namespaces(program: Program, items: Sequence[TopLevelItem]) -> list[tuple[str, ...]]:
+    """The namespaces that the using-directives and aliases among ``items`` name, to be
+    declared empty first: the program's, ``std`` (NVRTC may have no std of its own) and
+    those of headers hfuse does not read (a kept library's, ``cute``, or a dropped host
+    header's), whatever the file's includes bring; the CUDA libraries' are there."""
+    found = []
+    for item in items:
+        if item.kind == "using" and item.nominates:
+            key = program.resolver.namespace(item.scope, item.nominates)
+            if key and key.split("::")[0] not in DEVICE_NAMESPACES:
+                found.append(tuple(key.split("::")))
+    return list(dict.fromkeys(found))

@@ -20,7 +20,7 @@ from .loaded import CompiledKernel
 from .compile import Compiler
 from .binary import LaunchError
 from .device import require_gpu
-from .symbols import compile_with_symbols, load_with_symbols
+from .symbols import DeviceVariable, compile_with_symbols, load_with_symbols
 
 
 class ArgumentError(HFuseError):
@@ -87,6 +87,13 @@ class PreparedLaunch:
     outputs: tuple[Output, ...] = ()
     output_arrays: tuple = field(default=(), repr=False)
     """The device arrays of ``outputs``, in the same order."""
+    variables: tuple[DeviceVariable, ...] = ()
+    """The ``__device__`` variables it writes: restored before a run, compared after it."""
+
+    @property
+    def compared(self) -> tuple[Output | DeviceVariable, ...]:
+        """What a run gives to compare (``run_once_on_device``): the outputs, then the variables."""
+        return (*self.outputs, *self.variables)
 
     def __call__(self, stream: Any = None) -> None:
         self.kernel.launch(self.grid, self.block, self.args, self.shared_mem, stream)
@@ -194,19 +201,22 @@ def run_once(launch: PreparedLaunch, snapshot: OutputSnapshot | None = None) -> 
 
 def run_once_on_device(launch: PreparedLaunch, snapshot: OutputSnapshot | None = None) -> list[Any]:
     """As ``run_once`` but the outputs stay on the GPU (copies): verifying gigabytes of
-    output on the host would cost seconds per candidate."""
+    output on the host would cost seconds per candidate. The device variables it writes
+    start from their initial contents too, and follow the outputs (``compared``)."""
     cupy = require_gpu()
     (snapshot or snapshot_initial([launch])).restore()
+    for variable in launch.variables:
+        variable.restore()
     launch()
     try:
         cupy.cuda.get_current_stream().synchronize()
     except Exception as exc:
         # An illegal address or a trap poisons the context; say which kernel did it.
         raise LaunchError(f"kernel '{launch.name}' failed while running: {type(exc).__name__}: {exc}") from exc
-    return [a.copy() for a in launch.output_arrays]
+    return [a.copy() for a in (*launch.output_arrays, *(v.view for v in launch.variables))]
 
 
-def _compare_on_device(exp: Any, out: Any, spec: Output) -> str | None:
+def _compare_on_device(exp: Any, out: Any, spec: Output | DeviceVariable) -> str | None:
     cupy = require_gpu()
     if exp.shape != out.shape or exp.dtype != out.dtype:
         return f"shape/dtype {out.shape} {out.dtype} instead of {exp.shape} {exp.dtype}"
@@ -237,13 +247,16 @@ def _describe_mismatch(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> str:
             f"expected {a.reshape(-1)[first]!r}, got {b.reshape(-1)[first]!r}")
 
 
-def compare_outputs(expected: Sequence[np.ndarray], got: Sequence[np.ndarray], outputs: Sequence[Output]) -> list[str]:
-    """Differences between two runs' outputs, one line each; empty when they agree."""
+def compare_outputs(expected: Sequence[np.ndarray], got: Sequence[np.ndarray],
+                    outputs: Sequence[Output | DeviceVariable]) -> list[str]:
+    """Differences between two runs' outputs (``PreparedLaunch.compared``), one line each;
+    empty when they agree."""
     if not (len(expected) == len(got) == len(outputs)):
         return [f"output count differs: {len(expected)} expected, {len(got)} got, {len(outputs)} declared"]
     problems = []
     for exp, out, spec in zip(expected, got, outputs):
-        what = f"output (argument {spec.index}, {spec.compare})"
+        what = (f"device variable '{spec.name}' (bytes)" if isinstance(spec, DeviceVariable) else
+                f"output (argument {spec.index}, {spec.compare})")
         if not isinstance(exp, np.ndarray) and hasattr(exp, "device"):  # CuPy: compare where the data is
             problem = _compare_on_device(exp, out, spec)
             if problem:

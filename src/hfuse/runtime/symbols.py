@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 import numpy as np
@@ -102,13 +103,25 @@ def compile_with_symbols(compiler: Any, source: str, name: str, symbols: Iterabl
 
 _STT_OBJECT = 1
 _SHT_SYMTAB = 2
+_SHT_NOBITS = 8
 
 
-def cubin_symbol_sizes(cubin: bytes) -> dict[str, int]:
-    """Size in bytes of every variable a cubin defines, by symbol name (ELF ``.symtab``).
+@dataclass(frozen=True)
+class CubinVariable:
+    """A variable a cubin defines."""
+
+    size: int
+    initial: bytes
+    """Its contents when the module is loaded: its initialiser's bytes, zeros without one."""
+
+
+def cubin_variables(cubin: bytes) -> dict[str, CubinVariable]:
+    """Every variable a cubin defines, by symbol name (ELF ``.symtab``).
 
     Cubins are 64-bit little-endian ELF files; a variable is an ``STT_OBJECT`` symbol
-    with a section (``st_shndx != 0``). Raises ``ValueError`` for something else.
+    with a section (``st_shndx != 0``), at ``st_value`` in that section (less its
+    address); a ``NOBITS`` section (``.nv.global``) holds zeros. Raises ``ValueError``
+    for something else.
     """
     data = memoryview(cubin)
     if len(data) < 64 or bytes(data[:4]) != b"\x7fELF":
@@ -121,27 +134,42 @@ def cubin_symbol_sizes(cubin: bytes) -> dict[str, int]:
         raise ValueError("truncated ELF section table")
     sections = []
     for i in range(shnum):
-        _name, sh_type, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+        _name, sh_type, _flags, addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
             "<IIQQQQIIQQ", data, shoff + i * shentsize)
-        sections.append((sh_type, offset, size, link, entsize))
-    sizes: dict[str, int] = {}
-    for sh_type, offset, size, link, entsize in sections:
+        sections.append((sh_type, addr, offset, size, link, entsize))
+    found: dict[str, CubinVariable] = {}
+    for sh_type, _addr, offset, size, link, entsize in sections:
         if sh_type != _SHT_SYMTAB:
             continue
         if link >= len(sections):
             raise ValueError("symbol table without a string table")
-        _, str_off, str_size, _, _ = sections[link]
+        _, _, str_off, str_size, _, _ = sections[link]
         strings = bytes(data[str_off:str_off + str_size])
         entsize = entsize or 24
         for pos in range(offset, offset + size - entsize + 1, entsize):
-            st_name, st_info, _other, st_shndx, _value, st_size = struct.unpack_from("<IBBHQQ", data, pos)
-            if st_info & 0xF != _STT_OBJECT or st_shndx == 0:
+            st_name, st_info, _other, st_shndx, st_value, st_size = struct.unpack_from("<IBBHQQ", data, pos)
+            if st_info & 0xF != _STT_OBJECT or st_shndx == 0 or st_shndx >= len(sections):
                 continue
             end = strings.find(b"\0", st_name)
             name = strings[st_name:end if end >= 0 else None].decode(errors="replace")
             if name:
-                sizes[name] = int(st_size)
-    return sizes
+                found[name] = CubinVariable(int(st_size), _initial(data, sections[st_shndx], st_value, st_size))
+    return found
+
+
+def _initial(data: memoryview, section: tuple[int, ...], value: int, size: int) -> bytes:
+    sh_type, addr, offset, length = section[:4]
+    start = value - addr if value >= addr else value
+    if sh_type == _SHT_NOBITS:
+        return bytes(size)
+    if start + size > length or offset + start + size > len(data):
+        raise ValueError("a variable lies outside its section")
+    return bytes(data[offset + start:offset + start + size])
+
+
+def cubin_symbol_sizes(cubin: bytes) -> dict[str, int]:
+    """Size in bytes of every variable a cubin defines, by symbol name."""
+    return {name: v.size for name, v in cubin_variables(cubin).items()}
 
 
 def symbol_layout(binary: Any, symbols: Mapping[str, Any], kernel: str) -> list[tuple[str, str, int]]:
@@ -290,6 +318,54 @@ def write_symbols(module: Any, binary: Any, symbols: Mapping[str, Any], kernel: 
         written[name] = digest
     device.synchronize()
     return [p[0] for p in pending]
+
+
+@dataclass(frozen=True)
+class DeviceVariable:
+    """A ``__device__`` variable a kernel writes, compared after a run as its output arrays
+    are: ``view`` is the module's variable as bytes (a CuPy array over it), ``initial`` what
+    it holds before each run (the initialiser's bytes, or the symbol data the user gave)."""
+
+    name: str
+    view: Any = field(repr=False)
+    initial: Any = field(repr=False)
+    compare: str = "exact"
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    def restore(self) -> None:
+        from .device import require_gpu
+
+        require_gpu().copyto(self.view, self.initial)
+
+
+def device_variables(module: Any, binary: Any, names: Sequence[str], given: Mapping[str, Any], *,
+                     kernel: str) -> tuple[DeviceVariable, ...]:
+    """Views of the variables ``names`` (compiled with their ``&name`` expressions) in a
+    loaded module, each with its contents before a run. A name the module lacks is a
+    ``SymbolError``: hfuse compiled the source, so that is hfuse's to explain, not a mismatch."""
+    if not names:
+        return ()
+    from .device import require_gpu
+
+    cupy = require_gpu()
+    where = Location(kernel=kernel)
+    try:
+        found = cubin_variables(binary.cubin)
+    except (ValueError, struct.error) as exc:
+        raise SymbolError(f"cannot read the variables of the compiled module ({exc})", where) from exc
+    out = []
+    for name in names:
+        lowered = lowered_symbol(binary, name)
+        variable = found.get(lowered) if lowered else None
+        if variable is None or module is None:
+            raise SymbolError(f"the compiled kernel has no __device__ variable '{name}' to compare after the run "
+                              f"(symbol {lowered or '?'})", where,
+                              hint="report this: hfuse compiles every variable a kernel writes with its name")
+        initial = symbol_bytes(given[name]) if name in given else variable.initial
+        view = cupy.ndarray((variable.size,), dtype=cupy.uint8, memptr=module.get_global(lowered))
+        out.append(DeviceVariable(name, view, cupy.asarray(np.frombuffer(initial, dtype=np.uint8))))
+    return tuple(out)
 
 
 def load_with_symbols(compiler: Any, binary: Any, name: str, symbols: Mapping[str, Any], *, kernel: str) -> Any:

@@ -91,6 +91,14 @@ def context_usable() -> bool:
         return False
 
 
+def expected_of(references: Sequence[tuple[LaunchJob, Sequence[Any]]]) -> list[Any]:
+    """What a fused kernel must give, from what each original gave (``run_once_on_device``:
+    its outputs, then its device variables): every part's outputs, then every part's
+    variables, as the fused launch lists them (``PreparedLaunch.compared``)."""
+    return ([o for job, got in references for o in got[:len(job.outputs)]]
+            + [v for job, got in references for v in got[len(job.outputs):]])
+
+
 class Measurer:
     """Runs jobs on this process's GPU against one set of tuning inputs."""
 
@@ -156,7 +164,7 @@ class Measurer:
                     if launch.grid != original.grid:
                         expected = self.reference(i, original)
                         self.phase("verify")
-                        problems += compare_outputs(expected, run_once_on_device(launch, self.snapshot), launch.outputs)
+                        problems += compare_outputs(expected, run_once_on_device(launch, self.snapshot), launch.compared)
                 if problems:
                     errors[k] = "outputs differ from the full grids': " + "; ".join(problems[:2])
                     continue
@@ -201,10 +209,10 @@ class Measurer:
                                 f"{request.entry_registers} its setmaxnreg budgets assume: not run")
                 result.failure = "launch"
                 return result
-            expected = [o for i, job in enumerate(request.references) for o in self.reference(i, job)]
-            self._warm_comparison(expected, launch.outputs)
+            expected = expected_of([(job, self.reference(i, job)) for i, job in enumerate(request.references)])
+            self._warm_comparison(expected, launch.compared)
             self.phase("verify")
-            problems = compare_outputs(expected, run_once_on_device(launch, self.snapshot), launch.outputs)
+            problems = compare_outputs(expected, run_once_on_device(launch, self.snapshot), launch.compared)
             if problems:
                 result.error = "outputs differ from the unfused kernels: " + "; ".join(problems[:3])
                 result.failure = "mismatch"

@@ -178,14 +178,16 @@ class _Session:
             unfused = self.device_sources[index]
             launch = self.launches[index].with_block(block)
             name = unfused.name_expression
-            if launch.symbols:  # a symbol it does not define is the user's error, said here
-                binary = compile_with_symbols(self.compiler, unfused.source, name, launch.symbols, kernel=launch.name)
+            written = self.unit.kernels[index].writes  # compared after each run, as the outputs are
+            if launch.symbols or written:  # a symbol it does not define is the user's error, said here
+                binary = compile_with_symbols(self.compiler, unfused.source, name, [*launch.symbols, *written],
+                                              kernel=launch.name)
             else:
                 binary = self.compiler.compile(unfused.source, [name])
             self._originals[key] = job_of(
                 launch.name, binary, name, grid=launch.grid_for(block), block=block, shared_mem=launch.smem_for(block),
                 args=launch.args, outputs=launch.outputs, output_arrays=[launch.args[o.index] for o in launch.outputs],
-                table=self.table, symbols=launch.symbols)
+                table=self.table, symbols=launch.symbols, variables=written)
         return self._originals[key]
 
     def originals(self) -> list[LaunchJob]:
@@ -222,8 +224,10 @@ class _Session:
         """Generate and compile (runs on a worker thread: no CUDA calls here); ``name``: the
         fused kernel's, if not the default."""
         fused = self.unit.emit(candidate.fusion, name=name, barrier_form=self.settings.barrier_form)  # type: ignore[arg-type]
-        # The fused names of the symbols given data (``&name`` expressions for their lowered names).
-        symbols = fused_symbol_names(fused.symbol_names, [l.symbols for l in self.launches], fused.source)
+        # The fused names of the symbols given data and of the variables the parts write (``&name``
+        # expressions for their lowered names).
+        symbols = [*fused_symbol_names(fused.symbol_names, [l.symbols for l in self.launches], fused.source),
+                   *(v for written in fused.written_variables for v in written)]
         budgets = isinstance(candidate.register_cap, WarpgroupRegisters)
         if budgets and self.sm90a_compiler is None:
             raise HFuseError("per-part register budgets (setmaxnreg) need a Hopper GPU (sm_90a)")
@@ -246,7 +250,8 @@ class _Session:
                        shared_mem=packed.shared_mem, args=packed.args,
                        outputs=[o for l in launches for o in l.outputs],
                        output_arrays=[l.args[o.index] for l in launches for o in l.outputs],
-                       table=self.table, symbols=symbols)
+                       table=self.table, symbols=symbols,
+                       variables=[v for written in made.fused.written_variables for v in written])
         references = tuple(self.original(i, b) for i, b in enumerate(candidate.blocks))
         policy = candidate.register_cap
         entry = policy.entry(packed.block.size, self.limits.regs_per_sm) if isinstance(policy, WarpgroupRegisters) else None
