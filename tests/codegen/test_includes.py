@@ -129,6 +129,14 @@ CASES = [
          "cuda::atomic_ref<int, cuda::thread_scope_device> r(n[0]); r.fetch_add(1);\n"
          "memcpy(&f[5], &f[6], sizeof(float)); memset(&n[1], 0, sizeof(int)); n[2] = (int)clock();\n"
          "NV_IF_TARGET(NV_PROVIDES_SM_90, (n[3] = 90;), (n[3] = 0;))"),
+    Case("toolkit_types", ("cuComplex.h", "cuda_fp4.h", "cuda_fp6.h", "cuda_pipeline_primitives.h",
+                           "cuda_awbarrier_primitives.h"),
+         # types NVRTC does not declare itself: a kernel using them could not be tuned
+         "cuFloatComplex z = cuCmulf(make_cuFloatComplex(f[0], f[1]), make_cuFloatComplex(f[2], 0.f));\n"
+         "f[3] = cuCabsf(z) + (float)cuCreal(cuCadd(make_cuDoubleComplex(f[4], 0.0), make_cuDoubleComplex(1.0, 0.0)));\n"
+         "__nv_fp4_e2m1 q(f[5]); __nv_fp6_e3m2 r(f[6]); f[7] = float(q) + float(r);\n"
+         "__shared__ float stage[32]; __pipeline_memcpy_async(&stage[threadIdx.x % 32], &f[threadIdx.x % 32], 4);\n"
+         "__pipeline_commit(); __pipeline_wait_prior(0); f[8] = stage[0];"),
     Case("unknown", ("thrust/functional.h",),
          "n[0] = max(n[1], n[2]) + min(1, 2);"),
 ]
@@ -311,3 +319,27 @@ def test_an_installed_librarys_header_whose_device_code_is_used_is_kept_for_nvrt
     assert "#ifndef __CUDACC_RTC__  // unknown to hfuse: nvcc only" in plan.lines
     assert plan.lines[plan.lines.index("#ifndef __CUDACC_RTC__  // unknown to hfuse: nvcc only") + 1] == \
         "#include <hostlib/log.h>"
+
+
+IMPLICIT_STD = ("f[0] = std::exp(f[1]) + std::sqrt(std::abs(f[2])) + std::max(f[3], 0.f) + std::min(f[4], 1.f)\n"
+                "    + std::numeric_limits<float>::epsilon() + (std::isnan(f[5]) ? 1.f : 0.f);\n"
+                "n[0] = std::is_same_v<int, int> + std::pair<int, int>(n[1], 2).first + (int)sizeof(std::size_t);")
+
+
+@pytest.mark.nvrtc
+def test_std_names_nvcc_gives_without_an_include_are_given_to_nvrtc(tmp_path):
+    # nvcc's implicit cuda_runtime.h brings the host's <cmath> and with it std::exp, std::max,
+    # std::numeric_limits, std::is_same, std::pair: a file may use them with no #include at
+    # all. NVRTC has none of them; hfuse tune could not compile such a kernel.
+    uses = frozenset({"std::exp", "std::sqrt", "std::abs", "std::max", "std::min",
+                      "std::numeric_limits<float>::epsilon", "std::isnan", "std::is_same_v", "std::pair", "std::size_t"})
+    plan = plan_includes([], uses=uses)
+    source = "\n".join([*plan.lines, 'extern "C" __global__ void k(float* f, int* n) {', IMPLICIT_STD, "}", ""])
+    assert compile_nvrtc(source, ["k"], check=False).ok
+    assert compile_nvcc(source, flags=["--expt-relaxed-constexpr", "-std=c++17"], workdir=tmp_path, check=False).ok
+    text = "\n".join(plan.lines)
+    assert text.startswith("#ifdef __CUDACC_RTC__") and text.count("#include <cuda/std/cmath>") == 1
+    # a header the file includes already gave its names: not again
+    kept = "\n".join(plan_includes(["#include <cmath>"], uses=frozenset({"std::exp"})).lines)
+    assert kept.count("#include <cuda/std/cmath>") == 1 and kept.count("using ::exp;") == 1
+    assert plan_includes([], uses=frozenset({"exp", "stdio"})).lines == ()  # unqualified: NVRTC's built-ins

@@ -14,6 +14,8 @@ the planned lines; ``tests/codegen/test_includes.py`` does it again for each row
 
 KEEP -- as written, for both compilers (device headers NVRTC reads as they are):
     cuda_fp16.h, cuda_bf16.h, cuda_fp8.h     half / bfloat16 / fp8 types and intrinsics
+    cuda_fp6.h, cuda_fp4.h                   fp6 / fp4 types (NVRTC declares none of these)
+    cuComplex.h                              cuFloatComplex, cuCmulf...
     mma.h                                    nvcuda::wmma (sm_70+)
     math_constants.h                         CUDART_PI_F...: macros only
     curand_kernel.h                          device RNG; has its own NVRTC paths (from the
@@ -22,8 +24,8 @@ KEEP -- as written, for both compilers (device headers NVRTC reads as they are):
     cub/block/*, cub/warp/*, cub/thread/*, cub/iterator/*, cub/grid/*, cub/config.cuh,
     cub/util_*.cuh but util_allocator.cuh    block- and warp-level cub compiles under NVRTC
     cuda/* (libcu++: cuda/std/*, cuda/atomic...), nv/target, cuda_pipeline.h,
-    cuda_awbarrier.h, vector_types.h, vector_functions.h, device_launch_parameters.h,
-    sm_*_intrinsics.h
+    cuda_awbarrier.h and their _primitives.h and _helpers.h, vector_types.h,
+    vector_functions.h, device_launch_parameters.h, sm_*_intrinsics.h
     an installed library's header (``-isystem``) whose declarations the kernels' device
     code uses, as Clang found (``library_device_includes``): without it NVRTC cannot
     compile them at all
@@ -121,7 +123,8 @@ class IncludePlan:
 _KEEP = frozenset({
     "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "mma.h", "math_constants.h", "curand_kernel.h",
     "cooperative_groups.h", "cuda_pipeline.h", "cuda_awbarrier.h", "vector_types.h", "vector_functions.h",
-    "device_launch_parameters.h",
+    "device_launch_parameters.h", "cuComplex.h", "cuda_fp4.h", "cuda_fp6.h", "cuda_pipeline_primitives.h",
+    "cuda_pipeline_helpers.h", "cuda_awbarrier_primitives.h", "cuda_awbarrier_helpers.h",
 })
 _KEEP_PREFIXES = ("cooperative_groups/", "cub/block/", "cub/warp/", "cub/thread/", "cub/iterator/", "cub/grid/",
                   "cuda/", "nv/")
@@ -379,14 +382,29 @@ _IMPLICIT_TYPES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": 
 """glibc's ``<sys/types.h>`` names, which nvcc's implicit ``cuda_runtime.h`` brings along."""
 
 
+_STD_USE = re.compile(r"^(?:::)?std::(\w+)")
+
+
+def _std_groups(uses: frozenset[str]) -> list[str]:
+    """The groups of ``_STD_NAMES`` whose ``std::`` names the code mentions (``std::exp``,
+    ``std::numeric_limits<float>::max``)."""
+    named = {m.group(1) for u in uses if (m := _STD_USE.match(u))}
+    return [group for group, (_, names) in _STD_NAMES.items() if group != "base" and named & set(names)]
+
+
 def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     """Under NVRTC, what nvcc's implicit ``cuda_runtime.h`` gives device code without an
-    ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``uint``; ``int64_t``), when the code
-    uses it. The fixed-width integers also stand in for a host header NVRTC leaves out
-    (``torch/extension.h`` brings them under nvcc)."""
+    ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``uint``; ``int64_t``; ``std::exp``,
+    ``std::max``, ``std::numeric_limits``, ``std::is_same``, by way of the host's
+    ``<cmath>``), when the code uses it. These also stand in for a host header NVRTC leaves
+    out (``torch/extension.h`` brings the fixed-width integers under nvcc)."""
     rtc: list[str] = []
     if uses & set(_STD_NAMES["ints"][1]) and "ints" not in planner.std_done:
         rtc += ["#include <cuda/std/cstdint>", *planner.rtc_extras(("ints",))]
+    for group in _std_groups(uses):
+        if group not in planner.std_done:
+            headers = next(h for h, extras in _LIBCUXX.values() if group in extras)
+            rtc += [*(f"#include <{h}>" for h in headers.split()), *planner.rtc_extras((group,))]
     if any(_IMPLICIT_MATH.match(u) for u in uses) and "math_macros" not in planner.macros_done:
         rtc += ["#include <cuda/std/cmath>", *planner.rtc_extras(("math", "math_macros"))]
     rtc += [f"typedef {t} {name};" for name, t in _IMPLICIT_TYPES.items() if name in uses]
