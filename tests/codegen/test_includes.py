@@ -323,16 +323,18 @@ def test_an_installed_librarys_header_whose_device_code_is_used_is_kept_for_nvrt
 
 IMPLICIT_STD = ("f[0] = std::exp(f[1]) + std::sqrt(std::abs(f[2])) + std::max(f[3], 0.f) + std::min(f[4], 1.f)\n"
                 "    + std::numeric_limits<float>::epsilon() + (std::isnan(f[5]) ? 1.f : 0.f);\n"
-                "n[0] = std::is_same_v<int, int> + std::pair<int, int>(n[1], 2).first + (int)sizeof(std::size_t);")
+                "n[0] = std::is_same_v<int, int> + std::pair<int, int>(n[1], 2).first + (int)sizeof(std::size_t)\n"
+                "    + (INT_MAX > n[2]) + CHAR_BIT + (int)(UINT_MAX >> 31);")
 
 
 @pytest.mark.nvrtc
 def test_std_names_nvcc_gives_without_an_include_are_given_to_nvrtc(tmp_path):
     # nvcc's implicit cuda_runtime.h brings the host's <cmath> and with it std::exp, std::max,
-    # std::numeric_limits, std::is_same, std::pair: a file may use them with no #include at
-    # all. NVRTC has none of them; hfuse tune could not compile such a kernel.
+    # std::numeric_limits, std::is_same, std::pair, and limits.h's INT_MAX: a file may use
+    # them with no #include at all. NVRTC has none of them; hfuse tune could not compile such a kernel.
     uses = frozenset({"std::exp", "std::sqrt", "std::abs", "std::max", "std::min",
-                      "std::numeric_limits<float>::epsilon", "std::isnan", "std::is_same_v", "std::pair", "std::size_t"})
+                      "std::numeric_limits<float>::epsilon", "std::isnan", "std::is_same_v", "std::pair", "std::size_t",
+                      "INT_MAX", "CHAR_BIT", "UINT_MAX"})
     plan = plan_includes([], uses=uses)
     source = "\n".join([*plan.lines, 'extern "C" __global__ void k(float* f, int* n) {', IMPLICIT_STD, "}", ""])
     assert compile_nvrtc(source, ["k"], check=False).ok
@@ -343,3 +345,5 @@ def test_std_names_nvcc_gives_without_an_include_are_given_to_nvrtc(tmp_path):
     kept = "\n".join(plan_includes(["#include <cmath>"], uses=frozenset({"std::exp"})).lines)
     assert kept.count("#include <cuda/std/cmath>") == 1 and kept.count("using ::exp;") == 1
     assert plan_includes([], uses=frozenset({"exp", "stdio"})).lines == ()  # unqualified: NVRTC's built-ins
+    limits = "\n".join(plan_includes(["#include <climits>"], uses=frozenset({"INT_MAX"})).lines)
+    assert limits.count("#include <cuda/std/climits>") == 1

@@ -378,6 +378,8 @@ class _Planner:
 
 
 _IMPLICIT_MATH = re.compile(r"^(M_[A-Z0-9_]+|INFINITY|NAN|HUGE_VALF?)$")
+_IMPLICIT_LIMITS = re.compile(r"^(?:(?:S|U)?CHAR|U?SHRT|U?INT|U?LONG|U?LLONG)_(?:MAX|MIN)$|^CHAR_BIT$")
+"""limits.h's macros, which nvcc's implicit ``cuda_runtime.h`` brings along too."""
 _IMPLICIT_TYPES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": "unsigned long"}
 """glibc's ``<sys/types.h>`` names, which nvcc's implicit ``cuda_runtime.h`` brings along."""
 
@@ -394,13 +396,16 @@ def _std_groups(uses: frozenset[str]) -> list[str]:
 
 def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     """Under NVRTC, what nvcc's implicit ``cuda_runtime.h`` gives device code without an
-    ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``uint``; ``int64_t``; ``std::exp``,
-    ``std::max``, ``std::numeric_limits``, ``std::is_same``, by way of the host's
-    ``<cmath>``), when the code uses it. These also stand in for a host header NVRTC leaves
-    out (``torch/extension.h`` brings the fixed-width integers under nvcc)."""
+    ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``limits.h``'s ``INT_MAX``; ``uint``;
+    ``int64_t``; ``std::exp``, ``std::max``, ``std::numeric_limits``, ``std::is_same``, by
+    way of the host's ``<cmath>``), when the code uses it. These also stand in for a host
+    header NVRTC leaves out (``torch/extension.h`` brings the fixed-width integers under nvcc)."""
     rtc: list[str] = []
     if uses & set(_STD_NAMES["ints"][1]) and "ints" not in planner.std_done:
         rtc += ["#include <cuda/std/cstdint>", *planner.rtc_extras(("ints",))]
+    climits = "#include <cuda/std/climits>"
+    if any(_IMPLICIT_LIMITS.match(u) for u in uses) and climits not in planner.lines:
+        rtc.append(climits)
     for group in _std_groups(uses):
         if group not in planner.std_done:
             headers = next(h for h, extras in _LIBCUXX.values() if group in extras)
