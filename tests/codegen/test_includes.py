@@ -324,17 +324,18 @@ def test_an_installed_librarys_header_whose_device_code_is_used_is_kept_for_nvrt
 IMPLICIT_STD = ("f[0] = std::exp(f[1]) + std::sqrt(std::abs(f[2])) + std::max(f[3], 0.f) + std::min(f[4], 1.f)\n"
                 "    + std::numeric_limits<float>::epsilon() + (std::isnan(f[5]) ? 1.f : 0.f);\n"
                 "n[0] = std::is_same_v<int, int> + std::pair<int, int>(n[1], 2).first + (int)sizeof(std::size_t)\n"
-                "    + (INT_MAX > n[2]) + CHAR_BIT + (int)(UINT_MAX >> 31);")
+                "    + (INT_MAX > n[2]) + CHAR_BIT + (int)(UINT_MAX >> 31) + (int)offsetof(float2, y);\n"
+                "ssize_t s = n[3]; u_int32_t u = 2u; f[6] = std::fmaxf(f[7], 0.f) + s + u;")
 
 
 @pytest.mark.nvrtc
 def test_std_names_nvcc_gives_without_an_include_are_given_to_nvrtc(tmp_path):
     # nvcc's implicit cuda_runtime.h brings the host's <cmath> and with it std::exp, std::max,
-    # std::numeric_limits, std::is_same, std::pair, and limits.h's INT_MAX: a file may use
-    # them with no #include at all. NVRTC has none of them; hfuse tune could not compile such a kernel.
+    # std::numeric_limits, std::is_same, std::pair, limits.h's INT_MAX, stddef.h's offsetof
+    # and sys/types.h's ssize_t: a file may use them with no #include at all. NVRTC has none of them; hfuse tune could not compile such a kernel.
     uses = frozenset({"std::exp", "std::sqrt", "std::abs", "std::max", "std::min",
                       "std::numeric_limits<float>::epsilon", "std::isnan", "std::is_same_v", "std::pair", "std::size_t",
-                      "INT_MAX", "CHAR_BIT", "UINT_MAX"})
+                      "INT_MAX", "CHAR_BIT", "UINT_MAX", "offsetof", "ssize_t", "u_int32_t", "std::fmaxf"})
     plan = plan_includes([], uses=uses)
     source = "\n".join([*plan.lines, 'extern "C" __global__ void k(float* f, int* n) {', IMPLICIT_STD, "}", ""])
     assert compile_nvrtc(source, ["k"], check=False).ok

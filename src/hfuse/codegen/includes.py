@@ -228,13 +228,14 @@ _STD_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
         "bit_xor", "invoke", "reference_wrapper", "ref", "cref")),
     "algorithm": ("::cuda::std::", ("min", "max", "clamp", "minmax")),
     "abs": ("::", ("abs", "labs", "llabs")),
-    "math": ("::", (
-        "abs", "fabs", "fmod", "remainder", "remquo", "fma", "fmax", "fmin", "fdim", "nan", "exp", "exp2", "expm1",
+    "math": ("::", tuple(n for base in (
+        "fabs", "fmod", "remainder", "remquo", "fma", "fmax", "fmin", "fdim", "nan", "exp", "exp2", "expm1",
         "log", "log10", "log2", "log1p", "pow", "sqrt", "cbrt", "hypot", "sin", "cos", "tan", "asin", "acos",
         "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "tgamma", "lgamma",
         "ceil", "floor", "trunc", "round", "lround", "llround", "nearbyint", "rint", "lrint", "llrint", "frexp",
-        "ldexp", "modf", "scalbn", "scalbln", "ilogb", "logb", "nextafter", "copysign", "isfinite", "isinf",
-        "isnan", "signbit")),
+        "ldexp", "modf", "scalbn", "scalbln", "ilogb", "logb", "nextafter", "copysign")
+        for n in (base, base + "f")  # (std::fmaxf: NVRTC's built-in ::fmaxf, as libstdc++ has it)
+    ) + ("abs", "isfinite", "isinf", "isnan", "signbit")),
     "type_traits": ("::cuda::std::", tuple(
         n for base in (
             "is_void", "is_integral", "is_floating_point", "is_arithmetic", "is_fundamental", "is_scalar",
@@ -380,8 +381,10 @@ class _Planner:
 _IMPLICIT_MATH = re.compile(r"^(M_[A-Z0-9_]+|INFINITY|NAN|HUGE_VALF?)$")
 _IMPLICIT_LIMITS = re.compile(r"^(?:(?:S|U)?CHAR|U?SHRT|U?INT|U?LONG|U?LLONG)_(?:MAX|MIN)$|^CHAR_BIT$")
 """limits.h's macros, which nvcc's implicit ``cuda_runtime.h`` brings along too."""
-_IMPLICIT_TYPES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": "unsigned long"}
-"""glibc's ``<sys/types.h>`` names, which nvcc's implicit ``cuda_runtime.h`` brings along."""
+_IMPLICIT_TYPES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": "unsigned long", "ssize_t": "long",
+                   "u_int8_t": "unsigned char", "u_int16_t": "unsigned short", "u_int32_t": "unsigned int",
+                   "u_int64_t": "unsigned long"}
+"""glibc's ``<sys/types.h>`` names (x86-64, aarch64), which nvcc's implicit ``cuda_runtime.h`` brings along."""
 
 
 _STD_USE = re.compile(r"^(?:::)?std::(\w+)")
@@ -403,6 +406,8 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     rtc: list[str] = []
     if uses & set(_STD_NAMES["ints"][1]) and "ints" not in planner.std_done:
         rtc += ["#include <cuda/std/cstdint>", *planner.rtc_extras(("ints",))]
+    if "offsetof" in uses and "base" not in planner.std_done:
+        rtc += planner.rtc_extras(())  # (stddef.h's, with cuda/std/cstddef)
     climits = "#include <cuda/std/climits>"
     if any(_IMPLICIT_LIMITS.match(u) for u in uses) and climits not in planner.lines:
         rtc.append(climits)
