@@ -39,7 +39,8 @@ def folder(tmp_path, monkeypatch) -> Path:
 @pytest.mark.parametrize("name, content, message", [
     ("truncated.cu", GOOD[:60].encode(), "file ends before its body closes"),
     ("garbage.cu", bytes(range(256)) * 8, "is binary (it holds NUL bytes)"),
-    ("latin1.cu", "// caf\xe9\n".encode("latin-1") + GOOD.encode(), "not UTF-8 text (byte 0xe9 at offset 6)"),
+    ("latin1.cu", 'const char* where = "caf\xe9";\n'.encode("latin-1") + GOOD.encode(),
+     "not UTF-8 text (byte 0xe9 at offset 24, line 1, outside a comment)"),
     ("empty.cu", b"", "kernels in this file: none"),
 ])
 def test_broken_source_files(folder, capsys, name, content, message):
@@ -118,3 +119,15 @@ def test_bad_configs(folder, capsys, config, message):
 def test_binary_config(folder, capsys):
     (folder / "hfuse.yaml").write_bytes(b"\x00\x01kernels")
     assert "config file is binary" in _run(["fuse", "--config", "hfuse.yaml"], folder, capsys)
+
+
+def test_a_latin1_file_whose_other_bytes_are_in_comments_fuses_and_its_comments_are_written_as_utf8(folder, capsys):
+    # older files carry an author's name or a unit in Latin-1 in their comments: nvcc takes
+    # them, and so does hfuse; a byte outside a comment (a string literal) is refused above
+    body = "__global__ void twice(float* a, int n) {  // fait \xe0 la main, 2 \xb5s\n" + GOOD.split("{", 1)[1]
+    source = ("/* (c) 2009 Universit\xe4t */\n" + body).encode("latin-1")
+    (folder / "old.cu").write_bytes(source)
+    status = main(["fuse", "old.cu", "good.cu", "-k", "old.cu:twice:128", "-k", "good.cu:scale:128", "-o", "out.cu"])
+    assert status == 0, capsys.readouterr().err
+    assert (folder / "old.cu").read_bytes() == source  # never modified
+    assert "// fait \u00e0 la main, 2 \u00b5s" in (folder / "out.cu").read_text(encoding="utf-8")

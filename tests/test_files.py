@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from hfuse.errors import HFuseError
-from hfuse.files import write_atomically
+from hfuse.files import read_text_file, write_atomically
 
 
 def test_writes_text_and_bytes_creating_the_directory(tmp_path):
@@ -50,3 +50,13 @@ def test_write_output_refuses_a_directory_and_an_impossible_place(tmp_path):
     with pytest.raises(HFuseError, match="cannot write the output"):
         write_output(tmp_path / "file" / "out.cu", "x")
     assert (tmp_path / "file").read_text() == "keep"
+
+
+def test_a_file_that_is_not_utf8_is_read_as_latin1_only_where_the_check_allows(tmp_path):
+    path = tmp_path / "old.cu"
+    path.write_bytes(b"// caf\xe9\nint a;\n")
+    with pytest.raises(HFuseError, match=r"not UTF-8 text \(byte 0xe9 at offset 6, line 1\)"):
+        read_text_file(path)  # no check: refused
+    assert read_text_file(path, legacy=lambda text: None) == "// caf\u00e9\nint a;\n"
+    with pytest.raises(HFuseError, match=r"byte 0x69 at offset 8, line 2, outside a comment"):
+        read_text_file(path, legacy=lambda text: 8)

@@ -1,8 +1,9 @@
 """Reading the user's files and writing ours, with one-line errors for what goes wrong.
 
 Inputs: text files only (CUDA sources, headers, configs). A file with NUL bytes, one
-that is not UTF-8, or one larger than ``MAX_INPUT_BYTES`` (no hand-written or generated
-kernel source comes near it; parsing one would take minutes) is refused naming the file.
+that is not UTF-8 (but for a CUDA file whose other bytes all sit in comments, read as
+Latin-1), or one larger than ``MAX_INPUT_BYTES`` (no hand-written or generated kernel
+source comes near it; parsing one would take minutes) is refused naming the file.
 Outputs: written to a temporary file beside the target and renamed over it, so a failure
 leaves nothing half-written; an unwritable place is an error naming it.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .errors import HFuseError, Location
 
@@ -26,8 +27,15 @@ def default_cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "hfuse"
 
 
-def read_text_file(path: str | Path, what: str = "source file", where: Location | None = None) -> str:
-    """The text of ``path`` (a leading BOM dropped), or an ``HFuseError`` saying why not."""
+def read_text_file(path: str | Path, what: str = "source file", where: Location | None = None,
+                   legacy: Callable[[str], int | None] | None = None) -> str:
+    """The text of ``path`` (a leading BOM dropped), or an ``HFuseError`` saying why not.
+
+    ``legacy``: for a file that is not UTF-8 (an older file written in Latin-1 or
+    Windows-1252: an author's name, a degree sign in a comment), a check of its text read
+    as Latin-1, byte for character, that gives the offset of the first non-ASCII character
+    where it would change the program (outside comments), or None: then that text is
+    the file's. Without it, or where the check finds one, the file is refused."""
     path = Path(path)
     named = f"the {what} {path}" if where is not None else f"the {what}"  # a Location of its own names the file
     where = where or Location(path)
@@ -47,7 +55,16 @@ def read_text_file(path: str | Path, what: str = "source file", where: Location 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise HFuseError(f"{named} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+        offset = exc.start
+        if legacy is not None:
+            text = data.decode("latin-1")
+            found = legacy(text)
+            if found is None:
+                return text
+            offset = found
+        line = data.count(b"\n", 0, offset) + 1
+        raise HFuseError(f"{named} is not UTF-8 text (byte 0x{data[offset]:02x} at offset {offset}, line {line}"
+                         f"{', outside a comment' if legacy is not None else ''})",
                          where, hint="save it as UTF-8") from exc
     return text.removeprefix("\ufeff")
 

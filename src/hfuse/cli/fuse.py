@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import HFuseError, Location
-from ..files import read_text_file
+from ..frontend.parse import read_source_file
 from ..frontend.options import LANGUAGE_SWITCHES, CompileOptions
 from ..partition import WHOLE_BLOCK_BARRIER
 from .flags import add_compile_commands_flag, add_compile_flags, add_layout_flag, layout_from, options_from_flags
@@ -24,7 +24,7 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
         request = load_config(args.config)
     else:
         files = [Path(f) for f in args.files]
-        sources = {f: read_text_file(f) for f in files}
+        sources = {f: read_source_file(f) for f in files}
         if not args.kernel:
             raise HFuseError("name the kernels to fuse with --kernel NAME:BLOCK (twice or more), or pass --config FILE")
         options = options_from_flags(args)

@@ -28,7 +28,7 @@ from typing import Iterable, Mapping, Sequence
 import pcpp
 
 from ..errors import HFuseError
-from ..files import read_text_file
+from ..frontend.parse import read_source_file
 from ..frontend.model import SourceFile, UserMacro
 
 _TRIVIA = ("CPP_WS", "CPP_LINECONT", "CPP_COMMENT1", "CPP_COMMENT2")
@@ -270,7 +270,7 @@ class MacroSections:
         resolved = Path(path).resolve()
         if resolved not in self.texts:
             try:
-                self.texts[resolved] = read_text_file(resolved).splitlines()
+                self.texts[resolved] = read_source_file(resolved).splitlines()
             except HFuseError:  # (changed or gone since it was read: its definitions stay expanded)
                 self.texts[resolved] = []
         lines = self.texts[resolved]

@@ -9,11 +9,10 @@ from typing import Callable, Sequence
 import tree_sitter as ts
 
 from ..errors import HFuseError, Location
-from ..files import read_text_file
 from .model import (FUNCTION_POINTER, INITIALISERS, INLINE, ClassShape, Function, FunctionKind, Param, Scope,
                     SourceFile, TopLevelItem, qualify)
 from .parse import (compact, declarator_name, declares_function_pointer, inner_declarator, kernel_attribute, line_of,
-                    parse, walk)
+                    parse, read_source_file, walk)
 from .options import NO_OPTIONS, CompileOptions
 from .preprocess import preprocess
 
@@ -33,7 +32,7 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
     the file's macros into ``SourceFile.instances``."""
     path = Path(path)
     if text is None:
-        text = read_text_file(path)
+        text = read_source_file(path)
     pre = preprocess(text, path, options, expand=instances)
     source = model_source(path, pre.text, pre.origin)
     source.headers = tuple(pre.headers)

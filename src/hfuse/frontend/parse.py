@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 
 import tree_sitter as ts
 import tree_sitter_cuda
+
+from ..errors import Location
+from ..files import read_text_file
 
 # Constructs tree-sitter-cuda does not know are masked (same length, so every byte
 # offset stays valid) in the text the parser sees. A node's ``.text`` is that masked
@@ -105,6 +109,28 @@ def mask(source: bytes) -> bytes:
 
 def parse(source: bytes) -> ts.Tree:
     return ts.Parser(_language()).parse(mask(source))
+
+
+def non_ascii_outside_comments(text: str) -> int | None:
+    """For a file read as Latin-1 (it is not UTF-8: ``files.read_text_file``), the offset of
+    its first character past ASCII outside a comment, or None. Such characters in comments
+    change nothing (the fused file writes them as UTF-8); in a string literal, a ``#pragma``
+    or an identifier they would change what the program prints or does, so the file is
+    refused there."""
+    if text.isascii():
+        return None
+    data = text.encode("latin-1")  # the file's own bytes: a character per byte
+    tree = ts.Parser(_language()).parse(data)
+    comments = sorted((n.start_byte, n.end_byte) for n in walk(tree.root_node) if n.type == "comment")
+    for offset, byte in enumerate(data):
+        if byte >= 0x80 and not any(start <= offset < end for start, end in comments):
+            return offset
+    return None
+
+
+def read_source_file(path: str | Path, what: str = "source file", where: Location | None = None) -> str:
+    """A CUDA file's text: UTF-8, or Latin-1 where its other bytes all sit in comments."""
+    return read_text_file(path, what, where, legacy=non_ascii_outside_comments)
 
 
 def source_text(node: ts.Node, source: bytes) -> str:

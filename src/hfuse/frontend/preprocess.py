@@ -38,11 +38,11 @@ from typing import Iterable, Iterator, Sequence
 import pcpp
 
 from ..errors import HFuseError, Location
-from ..files import read_text_file
 from ..toolkit import cuda_include_dirs, pytorch_include_dirs
 from .lines import ENTER, content_lines, place, pragma_lines
 from .model import UserMacro
 from .options import NO_OPTIONS, CompileOptions
+from .parse import read_source_file
 from .system_macros import header_macros, is_macro_like, pure_value, standard_macro_names, structural
 
 CUDACC_VERSION = (13, 0)
@@ -528,7 +528,7 @@ class _DevicePass(pcpp.Preprocessor):
         if self.include_depth >= MAX_INCLUDE_DEPTH:
             raise HFuseError(f'#include "{name}" nested more than {MAX_INCLUDE_DEPTH} deep', where,
                              hint="a header includes itself: give it an include guard or #pragma once")
-        data = read_text_file(path, "header", where)
+        data = read_source_file(path, "header", where)
         self.note_conditionals(data)
         if path not in self.headers:
             self.headers.append(path)

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import HFuseError, Location
-from ..files import read_text_file
+from ..frontend.parse import read_source_file
 from ..launch import KernelLaunch, Output
 from ..spec import Dim3
 from .loaded import CompiledKernel
@@ -31,7 +31,7 @@ def read_source(launch: KernelLaunch) -> str:
     """The CUDA text of a launch: ``launch.source`` when given, else the kernel's file."""
     if launch.source is not None:
         return launch.source
-    return read_text_file(launch.kernel.file, where=Location(launch.kernel.file, None, launch.name))
+    return read_source_file(launch.kernel.file, where=Location(launch.kernel.file, None, launch.name))
 
 
 def _is_device_array(value: Any) -> bool:
