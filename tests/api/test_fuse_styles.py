@@ -101,12 +101,23 @@ def test_a_sample_of_the_ordered_pairs_of_files_fuses():
         assert [p.spec.name for p in fused.parts] == [a.spec().name, b.spec().name]
 
 
+KNOWN_BROKEN_PAIRS = {
+    frozenset({"relaxed_constexpr.cu", "cute_gemm.cu"}):
+        "a file-scope 'using namespace cute;' of one input reaches the other's kernel body, where "
+        "'detail::round_up' (its own ::detail) becomes ambiguous with cute::detail: nvcc refuses the fused file",
+}
+"""Pairs whose fused file is known not to compile, and why: the test must keep failing
+(strict), so a fix is noticed and the entry removed."""
+
+
 @pytest.mark.nvcc
 @pytest.mark.parametrize("pair", PAIRS[::15], ids=lambda p: f"{p[0].name}+{p[1].name}")
-def test_a_sample_of_the_pairs_compiles(pair, tmp_path):
+def test_a_sample_of_the_pairs_compiles(pair, tmp_path, request):
     a, b = pair
     if a.missing or b.missing:
         pytest.skip(a.missing or b.missing)
+    if (why := KNOWN_BROKEN_PAIRS.get(frozenset({a.file, b.file}))) is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=why))
     options = options_of(a, b)
     flags = options.compiler_flags(pre_includes=False)
     if {a.file, b.file} & NEEDS_TORCH_FOR_NVCC:

@@ -342,6 +342,42 @@ MAKERS["tensor_core_gemm<TensorCoreTraits<64, 64, 32, 4>>"] = lambda rng, cp, b:
 MAKERS["quantize_rows<>"] = MAKERS["quantize_rows<Rounding::kNearest>"] = MAKERS["quantize_rows<Rounding::kTowardZero>"]
 
 
+def _softmax(rng, cp, cols: int, rows_per_warp: int, make: Callable, dtype: Any) -> Launch:
+    # 64 rows, 0/1 masks; a block is four warps (32 x 4), each taking rows_per_warp rows
+    rows = 64
+    return Launch([cp.zeros(rows * cols, dtype=dtype), make(rng, cp, rows * cols),
+                   cp.asarray(rng.integers(0, 2, rows * cols, dtype=np.uint8)), np.float32(0.5), np.int32(rows),
+                   np.int32(cols), np.int32(1)], Dim3(rows // (4 * rows_per_warp)), 0, (0,))
+
+
+# warp_softmax.cu, block_reduce_static.cu, modern_cxx.cu, cg_queries.cu, implicit_std.cu
+MAKERS["scaled_masked_softmax_warp_forward<half, half, float, 7>"] = lambda rng, cp, b: _softmax(
+    rng, cp, 128, 2, _f16, np.float16)
+MAKERS["scaled_masked_softmax_warp_forward<__nv_bfloat16, __nv_bfloat16, float, 9>"] = lambda rng, cp, b: _softmax(
+    rng, cp, 512, 1, _bf16, np.uint16)
+MAKERS["fastertransformer::generalLayerNorm<float>"] = lambda rng, cp, b: Launch(
+    [_f32(rng, cp, ROWS * COLS), _f32(rng, cp, COLS), _f32(rng, cp, COLS), _zeros(cp, ROWS * COLS), np.float32(1e-5),
+     np.int32(ROWS), np.int32(COLS)], Dim3(ROWS), 0, (3,))
+MAKERS["fastertransformer::rmsNormV2<half, 4>"] = lambda rng, cp, b: Launch(
+    [_f16(rng, cp, ROWS * 512), _f16(rng, cp, 512), _zeros(cp, ROWS * 512, np.float16), np.float32(1e-5),
+     np.int32(512)], Dim3(ROWS), 0, (2,))
+MAKERS["fastertransformer::rmsNormV2<__nv_bfloat16, 2>"] = lambda rng, cp, b: Launch(
+    [_bf16(rng, cp, ROWS * 192), _bf16(rng, cp, 192), _zeros(cp, ROWS * 192, np.uint16), np.float32(1e-5),
+     np.int32(192)], Dim3(ROWS), 0, (2,))
+MAKERS["vec_copy<float>"] = lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b, N, 4), 0, (1,))
+MAKERS["vec_copy<__half>"] = lambda rng, cp, b: Launch(
+    [_f16(rng, cp), _zeros(cp, N, np.float16), np.int32(N)], _flat(b, N, 8), 0, (1,))
+MAKERS["arr_reduce<float>"] = lambda rng, cp, b: Launch(  # integer values: float atomics sum exactly
+    [_f32(rng, cp, integers=True), _zeros(cp, 1), np.int32(N)], Dim3(40), 0, (1,))
+MAKERS.update({name: (lambda rng, cp, b: Launch([_zeros(cp), np.int32(N)], _flat(b), 0, (0,)))
+               for name in ("cg_index", "cg_grid_rank", "cg_grid_index", "cg_sync_block")})
+MAKERS["softish"] = lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp), np.int32(N)], _flat(b), 0, (1,))
+MAKERS["cg_tile_meta"] = lambda rng, cp, b: Launch([_f32(rng, cp), np.int32(N)], _flat(b), 0, (0,))
+MAKERS["cg_coalesced"] = lambda rng, cp, b: Launch([_zeros(cp, N, np.int32), np.int32(N)], _flat(b), 0, (0,))
+MAKERS["limits_offsets"] = lambda rng, cp, b: Launch(
+    [_i32(rng, cp), _zeros(cp, N, np.int32), np.int32(N)], _flat(b), 0, (1,))
+
+
 def _paged(rng, cp, dtype, head: int) -> Launch:
     tokens, heads, slots = 64, 4, 16 * 8
     slot_mapping = rng.permutation(slots)[:tokens].astype(np.int64)

@@ -227,6 +227,8 @@ def _references(node: ts.Node) -> frozenset[str]:
             found.add(current.text.decode())
         elif current.type == "primitive_type" and current.text.endswith(b"_t"):
             found.add(current.text.decode())  # int64_t, size_t: the grammar's primitives, a header's typedefs
+        elif current.type == "offsetof_expression":
+            found.add("offsetof")  # a macro of stddef.h the grammar reads as a keyword
         stack.extend(current.children)
     return frozenset(found)
 

@@ -256,4 +256,28 @@ CASES = (
     # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20",)),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20",)),
+    # a transformer library's scale-mask-softmax: one warp per row, a log2 template, copy specialisations
+    Case("warp_softmax.cu", "scaled_masked_softmax_warp_forward<half, half, float, 7>", "32x4",
+         flags=("--expt-relaxed-constexpr",)),
+    Case("warp_softmax.cu", "scaled_masked_softmax_warp_forward<__nv_bfloat16, __nv_bfloat16, float, 9>", "32x4",
+         flags=("--expt-relaxed-constexpr",)),
+    # an inference library's block reductions: function-local static __shared__ in template helpers
+    Case("block_reduce_static.cu", "fastertransformer::generalLayerNorm<float>", 256),
+    Case("block_reduce_static.cu", "fastertransformer::rmsNormV2<half, 4>", 128),
+    Case("block_reduce_static.cu", "fastertransformer::rmsNormV2<__nv_bfloat16, 2>", 96),
+    # fold expressions, integer sequences, variable templates, __grid_constant__, cuda::std::array
+    Case("modern_cxx.cu", "scale_params", 256),
+    Case("modern_cxx.cu", "vec_copy<float>", 128),
+    Case("modern_cxx.cu", "vec_copy<__half>", 64),
+    Case("modern_cxx.cu", "arr_reduce<float>", 128),
+    # cooperative groups asked for indices, ranks and sizes
+    Case("cg_queries.cu", "cg_index", 128),
+    Case("cg_queries.cu", "cg_grid_rank", 128),
+    Case("cg_queries.cu", "cg_grid_index", 128),
+    Case("cg_queries.cu", "cg_tile_meta", 128),
+    Case("cg_queries.cu", "cg_coalesced", 128),
+    Case("cg_queries.cu", "cg_sync_block", 256),
+    # std::exp, INT_MAX, offsetof, ssize_t without an #include (nvcc's implicit headers)
+    Case("implicit_std.cu", "softish", 128, flags=("--expt-relaxed-constexpr",)),
+    Case("implicit_std.cu", "limits_offsets", 96, flags=("--expt-relaxed-constexpr",)),
 )
