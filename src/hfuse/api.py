@@ -42,8 +42,8 @@ from .partition import MAX_BLOCK_THREADS, Part, Partition, make_partition, padde
 from .header_meaning import header_meaning, overload_choice, worth_reading
 from .part_facts import (address_taken, check_device_state, check_disagreements, check_free_operators,
                          check_function_arguments, check_members_agree, check_own_blocks, check_parameter_calls,
-                         check_shared_types, check_static_shared, check_stored_functions, instance_constants,
-                         renamed_types, slice_alignment_of, whole_block_need)
+                         check_shared_types, check_static_shared, check_stored_functions, check_using_directives,
+                         instance_constants, renamed_types, slice_alignment_of, whole_block_need)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -367,6 +367,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     state = check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes))
     notes, prepared = (*notes, *state.notes), [replace(k, writes=w) for k, w in zip(prepared, state.written)]
     check_disagreements(specs, found, program)
+    check_using_directives([(k.spec, k.function, k.facts) for k in prepared], program)
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     uses = frozenset().union(*(i.references for i in closure.items),

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from .errors import HFuseError, Location
 from .frontend.clang_constants import ask_clang
 from .frontend.closure import device_closure
-from .frontend.model import Function, SourceFile, TopLevelItem
+from .frontend.model import Function, SourceFile, TopLevelItem, scope_names
 from .frontend.options import CompileOptions
 from .frontend.program import Program, is_device_variable, is_shared_variable
 from .spec import KernelSpec
@@ -186,6 +186,43 @@ def check_device_state(kernels: Sequence[tuple[KernelSpec, Function, ProgramFact
         "verification (--verify, hfuse tune) compares arrays and __device__ variables, not managed memory: check "
         "that one yourself" for spec, found in uses for use in found if use.writes and use.key in managed))
     return DeviceState(written, notes)
+
+
+def check_using_directives(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]], program: Program) -> None:
+    """Refuse an unqualified call that a file-scope ``using namespace N;`` makes an overload
+    set: N (an input's namespace) defines a function of its name, and so does the global
+    namespace or another nominated one. C++ chooses among them by the arguments' types,
+    which hfuse does not know; and in the fused file one input's directive reaches every
+    other input's code, which compiled apart never saw N's functions. Once, hfuse kept
+    the global function alone and the part computed with it, silently."""
+    directives = [(item, program.resolver.namespace(item.scope, item.nominates)) for item in program.items
+                  if item.kind == "using" and item.nominates and not scope_names(item.scope)]
+    if not directives:
+        return
+    functions = {key for item in program.items if item.function is not None for key in item.keys}
+    members: dict[str, set[str]] = {}
+    for _, namespace in directives:
+        for key in functions:
+            if namespace and key.rpartition("::")[0] == namespace:
+                members.setdefault(key.rpartition("::")[2], set()).add(key)
+    for spec, kernel, facts in kernels:
+        reached = {id(f.function) for key in facts.reachable(kernel.key) for f in facts.facts[key]}
+        for item in program.items:
+            if item.function is None or id(item.function) not in reached:
+                continue
+            own = {key.rpartition("::")[2] for key in item.keys}  # (a definition names itself)
+            for name in sorted(n for n in item.references if n in members and n not in own):
+                candidates = members[name] | ({name} & functions)
+                if len(candidates) < 2:
+                    continue
+                directive, namespace = next((d, n) for d, n in directives if f"{n}::{name}" in candidates)
+                raise HFuseError(
+                    f"'{name}' in {spec.name}'s code may call {' or '.join(sorted(candidates))}: "
+                    f"'using namespace {directive.nominates};' ({directive.file.name}:{directive.line}) makes "
+                    f"{namespace}'s functions candidates for every unqualified call in the fused file, and C++ "
+                    "chooses among them by the arguments' types, which hfuse does not know",
+                    Location(item.function.file, item.function.line, spec.name),
+                    hint=f"qualify the call in your file (::{name} or {namespace}::{name}), or keep these kernels unfused")
 
 
 def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:

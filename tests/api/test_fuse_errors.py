@@ -253,3 +253,35 @@ def test_cli_writes_nothing_on_error(case, tmp_path):
     if line is not None:
         assert f"{case.file}:{line}" in flat, report
     assert _hashes() == before
+
+
+USING_ONE = """__device__ float twice(float x) { return 2.f * x; }
+__global__ void ka(const int* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = twice(in[i]);
+}
+"""
+USING_TWO = """namespace lib { __device__ int twice(int x) { return 3 * x; } }
+using namespace lib;
+__global__ void kb(int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = twice(i);
+}
+"""
+
+
+@pytest.mark.parametrize("order", [("one.cu", "two.cu"), ("two.cu", "one.cu")])
+def test_an_unqualified_call_a_using_directive_makes_an_overload_set_is_refused(order):
+    # compiled apart, ka's twice(in[i]) is ::twice (2x) and kb's twice(i) is lib::twice (3x).
+    # Fused, lib's directive reaches ka too, and C++ would pick lib::twice(int) for both; hfuse
+    # once kept ::twice alone, and kb wrote 2 * i with no error
+    sources = {"one.cu": USING_ONE, "two.cu": USING_TWO}
+    kernels = {"one.cu": "ka", "two.cu": "kb"}
+    with pytest.raises(HFuseError, match=r"'twice' in k[ab]'s code may call lib::twice or twice: 'using namespace lib;' "
+                                         r"\(two.cu:2\)") as err:
+        fuse([KernelSpec(f, kernels[f], 128) for f in order], sources=sources)
+    assert err.value.where.line == (2 if order[0] == "one.cu" else 3) and "qualify the call" in err.value.hint  # the kernel
+    # the directive's own file alone (one twice): fused as written, lib::twice kept
+    alone = fuse([KernelSpec("two.cu", "kb", 128), KernelSpec("one.cu", "ka", 128)],
+                 sources={"two.cu": USING_TWO, "one.cu": USING_ONE.replace("twice", "double_it")})
+    assert "return 3 * x;" in alone.source
