@@ -196,7 +196,8 @@ def check_using_directives(kernels: Sequence[tuple[KernelSpec, Function, Program
     other input's code, which compiled apart never saw N's functions. Once, hfuse kept
     the global function alone and the part computed with it, silently."""
     directives = [(item, program.resolver.namespace(item.scope, item.nominates)) for item in program.items
-                  if item.kind == "using" and item.nominates and not scope_names(item.scope)]
+                  if item.kind == "using" and item.nominates and not item.keys  # (an alias names itself)
+                  and not scope_names(item.scope)]
     if not directives:
         return
     functions = {key for item in program.items if item.function is not None for key in item.keys}

@@ -285,3 +285,8 @@ def test_an_unqualified_call_a_using_directive_makes_an_overload_set_is_refused(
     alone = fuse([KernelSpec("two.cu", "kb", 128), KernelSpec("one.cu", "ka", 128)],
                  sources={"two.cu": USING_TWO, "one.cu": USING_ONE.replace("twice", "double_it")})
     assert "return 3 * x;" in alone.source
+    # an alias brings no names into the global namespace: no overload set, fused
+    aliased = USING_TWO.replace("using namespace lib;", "namespace L = lib;").replace("= twice(i)", "= L::twice(i)")
+    both = fuse([KernelSpec("one.cu", "ka", 128), KernelSpec("two.cu", "kb", 128)],
+                sources={"one.cu": USING_ONE, "two.cu": aliased})
+    assert "return 3 * x;" in both.source and "return 2.f * x;" in both.source
