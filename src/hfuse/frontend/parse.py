@@ -119,13 +119,11 @@ def non_ascii_outside_comments(text: str) -> int | None:
     refused there."""
     if text.isascii():
         return None
-    data = text.encode("latin-1")  # the file's own bytes: a character per byte
-    tree = ts.Parser(_language()).parse(data)
-    comments = sorted((n.start_byte, n.end_byte) for n in walk(tree.root_node) if n.type == "comment")
-    for offset, byte in enumerate(data):
-        if byte >= 0x80 and not any(start <= offset < end for start, end in comments):
-            return offset
-    return None
+    data = bytearray(text.encode("latin-1"))  # the file's own bytes: a character per byte
+    for node in walk(ts.Parser(_language()).parse(bytes(data)).root_node):
+        if node.type == "comment":
+            data[node.start_byte:node.end_byte] = b" " * (node.end_byte - node.start_byte)
+    return next((offset for offset, byte in enumerate(data) if byte >= 0x80), None)
 
 
 def read_source_file(path: str | Path, what: str = "source file", where: Location | None = None) -> str:
