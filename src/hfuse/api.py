@@ -42,8 +42,9 @@ from .partition import MAX_BLOCK_THREADS, Part, Partition, make_partition, padde
 from .header_meaning import header_meaning, overload_choice, worth_reading
 from .part_facts import (address_taken, check_device_state, check_disagreements, check_free_operators,
                          check_function_arguments, check_members_agree, check_own_blocks, check_parameter_calls,
-                         check_shared_types, check_static_shared, check_stored_functions, check_using_directives,
-                         instance_constants, renamed_types, slice_alignment_of, whole_block_need)
+                         check_foreign_functions, check_shared_types, check_static_shared, check_stored_functions,
+                         check_using_directives, instance_constants, renamed_types, slice_alignment_of,
+                         whole_block_need)
 from .transform.specialize import specialise_part
 from .registers import RegisterPolicy, kernel_attribute, part_budgets
 from .registers import describe as describe_registers
@@ -368,6 +369,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     notes, prepared = (*notes, *state.notes), [replace(k, writes=w) for k, w in zip(prepared, state.written)]
     check_disagreements(specs, found, program)
     check_using_directives([(k.spec, k.function, k.facts) for k in prepared], program)
+    check_foreign_functions([(k.spec, k.function, k.facts) for k in prepared], program)
     kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
     context_helpers = frozenset(everything.needs_context - {k.key for k in found})
     uses = frozenset().union(*(i.references for i in closure.items),
@@ -582,6 +584,7 @@ def _generate(
         shared_items, prepared.include_plan.lines, header, barrier_form, thread_block, codes, partition,
         [kernel_text], [launch_text], nominated_namespaces(program, shared_items),
         grid_group=any(k.uses_grid_group for k in prepared.kernels), macros=prepared.macros,
+        sources=program.files,
     )
     templated = [a for s in sigs if s.template_header for a in s.template_args]
     expression = f"{expression_prefix}{fused_name}<{', '.join(templated)}>" if templated else f"{expression_prefix}{fused_name}"

@@ -192,9 +192,10 @@ def check_using_directives(kernels: Sequence[tuple[KernelSpec, Function, Program
     """Refuse an unqualified call that a file-scope ``using namespace N;`` makes an overload
     set: N (an input's namespace) defines a function of its name, and so does the global
     namespace or another nominated one. C++ chooses among them by the arguments' types,
-    which hfuse does not know; and in the fused file one input's directive reaches every
-    other input's code, which compiled apart never saw N's functions. Once, hfuse kept
-    the global function alone and the part computed with it, silently."""
+    which hfuse does not know (it would keep one, or both where the other input's code needs
+    the global one). Once, hfuse kept the global function alone and the part computed with
+    it, silently. (Code that never saw the directive is written before it:
+    ``codegen/directive_scope.py``.)"""
     directives = [(item, program.resolver.namespace(item.scope, item.nominates)) for item in program.items
                   if item.kind == "using" and item.nominates and not item.keys  # (an alias names itself)
                   and not scope_names(item.scope)]
@@ -224,6 +225,35 @@ def check_using_directives(kernels: Sequence[tuple[KernelSpec, Function, Program
                     "chooses among them by the arguments' types, which hfuse does not know",
                     Location(item.function.file, item.function.line, spec.name),
                     hint=f"qualify the call in your file (::{name} or {namespace}::{name}), or keep these kernels unfused")
+
+
+def check_foreign_functions(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]], program: Program) -> None:
+    """Refuse a part whose calls reach a function only another input defines. Its own file
+    compiled, so there the name was something else: a function of a header hfuse keeps
+    (reached through ``using namespace``, argument-dependent lookup, or a global one), or a
+    macro. In the fused file the other input's definition would join, and C++ would choose
+    between them by the arguments' types: once, a ``twice(x)`` that meant a library's
+    ``3 * x`` took the other file's ``2 * x``, silently."""
+    for spec, kernel, facts in kernels:
+        source = next((f for f in program.files if f.path == spec.file), None)
+        if source is None:
+            continue
+        own = {key for item in source.items for key in (*item.keys, *(m.key for m in item.members),
+                                                          *((item.function.key,) if item.function else ()))}
+        reached = facts.reachable(kernel.key)
+        for key in reached:
+            defined = next(f.function for f in facts.facts[key])
+            if key in own or key == kernel.key or defined.owner:
+                continue  # (a member: the part's object's class has it; its own copy, where the inputs differ)
+            caller = next((f.function for k in reached if k in own or k == kernel.key for f in facts.facts[k]
+                           if key in f.calls), kernel)
+            raise HFuseError(
+                f"{spec.name}'s code calls '{key}', which {spec.file.name} does not define, but another input does "
+                f"({defined.file.name}:{defined.line}): compiled apart the call meant a declaration of a header hfuse "
+                "keeps (or found by its arguments' types), and in the fused file both would be candidates, chosen "
+                "between by the arguments' types",
+                Location(caller.file, caller.line, spec.name),
+                hint=f"rename the other input's '{key.rpartition('::')[2]}', or keep these kernels unfused")
 
 
 def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:

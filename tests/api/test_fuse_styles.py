@@ -101,11 +101,7 @@ def test_a_sample_of_the_ordered_pairs_of_files_fuses():
         assert [p.spec.name for p in fused.parts] == [a.spec().name, b.spec().name]
 
 
-KNOWN_BROKEN_PAIRS = {
-    frozenset({"relaxed_constexpr.cu", "cute_gemm.cu"}):
-        "a file-scope 'using namespace cute;' of one input reaches the other's kernel body, where "
-        "'detail::round_up' (its own ::detail) becomes ambiguous with cute::detail: nvcc refuses the fused file",
-}
+KNOWN_BROKEN_PAIRS: dict[frozenset[str], str] = {}
 """Pairs whose fused file is known not to compile, and why: the test must keep failing
 (strict), so a fix is noticed and the entry removed."""
 

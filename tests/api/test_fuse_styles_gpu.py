@@ -378,6 +378,24 @@ MAKERS["limits_offsets"] = lambda rng, cp, b: Launch(
     [_i32(rng, cp), _zeros(cp, N, np.int32), np.int32(N)], _flat(b), 0, (1,))
 
 
+def _quantize_rows(rng, cp, make: Callable, per_load: int, unroll: int, block: Dim3) -> Launch:
+    rows, cols = 32, unroll * block.size * per_load  # (each thread's accesses cover its row)
+    return Launch([cp.zeros(rows * cols, dtype=np.int8), _zeros(cp, rows), make(rng, cp, rows * cols), np.int32(cols)],
+                  Dim3(rows), 0, (0, 1))
+
+
+def _residual(rng, cp, make: Callable, per_access: int, block: Dim3) -> Launch:
+    return Launch([make(rng, cp), make(rng, cp), np.int32(N)], _flat(block, N, per_access), 0, (0,))
+
+
+# deduced_specialisations.cu
+MAKERS["quantize_int8_rows<__half, 2>"] = lambda rng, cp, b: _quantize_rows(rng, cp, _f16, 8, 2, b)
+MAKERS["quantize_int8_rows<float, 4>"] = lambda rng, cp, b: _quantize_rows(rng, cp, _f32, 4, 4, b)
+MAKERS["fused_residual_add<__half>"] = lambda rng, cp, b: _residual(rng, cp, _f16, 8, b)
+MAKERS["fused_residual_add<float>"] = lambda rng, cp, b: _residual(rng, cp, _f32, 4, b)
+MAKERS["fused_residual_add<__nv_bfloat16>"] = lambda rng, cp, b: _residual(rng, cp, _bf16, 8, b)
+
+
 def _paged(rng, cp, dtype, head: int) -> Launch:
     tokens, heads, slots = 64, 4, 16 * 8
     slot_mapping = rng.permutation(slots)[:tokens].astype(np.int64)

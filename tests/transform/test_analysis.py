@@ -69,6 +69,22 @@ def test_a_template_calling_its_own_instance_is_recursion():
         check_kernel(source.kernels["k"], facts)
 
 
+def test_a_primary_calling_its_own_name_beside_explicit_specialisations_is_no_recursion():
+    # a conversion layer's primary is never instantiated: to<float>(h) runs a specialisation
+    source, facts = _facts(
+        "template <typename TO, typename FROM> __device__ TO to(FROM v) { return to(v); }\n"
+        "template <> __device__ float to(__half v) { return __half2float(v); }\n"
+        "template <> __device__ __half to(float v) { return __float2half(v); }\n"
+        "__global__ void k(__half* p) { p[0] = to<__half>(to<float>(p[1]) * 2.f); }\n"
+    )
+    check_kernel(source.kernels["k"], facts)
+    # without a specialisation, the same primary is a cycle the compiler would have to run
+    source, facts = _facts("template <typename T> __device__ T f(T n) { return n > 0 ? f(n - 1) : n; }\n"
+                           "__global__ void k(int* p) { p[0] = f(p[1]); }\n")
+    with pytest.raises(HFuseError, match=r"recursion is not supported \(f -> f\)"):
+        check_kernel(source.kernels["k"], facts)
+
+
 def test_grid_sync_is_refused_at_its_line():
     source, facts = _facts("__global__ void k(int* p) {\n  p[0] = 1;\n  cg::this_grid().sync();\n}\n")
     with pytest.raises(HFuseError) as err:

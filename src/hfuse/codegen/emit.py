@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..frontend.options import DEFAULT_STD, CompileOptions, language_flags_for
-from ..frontend.model import Scope, TopLevelItem, namespace_wrap
+from ..frontend.model import Scope, SourceFile, TopLevelItem, namespace_wrap
 from ..frontend.preprocess import restore_line_comments
 from ..partition import WHOLE_BLOCK_BARRIER, Partition
 from ..transform.compound_literals import without_compound_literals
@@ -15,6 +15,7 @@ from ..transform.lambda_spaces import without_lambda_spaces
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
 from ..transform.static_shared import with_aligned_shared
+from .directive_scope import place_by_directives
 from .macros import MacroSections
 from .preamble import BarrierForm, preamble
 from .signature import PartSignature
@@ -168,9 +169,12 @@ def assemble(
     namespaces: Sequence[Scope] = (),
     grid_group: bool = False,
     macros: MacroSections | None = None,
+    sources: Sequence[SourceFile] = (),
 ) -> str:
     """The fused file: header, includes, hfuse's support code, the shared definitions
     (each in its namespace), each part's code, the fused kernel and its launch helper.
+    ``sources``: the inputs as compiled apart; what saw no file-scope using-directive there
+    is written before the directives (``directive_scope.py``).
     ``macros``: the user's, which the definitions get back where that is proved (each group
     of a file's definitions, and each part's code, defines the ones it uses and undefines
     them after); None writes every definition expanded."""
@@ -178,17 +182,19 @@ def assemble(
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
     out.append("// ---- hfuse support " + "-" * 60 + "\n" + preamble(barrier_form, thread_block, grid_group))
-    blocks: list[tuple[Scope, str]] = _opened_first(namespaces)
-    for file, group in itertools.groupby(items, key=lambda item: item.file):
-        written = [(item.scope, _usable_on_device(item, _as_device_code(item.text)), item.file, item.line)
-                   for item in group]
-        blocks.extend(_with_macros(macros, written, f"// ---- from {file.name} " + "-" * 50))
-    out.extend(_scoped(blocks))
-    for part, code in zip(partition.parts, parts):
-        title = f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) " + "-" * 30
-        out.append(title)
-        definitions = [*code.types, *code.helpers, code.body]
-        out.extend(_scoped(_with_macros(macros, [(d.scope, d.text, d.file, d.line) for d in definitions])))
+    out.extend(_scoped(_opened_first(namespaces)))
+    for placed in place_by_directives(items, parts, [part.spec.file for part in partition.parts], sources):
+        blocks: list[tuple[Scope, str]] = []
+        for file, group in itertools.groupby(placed.items, key=lambda item: item.file):
+            written = [(item.scope, _usable_on_device(item, _as_device_code(item.text)), item.file, item.line)
+                       for item in group]
+            blocks.extend(_with_macros(macros, written, f"// ---- from {file.name} " + "-" * 50))
+        out.extend(_scoped(blocks))
+        for part, definitions in zip(partition.parts, placed.parts):
+            if definitions:
+                out.append(f"// ---- part {part.index}: {part.spec.name} ({part.kernel.file.name}:{part.kernel.line}) "
+                           + "-" * 30)
+                out.extend(_scoped(_with_macros(macros, [(d.scope, d.text, d.file, d.line) for d in definitions])))
     out.append("// ---- fused kernel " + "-" * 60)
     out.extend(kernels)
     out.extend(launchers)

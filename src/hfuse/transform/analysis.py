@@ -568,6 +568,8 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
 def _check_recursion(name: str, program: ProgramFacts, path: list[str], kernel: Function) -> None:
     for f in program.facts.get(name, []):
         for callee in sorted((f.calls - (f.instance_calls - f.plain_calls)) & program.facts.keys()):
+            if callee == name and _primary_of_specialisations(f, program.facts[name]):
+                continue  # (``to(val)`` in the primary of ``to<float>(__half)``...: a name, not a cycle)
             if callee in path:
                 cycle = " -> ".join(path[path.index(callee) :] + [callee])
                 raise HFuseError(
@@ -576,3 +578,12 @@ def _check_recursion(name: str, program: ProgramFacts, path: list[str], kernel: 
                     hint="fused kernels are built by inlining every helper; rewrite the recursion as a loop",
                 )
             _check_recursion(callee, program, path + [callee], kernel)
+
+
+def _primary_of_specialisations(f, family) -> bool:
+    """A function template's primary that calls its own name, beside explicit specialisations
+    of it (``template <class TO, class FROM> TO to(FROM v) { return to(v); }``, then ``template
+    <> float to(__half v)``...): instances run the specialisations, and the primary's call is
+    the compiler's to resolve (C++ allows recursion; no copy of it must precede another)."""
+    return bool(f.function.template_header) and not f.function.is_explicit_specialisation \
+        and any(g.function.is_explicit_specialisation for g in family)

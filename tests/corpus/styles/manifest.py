@@ -280,4 +280,10 @@ CASES = (
     # std::exp, INT_MAX, offsetof, ssize_t without an #include (nvcc's implicit headers)
     Case("implicit_std.cu", "softish", 128, flags=("--expt-relaxed-constexpr",)),
     Case("implicit_std.cu", "limits_offsets", 96, flags=("--expt-relaxed-constexpr",)),
+    # deduced explicit specialisations beside a primary that calls its own name; access-size templates
+    Case("deduced_specialisations.cu", "quantize_int8_rows<__half, 2>", 128),
+    Case("deduced_specialisations.cu", "quantize_int8_rows<float, 4>", 256),
+    Case("deduced_specialisations.cu", "fused_residual_add<__half>", 256),
+    Case("deduced_specialisations.cu", "fused_residual_add<float>", 128),
+    Case("deduced_specialisations.cu", "fused_residual_add<__nv_bfloat16>", 128),
 )

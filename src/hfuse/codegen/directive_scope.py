@@ -1,0 +1,202 @@
+"""Where the code of each input stands around file-scope using-directives in the fused file.
+
+``using namespace N;`` at file scope reaches every line after it to the end of the
+translation unit. Compiled apart, it reached its own file's code after it; in the fused file
+it reaches whatever hfuse writes after it, other inputs' code included. There N's names join
+unqualified lookup: a qualified ``detail::round_up`` of another input becomes ambiguous with
+``N::detail`` (nvcc refuses the file), and an unqualified call may find an overload of N's
+that the input never saw and choose it by its arguments' types (a silently different kernel).
+
+So every definition is placed by what it saw: the definitions that saw none of the fused
+file's directives come first (shared ones and each part's copies, in their order), then a
+directive and what saw it, then the next directive and what saw both, and so on. Each group
+keeps its order, and no definition needs one of a later group (it compiled in a file where
+the later group's directives, which it did not see, stood after it). Where what the
+definitions saw does not grow like a chain (nothing, ``N``, ``N`` and ``M``), some code must
+see a directive it did not: that is allowed only for a namespace of the user's files none of
+whose names the code mentions (it finds nothing more there), and the directives are ordered
+so that this holds; so is a shared definition that one input wrote after a directive and
+another without it written once where it sees less. Otherwise hfuse refuses, rather than
+let a directive reach code that it did not reach.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import HFuseError, Location
+from ..frontend.closure import DEVICE_NAMESPACES, STD
+from ..frontend.model import SourceFile, TopLevelItem, scope_names
+from ..transform.specialize import PartCode, ScopedCode
+
+_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+"""Names as code looks them up (not a member after ``.``, nor a literal's suffix ``1.f``)."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Definitions that saw the same directives, in order; ``items`` begins with the
+    directives that the group's code saw and no earlier group's did."""
+
+    items: tuple[TopLevelItem, ...]
+    parts: tuple[tuple[ScopedCode, ...], ...]
+    """Per part: its definitions (types, helpers, body) of this group."""
+
+
+def is_file_scope_directive(item: TopLevelItem) -> bool:
+    """``using namespace N;`` outside any namespace (an alias ``namespace A = N;`` names itself
+    and brings nothing into lookup)."""
+    return item.kind == "using" and bool(item.nominates) and not item.keys and not scope_names(item.scope)
+
+
+def _namespace(item: TopLevelItem) -> str:
+    return (item.nominates or "").removeprefix("::")
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One input as compiled apart: where its definitions stand, and its directives."""
+
+    path: Path
+    at_line: dict[tuple[str, int], int]
+    at_text: dict[tuple[tuple, str], int]
+    directives: tuple[tuple[int, str], ...]
+
+    @classmethod
+    def of(cls, source: SourceFile) -> "_Source":
+        at_line: dict[tuple[str, int], int] = {}
+        at_text: dict[tuple[tuple, str], int] = {}
+        for index, item in enumerate(source.items):
+            at_line.setdefault((str(item.file), item.line), index)
+            at_text.setdefault((item.scope, item.text.strip()), index)
+        directives = tuple((i, _namespace(item)) for i, item in enumerate(source.items) if is_file_scope_directive(item))
+        return cls(source.path, at_line, at_text, directives)
+
+    def position(self, file: Path | None, line: int, scope: tuple = (), text: str = "") -> int | None:
+        found = self.at_line.get((str(file), line)) if file is not None else None
+        return found if found is not None else self.at_text.get((scope, text.strip()))
+
+    def seen(self, position: int) -> frozenset[str]:
+        return frozenset(namespace for at, namespace in self.directives if at < position)
+
+
+def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode], part_sources: Sequence[Path],
+                        sources: Sequence[SourceFile]) -> list[Group]:
+    """``items`` (the shared definitions, in order) and each part's code, in groups such that
+    no file-scope using-directive among ``items`` stands before code that did not see it;
+    ``part_sources``: the input file of each part."""
+    definitions = [(*code.types, *code.helpers, code.body) for code in parts]
+    directives = frozenset(_namespace(item) for item in items if is_file_scope_directive(item))
+    if not directives:
+        return [Group(tuple(items), tuple(definitions))]
+    apart = [_Source.of(source) for source in sources]
+    known = _members(sources)
+    views: dict[int, frozenset[str]] = {}  # (by id: a definition's directives as it saw them)
+    for item in items:
+        if not is_file_scope_directive(item):
+            seen = [(source, source.seen(at)) for source in apart
+                    if (at := source.position(item.file, item.line, item.scope, item.text)) is not None]
+            views[id(item)] = _view(seen, directives, item, known)
+    # a part's copy is of a definition its own file wrote, which the inputs may share as another's
+    # (one text, read once): found where it was written, then as that text in the part's file
+    written_at = {(str(item.file), item.line): (item.scope, item.text) for source in sources for item in source.items}
+    for written, path in zip(definitions, part_sources):
+        source = next((s for s in apart if s.path == path), None)
+        found = {id(d): at for d in written if source and d.file is not None
+                 and (at := source.position(d.file, d.line, *written_at.get((str(d.file), d.line), ((), "")))) is not None}
+        for definition in written:
+            if id(definition) in found:
+                views[id(definition)] = source.seen(found[id(definition)]) & directives
+        body = views.get(id(written[-1]), directives)
+        for definition in written:  # (hfuse's own, or not found: with the body)
+            views.setdefault(id(definition), body)
+    texts = {id(d): d.text for d in [*items, *(d for written in definitions for d in written)]}
+    order = _directive_order(views, texts, directives, known)
+    groups = []
+    for at in range(-1, len(order)):
+        new = [item for item in items if is_file_scope_directive(item) and at >= 0 and _namespace(item) == order[at]]
+        here = (lambda d: _last(views[id(d)], order) == at)  # (the group after the last directive it saw)
+        groups.append(Group((*new, *(item for item in items if id(item) in views and here(item))),
+                            tuple(tuple(d for d in written if here(d)) for written in definitions)))
+    return groups
+
+
+def _last(view: frozenset[str], order: Sequence[str]) -> int:
+    return max((order.index(n) for n in view), default=-1)
+
+
+def _directive_order(views: dict[int, frozenset[str]], texts: dict[int, str], directives: frozenset[str],
+                     known: dict[str, set[str]]) -> tuple[str, ...]:
+    """An order of the directives in which each definition, written after the last directive it
+    saw, sees no other one, or only one of a namespace of the user's files none of whose names
+    its text mentions (so nothing it looks up finds more than it did)."""
+    for order in itertools.islice(itertools.permutations(sorted(directives)), 720):
+        if all(_unaffected(frozenset(order[:_last(view, order) + 1]) - view, texts[key], known)
+               for key, view in views.items()):
+            return order
+    one, two = next((sorted(a - b), sorted(b - a)) for a, b in itertools.combinations(sorted(set(views.values()), key=sorted), 2)
+                    if a - b and b - a)
+    raise HFuseError(
+        f"some of the inputs' code saw 'using namespace {one[0]};' and not 'using namespace {two[0]};', and other code "
+        "the reverse: a file-scope using-directive reaches every line after it in the fused file, so hfuse cannot "
+        "place both where each sees exactly what it saw",
+        hint="qualify the names instead of 'using namespace' at file scope (or write the directive inside the "
+             "functions that need it), or keep these kernels unfused")
+
+
+LIBRARY_NAMESPACES = (*DEVICE_NAMESPACES, STD, "thrust", "cute", "cutlass", "at", "c10", "torch", "caffe2")
+"""Namespaces that headers hfuse keeps as ``#include`` lines define, whatever the user adds to them."""
+
+
+def _members(sources: Sequence[SourceFile]) -> dict[str, set[str]]:
+    """The names the user's files declare in each of their namespaces (those of nested
+    namespaces too, and the nested namespaces' own): what a directive of it brings into
+    lookup, where no header hfuse keeps may extend it. Such a header is taken to extend the
+    namespaces of ``LIBRARY_NAMESPACES`` and any named as a folder or file of its path
+    (``<vendor/ops.h>``: ``vendor`` and ``ops``)."""
+    kept = {word.lower() for source in sources for line in source.kept_includes
+            for path in re.findall(r'[<"]([^>"]+)[>"]', line) for word in re.split(r"[/\\.]", path)}
+    members: dict[str, set[str]] = {}
+    for item in (item for source in sources for item in source.items):
+        names = scope_names(item.scope)
+        for depth in range(1, len(names) + 1):
+            namespace = "::".join(names[:depth])
+            found = members.setdefault(namespace, set())
+            found.update(names[depth:depth + 1] or item.names)
+    return {n: found for n, found in members.items()
+            if n.split("::")[0] not in LIBRARY_NAMESPACES and n.split("::")[0].lower() not in kept}
+
+
+def _view(seen: Sequence[tuple[_Source, frozenset[str]]], directives: frozenset[str], item: TopLevelItem,
+          known: dict[str, set[str]]) -> frozenset[str]:
+    """The directives a shared definition saw where it was compiled apart. Where the inputs
+    disagree (a header one included after its directive, one without), it is written where
+    it sees what all of them saw, if what the others saw in addition is of a namespace of the
+    user's files none of whose names its text mentions (so it found nothing there). A
+    definition no input is known to have written stays where it always was, after them all."""
+    if not seen:
+        return directives
+    views = {frozenset(s & directives) for _, s in seen}
+    common = frozenset.intersection(*views)
+    if len(views) == 1 or all(_unaffected(view - common, item.text, known) for view in views):
+        return common
+    ordered = sorted(((source, s & directives) for source, s in seen), key=lambda view: len(view[1]), reverse=True)
+    (first, saw), (second, other) = ordered[0], ordered[-1]
+    namespace = sorted(saw - other)[0]
+    raise HFuseError(
+        f"'{(item.names or ('a definition',))[0]}' is shared by {first.path.name}, where 'using namespace "
+        f"{namespace};' precedes it, and {second.path.name}, where it does not: in the fused file it is written "
+        "once, and either way one input's code would see other names than it saw compiled apart",
+        Location(item.file, item.line),
+        hint="include the shared header before the using-directive, or qualify the names instead of 'using "
+             "namespace' at file scope, or keep these kernels unfused")
+
+
+def _unaffected(namespaces: frozenset[str], text: str, known: dict[str, set[str]]) -> bool:
+    """Whether code finds the same whether or not ``namespaces``' directives precede it: each
+    is a namespace of the user's files, and the code names none of its names."""
+    names = set(_IDENTIFIER.findall(text)) if namespaces else set()
+    return all(n in known and not known[n] & names for n in namespaces)
