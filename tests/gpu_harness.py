@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from hfuse.api import FusedKernel, device_source
+from hfuse.frontend.options import CompileOptions
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.toolkit import cuda_include_dirs
 
@@ -55,13 +56,14 @@ def run(cp, fn, grid: Dim3, block: Dim3, args: Sequence[Any], smem: int) -> None
 
 
 def differences(cp, specs: Sequence[KernelSpec], makers: Sequence[Make], fused: FusedKernel,
-                seed: Sequence[int], flags: Sequence[str] = ()) -> list[str]:
-    """What the fused kernel writes differently from the originals (empty: bit-equal)."""
+                seed: Sequence[int], flags: Sequence[str] = (), options: CompileOptions | None = None) -> list[str]:
+    """What the fused kernel writes differently from the originals (empty: bit-equal);
+    ``options``: those the request was fused with (the originals are read with them too)."""
     seeds = lambda: [np.random.default_rng([*seed, j]) for j in range(len(specs))]  # noqa: E731
     expected = []
     for spec, make, rng in zip(specs, makers, seeds()):
         made = make(rng, cp)
-        original = device_source(spec)
+        original = device_source(spec, options=options) if options is not None else device_source(spec)
         run(cp, compiled(cp, original.source, original.name_expression, flags), made.grid, spec.block, made.args,
             made.smem)
         expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])

@@ -334,6 +334,8 @@ def test_types_typedefs_and_constants_defined_differently_are_one_per_part(clash
     source = clashing.source
     assert "typedef float real__hf1;" in source and "typedef double real__hf2;" in source
     assert "constexpr int kScale__hf1 = 2;" in source and "constexpr int kScale__hf2 = 3;" in source
+    assert "constexpr T kHalf__hf1 = T(1) / T(2);" in source and "constexpr T kHalf__hf2 = T(1) / T(4);" in source
+    assert "* kHalf__hf1<real__hf1> +" in source and "* kHalf__hf2<real__hf2> +" in source
     assert "struct Params__hf1 {" in source and "struct Params__hf2 {" in source
     assert "x * p.alpha + p.beta * kScale__hf2" in source  # each part's helper names its own
     # the kernels' parameters too, in the body functions and in the fused kernel
@@ -1128,3 +1130,40 @@ def test_a_librarys_macro_that_is_a_pragma_becomes_the_pragma(tmp_path):
     part = fused.source.split("// ---- part 2")[1]
     assert "#pragma unroll\n" in part and "FAKELIB_UNROLL" not in part
     compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)
+
+
+SPECIALISED_HEADER = "#pragma once\ntemplate <class T> __device__ T bias() { return T(1); }\n"
+SPECIALISES = """#include "shared.cuh"
+template <> __device__ float bias<float>() { return 2.f; }
+__global__ void ka(float* o, int n) { int t = blockIdx.x * blockDim.x + threadIdx.x; if (t < n) o[t] = bias<float>(); }
+"""
+USES_THE_PRIMARY = """#include "shared.cuh"
+__global__ void kb(float* o, int n) { int t = blockIdx.x * blockDim.x + threadIdx.x; if (t < n) o[t] = bias<float>(); }
+"""
+
+
+def test_a_files_explicit_specialisation_of_its_headers_template_is_its_own(tmp_path):
+    # once refused as "'bias' is defined differently here and in shared.cuh", even alone
+    for name, text in (("shared.cuh", SPECIALISED_HEADER), ("a.cu", SPECIALISES), ("b.cu", USES_THE_PRIMARY)):
+        (tmp_path / name).write_text(text)
+    (tmp_path / "other.cu").write_text("__global__ void other(float* o) { o[threadIdx.x] = 0.f; }\n")
+    alone = fuse([KernelSpec(tmp_path / "a.cu", "ka", 128), KernelSpec(tmp_path / "other.cu", "other", 128)]).source
+    assert "template <> __device__ float bias<float>() { return 2.f; }" in alone
+    # beside a file that has only the primary: each part chooses among its own file's definitions
+    both = fuse([KernelSpec(tmp_path / "a.cu", "ka", 128), KernelSpec(tmp_path / "b.cu", "kb", 128)]).source
+    assert "template <> __device__ float bias__hf1<float>(" in both and "bias__hf2<float>(" in both
+    assert "template <> __device__ float bias__hf2" not in both  # (part 2 runs the primary: T(1))
+    compile_nvcc(both, workdir=tmp_path / "build")
+
+
+def test_a_files_explicit_specialisation_of_its_headers_class_template_is_its_own(tmp_path):
+    # once refused as "'Traits' is defined differently here and in traits.cuh"
+    (tmp_path / "traits.cuh").write_text("#pragma once\ntemplate <class T> struct Traits { static constexpr int v = 1; };\n")
+    body = "{ int t = blockIdx.x * blockDim.x + threadIdx.x; if (t < n) o[t] = Traits<float>::v + Traits<int>::v; }\n"
+    (tmp_path / "a.cu").write_text('#include "traits.cuh"\ntemplate <> struct Traits<float> { static constexpr int v = 2; };\n'
+                                   f"__global__ void ka(float* o, int n) {body}")
+    (tmp_path / "b.cu").write_text(f'#include "traits.cuh"\n__global__ void kb(float* o, int n) {body}')
+    both = fuse([KernelSpec(tmp_path / "a.cu", "ka", 128), KernelSpec(tmp_path / "b.cu", "kb", 128)]).source
+    assert "template <> struct Traits__hf1<float> { static constexpr int v = 2; };" in both
+    assert "struct Traits__hf2<float>" not in both and "o[t] = Traits__hf2<float>::v" in both
+    compile_nvcc(both, workdir=tmp_path / "build")

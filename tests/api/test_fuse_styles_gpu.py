@@ -396,6 +396,19 @@ MAKERS["fused_residual_add<float>"] = lambda rng, cp, b: _residual(rng, cp, _f32
 MAKERS["fused_residual_add<__nv_bfloat16>"] = lambda rng, cp, b: _residual(rng, cp, _bf16, 8, b)
 
 
+
+def _qk(rng, cp, head: int, block: Dim3) -> Launch:
+    keys = 512  # one warp per key
+    return Launch([_zeros(cp, keys), _f32(rng, cp, head), _f32(rng, cp, keys * head), np.int32(keys)],
+                  Dim3(cdiv(keys, block.size // 32)), 0, (0,))
+
+
+# vec_dtype.cu
+MAKERS["attn::qk_dot_kernel<128, 4>"] = lambda rng, cp, b: _qk(rng, cp, 128, b)
+MAKERS["attn::qk_dot_kernel<64, 2>"] = lambda rng, cp, b: _qk(rng, cp, 64, b)
+MAKERS["attn::qk_dot_kernel<128, 1>"] = lambda rng, cp, b: _qk(rng, cp, 128, b)
+
+
 def _paged(rng, cp, dtype, head: int) -> Launch:
     tokens, heads, slots = 64, 4, 16 * 8
     slot_mapping = rng.permutation(slots)[:tokens].astype(np.int64)

@@ -84,6 +84,22 @@ def test_program_merges_identical_definitions_and_records_or_refuses_conflicts()
     assert "'S'" in str(err.value) and "h.cu:1" in str(err.value) and "f.cu:1" in str(err.value)
 
 
+@pytest.mark.parametrize("definition", ["constexpr float kScale = float({v});",
+                                        "template <class T> constexpr T kScale = T({v});",
+                                        "template <class T = float> constexpr T kScale = static_cast<T>({v});"])
+def test_constants_whose_initialiser_calls_are_definitions_one_per_part(definition):
+    # an initialiser with parentheses is no prototype: two files' values are two constants
+    a, b = (model_source(Path(f"{n}.cu"), definition.format(v=v) + f"\n__global__ void k{n}(float* p) {{ }}\n")
+            for n, v in (("a", 2), ("b", 3)))
+    owners = Program.merge([a, b]).clashing_symbols()["kScale"]
+    assert {path.name: item.text for path, item in owners.items()} == {
+        "a.cu": definition.format(v=2), "b.cu": definition.format(v=3)}
+    # and a prototype is still one, template header and default arguments and all
+    c = model_source(Path("c.cu"), "template <int N = 2> __device__ float kScale(float x = 1.f);\n"
+                                   "__global__ void kc(float* p) { }\n")
+    assert "kScale" not in Program.merge([a, c]).clashing_symbols()
+
+
 def test_unknown_kernel_suggests_a_close_name():
     program = Program.merge([model_source(Path("k.cu"), SOURCE)])
     with pytest.raises(HFuseError) as err:

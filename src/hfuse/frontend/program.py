@@ -136,8 +136,11 @@ class Program:
 
     def _claim(self, owner: dict[str, tuple[TopLevelItem, Path]], name: str, item: TopLevelItem, source: Path) -> None:
         previous, previous_source = owner.setdefault(name, (item, source))
-        if previous is item or previous.file == item.file and previous_source == source:
-            return  # overloads and redeclarations within one file are the compiler's business
+        if previous is item or previous_source == source:
+            # overloads, specialisations and redeclarations within one source are the
+            # compiler's business, in its headers and itself alike (a header's template, the
+            # .cu's explicit specialisation of it): that source compiled
+            return
         # (one header, read by two sources with other macros, may define a name two ways: as two files would)
         if _is_prototype(previous) or _is_prototype(item):
             return  # a declaration beside its definition
@@ -329,4 +332,17 @@ def _is_prototype(item: TopLevelItem) -> bool:
     type (``struct Params;``), which one header may make and another define."""
     if item.kind != "declaration" or item.function is not None or "{" in item.text:
         return False
-    return "(" in item.text or _FORWARD.match(item.text) is not None
+    # (a variable's initialiser may call: ``template <class T> constexpr T k = T(2);`` defines)
+    return "(" in _without_template_header(item.text).split("=")[0] or _FORWARD.match(item.text) is not None
+
+
+def _without_template_header(text: str) -> str:
+    """The declaration after its ``template <...>`` headers (their defaults hold ``=``)."""
+    rest = text.lstrip()
+    while (header := re.match(r"template\s*<", rest)) is not None:
+        depth, at = 1, header.end()
+        while at < len(rest) and depth:
+            depth += {"<": 1, ">": -1}.get(rest[at], 0)
+            at += 1
+        rest = rest[at:].lstrip()
+    return rest

@@ -286,4 +286,8 @@ CASES = (
     Case("deduced_specialisations.cu", "fused_residual_add<__half>", 256),
     Case("deduced_specialisations.cu", "fused_residual_add<float>", 128),
     Case("deduced_specialisations.cu", "fused_residual_add<__nv_bfloat16>", 128),
+    # a vector layer's primaries in one header, their specialisations in another
+    Case("vec_dtype.cu", "attn::qk_dot_kernel<128, 4>", 128),
+    Case("vec_dtype.cu", "attn::qk_dot_kernel<64, 2>", 64),
+    Case("vec_dtype.cu", "attn::qk_dot_kernel<128, 1>", 96),
 )
