@@ -249,9 +249,9 @@ def check_foreign_functions(kernels: Sequence[tuple[KernelSpec, Function, Progra
                            if key in f.calls), kernel)
             raise HFuseError(
                 f"{spec.name}'s code calls '{key}', which {spec.file.name} does not define, but another input does "
-                f"({defined.file.name}:{defined.line}): compiled apart the call meant a declaration of a header hfuse "
-                "keeps (or found by its arguments' types), and in the fused file both would be candidates, chosen "
-                "between by the arguments' types",
+                f"({defined.file.name}:{defined.line}): compiled apart the call meant another declaration (a kept "
+                "header's, one a using-declaration brings, or one found by its arguments' types), and in the fused "
+                "file both would be candidates, chosen between by the arguments' types",
                 Location(caller.file, caller.line, spec.name),
                 hint=f"rename the other input's '{key.rpartition('::')[2]}', or keep these kernels unfused")
 

@@ -290,3 +290,15 @@ def test_an_unqualified_call_a_using_directive_makes_an_overload_set_is_refused(
     both = fuse([KernelSpec("one.cu", "ka", 128), KernelSpec("two.cu", "kb", 128)],
                 sources={"one.cu": USING_ONE, "two.cu": aliased})
     assert "return 3 * x;" in both.source and "return 2.f * x;" in both.source
+
+
+@pytest.mark.parametrize("order", [("one.cu", "two.cu"), ("two.cu", "one.cu")])
+def test_a_call_only_another_inputs_function_would_answer_is_refused(order):
+    # compiled apart, kb's twice(1.5f * i) is lib::twice(int), brought by a using-declaration
+    # (3 * int); fused, one.cu's ::twice(float) would be an exact match (2 * x), silently
+    declared = USING_TWO.replace("using namespace lib;", "using lib::twice;").replace("twice(i)", "twice(1.5f * i)")
+    with pytest.raises(HFuseError, match=r"kb's code calls 'twice', which two.cu does not define, but another input "
+                                         r"does \(one.cu:1\)") as err:
+        fuse([KernelSpec(f, {"one.cu": "ka", "two.cu": "kb"}[f], 128) for f in order],
+             sources={"one.cu": USING_ONE, "two.cu": declared})
+    assert err.value.where.line == 3 and "rename the other input's 'twice'" in err.value.hint

@@ -2,9 +2,9 @@
 where one input's declarations once changed what another input's code meant, the fused
 kernel now computes bit for bit what each kernel computes alone.
 
-- A kept library's ``using namespace vendor;`` once reached another input's ``twice(i)``,
-  whose ``int`` argument then matched ``vendor::twice<int>`` (3x) instead of its own
-  ``twice(float)`` (2x).
+- A kept library's ``using namespace vendor;`` (or ``using vendor::twice;``) once reached
+  another input's ``twice(i)``, whose ``int`` argument then matched ``vendor::twice<int>``
+  (3x) instead of its own ``twice(float)`` (2x).
 - A ``.cu`` file's explicit specialisation of its header's function or class template, beside
   a file that runs the primary: each part chooses among its own file's definitions (once,
   the specialisation alone was refused as "defined differently").
@@ -58,8 +58,9 @@ template <class T> __host__ __device__ T clamp01(T x) { return x < T(0) ? T(0) :
 """
 
 
+@pytest.mark.parametrize("form", ["using namespace vendor;", "using vendor::clamp01;\nusing vendor::twice;"])
 @pytest.mark.parametrize("first", ["plain", "vendored"])
-def test_a_kept_librarys_directive_reaches_only_its_own_files_code(cp, tmp_path, first):
+def test_a_kept_librarys_directive_reaches_only_its_own_files_code(cp, tmp_path, first, form):
     (tmp_path / "sys" / "vendor").mkdir(parents=True)
     (tmp_path / "sys" / "vendor" / "ops.h").write_text(VENDOR)
     (tmp_path / "plain.cu").write_text(
@@ -67,7 +68,7 @@ def test_a_kept_librarys_directive_reaches_only_its_own_files_code(cp, tmp_path,
         "__global__ void doubled(const int* in, float* out, int n) {\n"
         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = twice(in[i]);\n}\n")
     (tmp_path / "vendored.cu").write_text(
-        "#include <vendor/ops.h>\nusing namespace vendor;\n"
+        f"#include <vendor/ops.h>\n{form}\n"
         "__global__ void clamped(const float* in, float* out, int n) {\n"
         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = clamp01(in[i]);\n}\n")
     kernels = [(KernelSpec(tmp_path / "plain.cu", "doubled", 128), _ints),

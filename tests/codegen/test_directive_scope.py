@@ -101,6 +101,21 @@ def test_a_kept_librarys_directive_no_longer_chooses_another_inputs_overload(ven
     compile_nvcc(source, flags=["-arch=sm_90", "-isystem", str(vendor / "sys")], workdir=tmp_path / "build")
 
 
+@pytest.mark.parametrize("first", ["plain.cu", "declared.cu"])
+def test_a_kept_librarys_using_declaration_is_kept_and_reaches_only_its_own_files_code(vendor, first, tmp_path):
+    # 'using vendor::twice;' brings one name, which doubled's twice(in[i]) would then find
+    # (vendor::twice<int>, 3x); and 'using vendor::clamp01;' was once dropped, so clamp01 was undefined
+    (vendor / "declared.cu").write_text(VENDORED.replace("using namespace vendor;",
+                                                         "using vendor::clamp01;\nusing vendor::twice;"))
+    specs = [KernelSpec(vendor / "plain.cu", "doubled", 128), KernelSpec(vendor / "declared.cu", "clamped", 128)]
+    if first == "declared.cu":
+        specs.reverse()
+    source = fuse(specs, options=CompileOptions(system_include_dirs=(str(vendor / "sys"),))).source
+    assert source.index("out[i] = twice(in[i])") < source.index("using vendor::twice;") < source.index("= clamp01(")
+    assert "using vendor::clamp01;" in source
+    compile_nvcc(source, flags=["-arch=sm_90", "-isystem", str(vendor / "sys")], workdir=tmp_path / "build")
+
+
 def test_a_call_another_input_would_answer_is_refused(vendor):
     # tripled's twice(x) is vendor::twice<float> (3 * x); fused, plain.cu's ::twice(float) is an
     # exact match, chosen over the template: 2 * x, silently

@@ -1,7 +1,7 @@
 """Where the code of each input stands around file-scope using-directives in the fused file.
 
 ``using namespace N;`` at file scope reaches every line after it to the end of the
-translation unit. Compiled apart, it reached its own file's code after it; in the fused file
+translation unit, and so does a using-declaration ``using N::name;`` (for its one name). Compiled apart, it reached its own file's code after it; in the fused file
 it reaches whatever hfuse writes after it, other inputs' code included. There N's names join
 unqualified lookup: a qualified ``detail::round_up`` of another input becomes ambiguous with
 ``N::detail`` (nvcc refuses the file), and an unqualified call may find an overload of N's
@@ -13,8 +13,9 @@ directive and what saw it, then the next directive and what saw both, and so on.
 keeps its order, and no definition needs one of a later group (it compiled in a file where
 the later group's directives, which it did not see, stood after it). Where what the
 definitions saw does not grow like a chain (nothing, ``N``, ``N`` and ``M``), some code must
-see a directive it did not: that is allowed only for a namespace of the user's files none of
-whose names the code mentions (it finds nothing more there), and the directives are ordered
+see a directive it did not: that is allowed only where what the directive brings is known
+(a using-declaration's name, a namespace of the user's files) and the code mentions none
+of it (it finds nothing more there), and the directives are ordered
 so that this holds; so is a shared definition that one input wrote after a directive and
 another without it written once where it sees less. Otherwise hfuse refuses, rather than
 let a directive reach code that it did not reach.
@@ -30,6 +31,7 @@ from typing import Sequence
 from ..errors import HFuseError, Location
 from ..frontend.closure import DEVICE_NAMESPACES, STD
 from ..frontend.model import SourceFile, TopLevelItem, scope_names
+from ..frontend.resolve import using_declaration
 from ..transform.specialize import PartCode, ScopedCode
 
 _IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
@@ -47,13 +49,20 @@ class Group:
 
 
 def is_file_scope_directive(item: TopLevelItem) -> bool:
-    """``using namespace N;`` outside any namespace (an alias ``namespace A = N;`` names itself
-    and brings nothing into lookup)."""
-    return item.kind == "using" and bool(item.nominates) and not item.keys and not scope_names(item.scope)
+    """``using namespace N;`` or ``using N::name;`` outside any namespace (an alias ``namespace
+    A = N;`` names itself and brings nothing into lookup)."""
+    if scope_names(item.scope):
+        return False
+    if item.kind == "using":
+        return bool(item.nominates) and not item.keys
+    return item.kind == "declaration" and using_declaration(item.text) is not None
 
 
-def _namespace(item: TopLevelItem) -> str:
-    return (item.nominates or "").removeprefix("::")
+def _statement(item: TopLevelItem) -> str:
+    """The directive as written out: ``using namespace cute;``, ``using vendor::twice;``."""
+    if item.kind == "using":
+        return f"using namespace {(item.nominates or '').removeprefix('::')};"
+    return f"using {(using_declaration(item.text) or '').removeprefix('::')};"
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class _Source:
         for index, item in enumerate(source.items):
             at_line.setdefault((str(item.file), item.line), index)
             at_text.setdefault((item.scope, item.text.strip()), index)
-        directives = tuple((i, _namespace(item)) for i, item in enumerate(source.items) if is_file_scope_directive(item))
+        directives = tuple((i, _statement(item)) for i, item in enumerate(source.items) if is_file_scope_directive(item))
         return cls(source.path, at_line, at_text, directives)
 
     def position(self, file: Path | None, line: int, scope: tuple = (), text: str = "") -> int | None:
@@ -80,7 +89,7 @@ class _Source:
         return found if found is not None else self.at_text.get((scope, text.strip()))
 
     def seen(self, position: int) -> frozenset[str]:
-        return frozenset(namespace for at, namespace in self.directives if at < position)
+        return frozenset(directive for at, directive in self.directives if at < position)
 
 
 def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode], part_sources: Sequence[Path],
@@ -89,11 +98,11 @@ def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode]
     no file-scope using-directive among ``items`` stands before code that did not see it;
     ``part_sources``: the input file of each part."""
     definitions = [(*code.types, *code.helpers, code.body) for code in parts]
-    directives = frozenset(_namespace(item) for item in items if is_file_scope_directive(item))
+    directives = frozenset(_statement(item) for item in items if is_file_scope_directive(item))
     if not directives:
         return [Group(tuple(items), tuple(definitions))]
     apart = [_Source.of(source) for source in sources]
-    known = _members(sources)
+    known = _brought(sources, directives)
     views: dict[int, frozenset[str]] = {}  # (by id: a definition's directives as it saw them)
     for item in items:
         if not is_file_scope_directive(item):
@@ -117,7 +126,7 @@ def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode]
     order = _directive_order(views, texts, directives, known)
     groups = []
     for at in range(-1, len(order)):
-        new = [item for item in items if is_file_scope_directive(item) and at >= 0 and _namespace(item) == order[at]]
+        new = [item for item in items if is_file_scope_directive(item) and at >= 0 and _statement(item) == order[at]]
         here = (lambda d: _last(views[id(d)], order) == at)  # (the group after the last directive it saw)
         groups.append(Group((*new, *(item for item in items if id(item) in views and here(item))),
                             tuple(tuple(d for d in written if here(d)) for written in definitions)))
@@ -125,14 +134,14 @@ def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode]
 
 
 def _last(view: frozenset[str], order: Sequence[str]) -> int:
-    return max((order.index(n) for n in view), default=-1)
+    return max((order.index(d) for d in view), default=-1)
 
 
 def _directive_order(views: dict[int, frozenset[str]], texts: dict[int, str], directives: frozenset[str],
                      known: dict[str, set[str]]) -> tuple[str, ...]:
     """An order of the directives in which each definition, written after the last directive it
-    saw, sees no other one, or only one of a namespace of the user's files none of whose names
-    its text mentions (so nothing it looks up finds more than it did)."""
+    saw, sees no other one, or only one whose names are known and its text mentions none of
+    (so nothing it looks up finds more than it did)."""
     for order in itertools.islice(itertools.permutations(sorted(directives)), 720):
         if all(_unaffected(frozenset(order[:_last(view, order) + 1]) - view, texts[key], known)
                for key, view in views.items()):
@@ -140,7 +149,7 @@ def _directive_order(views: dict[int, frozenset[str]], texts: dict[int, str], di
     one, two = next((sorted(a - b), sorted(b - a)) for a, b in itertools.combinations(sorted(set(views.values()), key=sorted), 2)
                     if a - b and b - a)
     raise HFuseError(
-        f"some of the inputs' code saw 'using namespace {one[0]};' and not 'using namespace {two[0]};', and other code "
+        f"some of the inputs' code saw '{one[0]}' and not '{two[0]}', and other code "
         "the reverse: a file-scope using-directive reaches every line after it in the fused file, so hfuse cannot "
         "place both where each sees exactly what it saw",
         hint="qualify the names instead of 'using namespace' at file scope (or write the directive inside the "
@@ -149,6 +158,21 @@ def _directive_order(views: dict[int, frozenset[str]], texts: dict[int, str], di
 
 LIBRARY_NAMESPACES = (*DEVICE_NAMESPACES, STD, "thrust", "cute", "cutlass", "at", "c10", "torch", "caffe2")
 """Namespaces that headers hfuse keeps as ``#include`` lines define, whatever the user adds to them."""
+
+
+def _brought(sources: Sequence[SourceFile], directives: frozenset[str]) -> dict[str, set[str]]:
+    """What each directive whose names are known brings into lookup: ``using vendor::twice;``
+    its one name; ``using namespace N;`` N's (``_members``)."""
+    members = _members(sources)
+    known = {}
+    for directive in directives:
+        if directive.startswith("using namespace "):
+            namespace = directive.removeprefix("using namespace ").rstrip(";")
+            if namespace in members:
+                known[directive] = members[namespace]
+        else:
+            known[directive] = {directive.rstrip(";").rsplit("::", 1)[-1]}
+    return known
 
 
 def _members(sources: Sequence[SourceFile]) -> dict[str, set[str]]:
@@ -185,18 +209,18 @@ def _view(seen: Sequence[tuple[_Source, frozenset[str]]], directives: frozenset[
         return common
     ordered = sorted(((source, s & directives) for source, s in seen), key=lambda view: len(view[1]), reverse=True)
     (first, saw), (second, other) = ordered[0], ordered[-1]
-    namespace = sorted(saw - other)[0]
+    directive = sorted(saw - other)[0]
     raise HFuseError(
-        f"'{(item.names or ('a definition',))[0]}' is shared by {first.path.name}, where 'using namespace "
-        f"{namespace};' precedes it, and {second.path.name}, where it does not: in the fused file it is written "
+        f"'{(item.names or ('a definition',))[0]}' is shared by {first.path.name}, where '{directive}' precedes "
+        f"it, and {second.path.name}, where it does not: in the fused file it is written "
         "once, and either way one input's code would see other names than it saw compiled apart",
         Location(item.file, item.line),
         hint="include the shared header before the using-directive, or qualify the names instead of 'using "
              "namespace' at file scope, or keep these kernels unfused")
 
 
-def _unaffected(namespaces: frozenset[str], text: str, known: dict[str, set[str]]) -> bool:
-    """Whether code finds the same whether or not ``namespaces``' directives precede it: each
-    is a namespace of the user's files, and the code names none of its names."""
-    names = set(_IDENTIFIER.findall(text)) if namespaces else set()
-    return all(n in known and not known[n] & names for n in namespaces)
+def _unaffected(directives: frozenset[str], text: str, known: dict[str, set[str]]) -> bool:
+    """Whether code finds the same whether or not ``directives`` precede it: what each brings
+    is known, and the code names none of it."""
+    names = set(_IDENTIFIER.findall(text)) if directives else set()
+    return all(d in known and not known[d] & names for d in directives)

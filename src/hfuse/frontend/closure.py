@@ -105,10 +105,11 @@ def device_closure(program: Program, kernels: Sequence[Function],
             taken.add(index)
         elif item.kind == "declaration" and (brought := using_declaration(item.text)) is not None:
             # ``using cub::BlockReduce;``: kept where it names into a namespace device code may use;
-            # ``using std::numeric_limits;`` where device code names it (else it may name host code)
+            # ``using std::numeric_limits;`` or a kept library's ``using vendor::clamp01;`` where
+            # device code names it (else it may name host code)
             target = program.resolver.namespace(item.scope, brought.rsplit("::", 1)[0])
             if target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES or (
-                    target == STD and brought.rsplit("::", 1)[-1] in written):
+                    brought.rsplit("::", 1)[-1] in written):
                 taken.add(index)
         elif item.kind == "other" and item.text.lstrip().startswith(("#pragma", "static_assert")):
             taken.add(index)
