@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Sequence
 
 from .frontend.options import CompileOptions
 
@@ -91,3 +92,34 @@ def with_libraries_apart(specs: list[KernelSpec], options: CompileOptions) -> tu
     inputs = list(dict.fromkeys(s.file for s in specs))
     return ([replace(s, options=s.options.for_inputs(inputs)) if s.options else s for s in specs],
             options.for_inputs(inputs))
+
+
+@dataclass(frozen=True)
+class FileOptions:
+    """A build's options for one of its files (``cli/build_commands.py`` reads a compile
+    database into these): a value, so a batch's request carries it to any worker."""
+
+    file: Path
+    """The real path of the file the build compiles."""
+    options: CompileOptions
+    notes: tuple[str, ...] = ()
+    """What the build's command held that hfuse does not read."""
+
+
+def with_file_options(specs: Sequence[KernelSpec], common: CompileOptions, build: Sequence[FileOptions],
+                      database: str = "the compile database") -> tuple[list[KernelSpec], CompileOptions, list[str]]:
+    """``specs`` each with its file's options from ``build`` (a file it lacks is read with
+    ``common``), the options the fused file compiles with (what they share), and notes."""
+    by_file = {entry.file: entry for entry in build}
+    notes: list[str] = []
+    out: list[KernelSpec] = []
+    each: list[CompileOptions] = []
+    for spec in specs:
+        own = by_file.get(Path(spec.file).resolve())
+        said = own.notes if own is not None else (
+            f"note: {spec.file} is not in {database}: read with the command line's flags",)
+        notes += [n for n in said if n not in notes]
+        out.append(spec if own is None else replace(spec, options=own.options))
+        each.append(common if own is None else own.options)
+    shared, left_out = CompileOptions.shared(each)
+    return out, shared, notes + [f"note: {n}" for n in left_out]

@@ -54,8 +54,20 @@ def test_a_single_config_reads_its_kernels_with_their_builds_flags(project, tmp_
     assert json.loads((tmp_path / "out" / "pair-plan.json").read_text())["decision"] == "fuse"
 
 
-def test_a_manifest_does_not_take_a_compile_database_yet(project, capsys):
+def test_a_manifests_requests_read_their_kernels_with_their_builds_flags(project, tmp_path, capsys):
+    # once refused: "-p/--compile-commands is read for one tune config, not yet for a manifest"
+    kernels = project / "kernels.cu"
+    kernels.write_text("#ifndef FROM_THE_BUILD\n#error the build defines FROM_THE_BUILD\n#endif\n" + kernels.read_text())
+    (project / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(project), "file": "kernels.cu", "command": "nvcc -DFROM_THE_BUILD -O3 -c kernels.cu"}]))
     manifest = project / "batch.yaml"
-    manifest.write_text("requests:\n  - {name: a, launches: launches.py:make_launches}\n")
-    assert main(["tune", str(manifest), "-p", str(project)]) == 2
-    assert "not yet for a manifest" in capsys.readouterr().err
+    manifest.write_text("tune: {refine: false}\nrequests:\n  - {name: pair, launches: launches.py:make_launches, "
+                        "args: {n: 1024}}\n")
+    recording_file = RECORDING.save(tmp_path / "recording.json")
+    without = ["tune", str(manifest), "--recorded", str(recording_file), "--compile-processes", "1"]
+    assert main(without) == 1  # the request fails, reported in the summary
+    summary = json.loads((project / "batch-results" / "batch.json").read_text())
+    assert "the build defines FROM_THE_BUILD" in summary["outcomes"][0]["error"]
+    assert main([*without, "-p", str(project / "compile_commands.json")]) == 0
+    summary = json.loads((project / "batch-results" / "batch.json").read_text())
+    assert [(o["name"], o["status"]) for o in summary["outcomes"]] == [("pair", "fused")]

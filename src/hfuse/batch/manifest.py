@@ -33,6 +33,7 @@ from typing import Any
 from ..config import compile_options, read_config_file
 from ..errors import HFuseError, Location
 from ..frontend.options import CompileOptions
+from ..spec import FileOptions
 from ..tuning.tuner import TuneSettings
 from .inputs import Inputs, WorkloadInputs, function_of, workloads_of
 
@@ -50,12 +51,16 @@ class TuneRequest:
     inputs: Inputs
     settings: TuneSettings
     options: CompileOptions
+    build: tuple[FileOptions, ...] = ()
+    """A compile database's options per file (``-p``): each kernel's file is read with its own,
+    the fused file compiled with what they share (``spec.with_file_options``)."""
 
     def identity(self) -> str:
         """A digest of everything the request says (not of the files it names: the tuner's
         cache key covers those): a batch resumed after a kill knows its finished requests by it."""
         payload = {"name": self.name, "inputs": self.inputs.describe(), "settings": self.settings.to_dict(),
-                   "options": self.options.to_dict()}
+                   "options": self.options.to_dict(),
+                   **({"build": [(str(b.file), b.options.to_dict()) for b in self.build]} if self.build else {})}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -24,7 +24,7 @@ import json
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -36,6 +36,7 @@ from rich.table import Table
 from ..errors import HFuseError
 from ..files import writable_directory, write_atomically, write_output
 from ..runtime.compile import NvrtcRunner
+from ..spec import with_file_options
 from ..runtime.compile_pool import ProcessCompilePool
 from ..tuning.backends import IsolatedBackend, MeasureBackend
 from ..tuning.isolation import GpuWorker
@@ -51,9 +52,12 @@ def run_request(request: TuneRequest, *, backend: MeasureBackend, runner: NvrtcR
     start = time.perf_counter()
     identity = request.identity()
     try:
-        launches = request.inputs.launches()
+        launches, options = request.inputs.launches(), request.options
+        if request.build:  # (each kernel's file read with its build's flags)
+            specs, options, _ = with_file_options([l.kernel for l in launches], options, request.build)
+            launches = [replace(launch, kernel=spec) for launch, spec in zip(launches, specs)]
         plan = tune(launches, request.settings, cache_dir=cache_dir, use_cache=use_cache, progress=False,
-                    options=request.options, backend=backend, runner=runner, recipe=request.inputs)
+                    options=options, backend=backend, runner=runner, recipe=request.inputs)
     except HFuseError as err:
         return Outcome(request.name, identity, "failed", time.perf_counter() - start, error=str(err)), None
     except Exception as err:  # the user's launches function, a CUDA error outside any candidate

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from ..errors import HFuseError, Location
 from ..frontend.options import CompileOptions
-from ..spec import KernelSpec
+from ..spec import FileOptions, KernelSpec, with_file_options
 from .flags import add_compile_flags, joined_nvcc_values, options_from_flags
 
 LAUNCHERS = frozenset({"ccache", "sccache", "distcc", "icecc", "buildcache"})
@@ -57,18 +58,22 @@ class BuildCommands:
             entries.setdefault(command.file, command)  # (the first, as clang tools take it)
         return cls(path, entries)
 
-    def options_for(self, file: Path, args: argparse.Namespace) -> tuple[CompileOptions | None, list[str]]:
-        """The options ``file``'s build gives it, with the command line's flags on top, and
-        notes on what was left out; None where the database has no entry for ``file``."""
-        command = self.entries.get(Path(file).resolve())
-        if command is None:
-            return None, [f"note: {file} is not in {self.path}: read with the command line's flags"]
+    def file_options(self, args: argparse.Namespace, files: Sequence[Path] | None = None) -> tuple[FileOptions, ...]:
+        """The options the build gives each of ``files`` it has (every file of the database
+        where None), the command line's flags on top."""
+        wanted = self.entries if files is None else [Path(f).resolve() for f in files if Path(f).resolve() in self.entries]
+        return tuple(FileOptions(file, *self.options_for(file, args)) for file in dict.fromkeys(wanted))
+
+    def options_for(self, file: Path, args: argparse.Namespace) -> tuple[CompileOptions, tuple[str, ...]]:
+        """The options ``file``'s build gives it (an entry of the database), with the command
+        line's flags on top, and notes on what was left out."""
+        command = self.entries[Path(file).resolve()]
         parser = argparse.ArgumentParser(add_help=False)
         add_compile_flags(parser, arch=True)
         parsed, unknown = parser.parse_known_args(joined_nvcc_values(list(command.flags)))
         own = options_from_flags(parsed).resolved(command.directory)
-        notes = [f"note: flags of {file.name}'s build command that hfuse does not know, left out: {' '.join(unknown)}"
-                 ] if unknown else []
+        notes = (f"note: flags of {file.name}'s build command that hfuse does not know, left out: {' '.join(unknown)}",
+                 ) if unknown else ()
         return options_from_flags(args, own), notes
 
 
@@ -111,13 +116,4 @@ def with_build_flags(specs: list[KernelSpec], common: CompileOptions, build: Bui
                      args: argparse.Namespace) -> tuple[list[KernelSpec], CompileOptions, list[str]]:
     """``specs`` each with its file's own options from ``build``; the options
     the fused file compiles with (what they share); notes for the user."""
-    notes: list[str] = []
-    out: list[KernelSpec] = []
-    each: list[CompileOptions] = []
-    for spec in specs:
-        own, said = build.options_for(spec.file, args)
-        notes += [n for n in said if n not in notes]
-        out.append(spec if own is None else replace(spec, options=own))
-        each.append(common if own is None else own)
-    shared, left_out = CompileOptions.shared(each)
-    return out, shared, notes + [f"note: {n}" for n in left_out]
+    return with_file_options(specs, common, build.file_options(args, [s.file for s in specs]), str(build.path))

@@ -131,12 +131,15 @@ def run_manifest(path: Path, data: dict[str, Any], output: Path | None, use_cach
     from ..batch.runner import run_batch, summary_table
 
     manifest = manifest_of(data, path)
-    if getattr(flags, "compile_commands", None):
-        raise HFuseError("-p/--compile-commands is read for one tune config, not yet for a manifest",
-                         hint="give each request its flags under 'compile:', or tune the requests one config at a time")
     if flags is not None:
         manifest = replace(manifest, requests=tuple(replace(r, options=options_from_flags(flags, r.options))
                                                     for r in manifest.requests))
+    if getattr(flags, "compile_commands", None):
+        from .build_commands import BuildCommands
+
+        # (every file's: a request's kernel files are known only where its launches are made)
+        build = BuildCommands.load(flags.compile_commands).file_options(flags)
+        manifest = replace(manifest, requests=tuple(replace(r, build=build) for r in manifest.requests))
     if output is not None:
         manifest = replace(manifest, output=output)
     recorded = _recorded_backend(getattr(flags, "recorded", None))
