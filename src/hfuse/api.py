@@ -325,7 +325,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     everything.propagate()
     context_types = close_over_types(everything, program.items, program.resolver,
                                      {k.key: template_argument_names(s.template_args) for k, s in zip(found, specs)})
-    check_free_operators(closure.items, everything.needs_context, specs)
+    check_free_operators(closure.items, everything.needs_context, specs, program)
     check_stored_functions(closure.items, everything.needs_context, specs, program)
     everything.address_taken = address_taken(program, everything)
     prepared = []

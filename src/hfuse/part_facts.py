@@ -254,6 +254,18 @@ def check_foreign_functions(kernels: Sequence[tuple[KernelSpec, Function, Progra
                 "file both would be candidates, chosen between by the arguments' types",
                 Location(caller.file, caller.line, spec.name),
                 hint=f"rename the other input's '{key.rpartition('::')[2]}', or keep these kernels unfused")
+        for f in (f for k in reached if k in own or k == kernel.key for f in facts.facts[k]):
+            for key, others, line in f.other_candidates:
+                if foreign := [o for o in others if o not in own]:
+                    # (argument-dependent lookup: once, a's mag(v) took b's geo::mag(V) over its own template)
+                    raise HFuseError(
+                        f"the call of '{key.rpartition('::')[2]}' may also find {', '.join(foreign)} by "
+                        f"argument-dependent lookup (the namespace of an argument's type), which only another input "
+                        f"defines: compiled apart {spec.file.name} never saw it, and in the fused file C++ may choose "
+                        "it by the arguments' types",
+                        Location(f.function.file, line, spec.name),
+                        hint=f"qualify the call ({key if '::' in key else '::' + key}(...)), or rename the other "
+                             "input's function, or keep these kernels unfused")
 
 
 def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:
@@ -334,11 +346,14 @@ def check_parameter_calls(spec: KernelSpec, kernel: Function, facts: ProgramFact
         "hfuse then reads the instance")
 
 
-def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec]) -> None:
+def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec],
+                         program: Program) -> None:
     """Refuse a free operator that reads the block (``operator*(F, float)`` reading
     ``threadIdx``): operators are called without their names, with a fixed number of
     operands, so no call can be sent to a part's copy that takes the part's view of the block.
-    (A member operator is fine: its object carries that view, ``transform/context_types.py``.)"""
+    (A member operator is fine: its object carries that view, ``transform/context_types.py``.)
+    And two inputs' free operators of one symbol that may take the same operand type."""
+    _refuse_overlapping_operators(closure, program)
     for item in closure:
         fn = item.function
         if fn is not None and not fn.owner and fn.name.startswith("operator") and fn.key in needs_context:
@@ -348,6 +363,58 @@ def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str
                 Location(fn.file, fn.line, next((s.name for s in specs if s.file == item.file), None)),
                 hint="read threadIdx/blockIdx where the operator is used and pass the value in, make it a member "
                 "operator, or keep this kernel unfused")
+
+
+def _refuse_overlapping_operators(closure: Sequence[TopLevelItem], program: Program) -> None:
+    """Two inputs' free operators of one symbol (``operator*``) whose operands may be of one type
+    (a template's parameter may be any): compiled apart each file's ``v * 2.f`` saw its own; in
+    the fused file both are candidates (the other's found by argument-dependent lookup), and
+    C++ chooses by conversions: once, a file's template ``operator*(T, float)`` lost to the
+    other file's ``geo::operator*(V, float)``, silently."""
+    kept = {id(item) for item in closure}
+    seen: dict[str, tuple[Function, frozenset[str] | None, Path]] = {}
+    for source in program.files:
+        for item in source.items:
+            fn = item.function
+            if fn is None or fn.owner or not fn.name.startswith("operator") or fn.kind == "global":
+                continue
+            if id(item) not in kept and not any(i.text == item.text for i in closure):
+                continue
+            operands = _operand_types(fn)
+            previous = seen.setdefault(fn.name, (fn, operands, source.path))
+            other, others, path = previous
+            if path == source.path or other.text == fn.text:
+                continue
+            if operands is None or others is None or operands & others:
+                raise HFuseError(
+                    f"'{fn.name}' is defined by {source.path.name} ({fn.file.name}:{fn.line}) and by {path.name} "
+                    f"({other.file.name}:{other.line}) for operands that may be of one type: compiled apart each "
+                    "file's code saw its own, and in the fused file C++ would choose between them",
+                    Location(fn.file, fn.line),
+                    hint="give both files the same operator (one shared header), or keep these kernels unfused")
+
+
+def _operand_types(fn: Function) -> frozenset[str] | None:
+    """The operands' type names (``geo::V`` and ``const V&`` are ``V``); None where one is a
+    template parameter, which may be any type."""
+    params = set(fn.template_params)
+    names = set()
+    for param in fn.params:
+        text = param.declaration
+        if param.name and param.name_start >= 0:
+            text = text[:param.name_start] + text[param.name_start + len(param.name):]
+        words = re.findall(r"[A-Za-z_]\w*", re.sub(r"\b(?:const|volatile|__restrict__|struct|class)\b", " ", text))
+        if not words:
+            continue
+        if words[-1] in params:
+            return None
+        names.add(words[-1])
+    return frozenset(names - _FUNDAMENTAL)  # (an operator needs an operand of a class or enum type)
+
+
+_FUNDAMENTAL = frozenset({"bool", "char", "short", "int", "long", "signed", "unsigned", "float", "double", "void",
+                          "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+                          "uint64_t"})
 
 
 _NOT_A_VARIABLE = re.compile(r"\s*(?:template|typedef|using|struct|class|union|enum|namespace)\b")

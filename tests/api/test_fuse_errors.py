@@ -302,3 +302,69 @@ def test_a_call_only_another_inputs_function_would_answer_is_refused(order):
         fuse([KernelSpec(f, {"one.cu": "ka", "two.cu": "kb"}[f], 128) for f in order],
              sources={"one.cu": USING_ONE, "two.cu": declared})
     assert err.value.where.line == 3 and "rename the other input's 'twice'" in err.value.hint
+
+
+ADL_HEADER = "#pragma once\nnamespace geo { struct V { float x, y; }; }\n"
+ADL_TEMPLATE = """#include "v.cuh"
+template <class T> __device__ float mag(T v) { return v.x + v.y; }
+__global__ void ka(float* o, const float* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { geo::V v{in[i], 1.f}; o[i] = mag(v); }
+}
+"""
+ADL_OVERLOAD = """#include "v.cuh"
+namespace geo { __device__ float mag(V v) { return v.x * v.x + v.y * v.y; } }
+__global__ void kb(float* o, const float* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { geo::V v{in[i], 2.f}; o[i] = geo::mag(v); }
+}
+"""
+
+
+@pytest.mark.parametrize("order", [("a.cu", "b.cu"), ("b.cu", "a.cu")])
+def test_a_call_argument_dependent_lookup_would_send_to_another_inputs_function_is_refused(order, tmp_path):
+    # compiled apart, ka's mag(v) is its own template (x + y); fused, b.cu's geo::mag(V) is found
+    # by argument-dependent lookup and, as a non-template, chosen: x*x + y*y, with no error
+    for name, text in (("v.cuh", ADL_HEADER), ("a.cu", ADL_TEMPLATE), ("b.cu", ADL_OVERLOAD)):
+        (tmp_path / name).write_text(text)
+    with pytest.raises(HFuseError, match=r"the call of 'mag' may also find geo::mag by argument-dependent lookup") as err:
+        fuse([KernelSpec(tmp_path / f, {"a.cu": "ka", "b.cu": "kb"}[f], 128) for f in order])
+    assert err.value.where.line == 5 and "qualify the call (::mag(...))" in err.value.hint
+    # each alone fuses (with a trivial partner), as before
+    (tmp_path / "other.cu").write_text("__global__ void other(float* o) { o[threadIdx.x] = 0.f; }\n")
+    for file, kernel in (("a.cu", "ka"), ("b.cu", "kb")):
+        fuse([KernelSpec(tmp_path / file, kernel, 128), KernelSpec(tmp_path / "other.cu", "other", 128)])
+
+
+OPERATOR_TEMPLATE = """#include "v.cuh"
+template <class T> __device__ T operator*(T v, float s) { return T{v.x * s, v.y * s}; }
+__global__ void ka(float* o, const float* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { geo::V v{in[i], 1.f}; geo::V w = v * 2.f; o[i] = w.x + w.y; }
+}
+"""
+OPERATOR_OVERLOAD = """#include "v.cuh"
+namespace geo { __device__ V operator*(V v, float s) { return V{v.x * s * s, v.y}; } }
+__global__ void kb(float* o, const float* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { geo::V v{in[i], 2.f}; geo::V w = v * 3.f; o[i] = w.x; }
+}
+"""
+
+
+def test_two_inputs_operators_of_one_symbol_for_one_operand_type_are_refused(tmp_path):
+    # compiled apart, ka's v * 2.f is its own template; fused, b.cu's geo::operator*(V, float) is a
+    # non-template exact match found by argument-dependent lookup, and wins, silently
+    for name, text in (("v.cuh", ADL_HEADER), ("a.cu", OPERATOR_TEMPLATE), ("b.cu", OPERATOR_OVERLOAD)):
+        (tmp_path / name).write_text(text)
+    specs = [KernelSpec(tmp_path / "a.cu", "ka", 128), KernelSpec(tmp_path / "b.cu", "kb", 128)]
+    with pytest.raises(HFuseError, match=r"'operator\*' is defined by b.cu \(b.cu:2\) and by a.cu \(a.cu:2\) for "
+                                         r"operands that may be of one type") as err:
+        fuse(specs)
+    assert "one shared header" in err.value.hint
+    # for operands of other types (float2 here, geo::V there) each file's code finds only its own: fused
+    (tmp_path / "a.cu").write_text(OPERATOR_TEMPLATE.replace(
+        "template <class T> __device__ T operator*(T v, float s) { return T{v.x * s, v.y * s}; }",
+        "__device__ float2 operator*(float2 v, float s) { return make_float2(v.x * s, v.y * s); }").replace(
+        "geo::V v{in[i], 1.f}; geo::V w = v * 2.f;", "float2 v{in[i], 1.f}; float2 w = v * 2.f;"))
+    fuse(specs)

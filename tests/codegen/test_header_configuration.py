@@ -10,7 +10,9 @@ from hfuse.spec import KernelSpec
 
 from toolchain import compile_nvcc
 
-CHECKED = """#define NDEBUG
+CHECKED = """#ifndef _CHECKED_CU_
+#define _CHECKED_CU_
+#define NDEBUG
 #define BLOCK 128
 #include <cassert>
 #include <cuda_fp16.h>
@@ -20,6 +22,7 @@ __global__ void checked(float* o, const float* x, int n) {
   assert(t < 0);
   if (t < n) o[t] = x[t] * 2.f;
 }
+#endif
 """
 PARTNER = """#include <cuda_fp16.h>
 __global__ void partner(float* o, int n) { int t = blockIdx.x * blockDim.x + threadIdx.x; if (t < n) o[t] = 1.f; }
@@ -35,6 +38,7 @@ def test_a_macro_defined_above_a_kept_include_configures_it_in_the_fused_file(tm
     assert define < include < undefine < source.index("hfuse_ctx")
     # a name headers do not consult (BLOCK), or one defined below the includes, stays the code's own
     assert "#define BLOCK" not in source and "_AFTER_THE_INCLUDES" not in source
+    assert "_CHECKED_CU_" not in source  # (an include guard configures nothing)
     # compiled, the assert is gone, as from the file alone; without the definition it calls __assertfail
     for text, asserts in ((source, False), (source.replace("#define NDEBUG\n", ""), True)):
         folder = tmp_path / str(asserts)

@@ -49,7 +49,7 @@ def header_configuration(files: Sequence[SourceFile]) -> HeaderConfiguration:
     for source in files:
         includes = [item for item in source.items if item.kind == "include"]
         for macro in source.user_macros:
-            if macro.params is not None or not _CONFIGURES.match(macro.name) or not any(
+            if macro.params is not None or not _CONFIGURES.match(macro.name) or _include_guard(macro) or not any(
                     str(item.file) == str(macro.file) and item.line > macro.line for item in includes):
                 continue
             first, owner = chosen.setdefault(macro.name, (macro, source))
@@ -71,3 +71,11 @@ def header_configuration(files: Sequence[SourceFile]) -> HeaderConfiguration:
         ("// macros your files define to configure the headers below (undefined after them)",
          *(macro.definition for macro, _ in chosen.values())),
         tuple(f"#undef {name}" for name in chosen), notes)
+
+
+def _include_guard(macro: UserMacro) -> bool:
+    """``#define _KMEANS_KERNEL_CU_`` under its ``#ifndef``: empty, named after its file (or
+    ending as guards do); no header consults it."""
+    squeezed = re.sub(r"[^a-z0-9]", "", macro.name.lower())
+    return not macro.value.strip() and (re.sub(r"[^a-z0-9]", "", macro.file.stem.lower()) in squeezed
+                                         or re.search(r"_(?:H|HPP|CUH|CU|INCLUDED)_*$", macro.name) is not None)
