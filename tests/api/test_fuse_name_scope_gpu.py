@@ -58,21 +58,25 @@ template <class T> __host__ __device__ T clamp01(T x) { return x < T(0) ? T(0) :
 """
 
 
+@pytest.mark.parametrize("namespace", ["", "kern"])
 @pytest.mark.parametrize("form", ["using namespace vendor;", "using vendor::clamp01;\nusing vendor::twice;"])
 @pytest.mark.parametrize("first", ["plain", "vendored"])
-def test_a_kept_librarys_directive_reaches_only_its_own_files_code(cp, tmp_path, first, form):
+def test_a_kept_librarys_directive_reaches_only_its_own_files_code(cp, tmp_path, first, form, namespace):
+    # (namespace: both kernels, and the directive, inside 'namespace kern { }')
+    opened, closed = (f"namespace {namespace} {{\n", "}\n") if namespace else ("", "")
     (tmp_path / "sys" / "vendor").mkdir(parents=True)
     (tmp_path / "sys" / "vendor" / "ops.h").write_text(VENDOR)
     (tmp_path / "plain.cu").write_text(
-        "__device__ float twice(float x) { return 2.0f * x; }\n"
+        f"__device__ float twice(float x) {{ return 2.0f * x; }}\n{opened}"
         "__global__ void doubled(const int* in, float* out, int n) {\n"
-        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = twice(in[i]);\n}\n")
+        f"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = twice(in[i]);\n}}\n{closed}")
     (tmp_path / "vendored.cu").write_text(
-        f"#include <vendor/ops.h>\n{form}\n"
+        f"#include <vendor/ops.h>\n{opened}{form}\n"
         "__global__ void clamped(const float* in, float* out, int n) {\n"
-        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = clamp01(in[i]);\n}\n")
-    kernels = [(KernelSpec(tmp_path / "plain.cu", "doubled", 128), _ints),
-               (KernelSpec(tmp_path / "vendored.cu", "clamped", 128), _clamped)]
+        f"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = clamp01(in[i]);\n}}\n{closed}")
+    prefix = f"{namespace}::" if namespace else ""
+    kernels = [(KernelSpec(tmp_path / "plain.cu", f"{prefix}doubled", 128), _ints),
+               (KernelSpec(tmp_path / "vendored.cu", f"{prefix}clamped", 128), _clamped)]
     if first == "vendored":
         kernels.reverse()
     options = CompileOptions(system_include_dirs=(tmp_path / "sys",))

@@ -116,6 +116,19 @@ def test_a_kept_librarys_using_declaration_is_kept_and_reaches_only_its_own_file
     compile_nvcc(source, flags=["-arch=sm_90", "-isystem", str(vendor / "sys")], workdir=tmp_path / "build")
 
 
+def test_a_directive_inside_a_namespace_both_inputs_use_reaches_only_its_own_files_code(vendor, tmp_path):
+    # 'namespace kern { using namespace vendor; }' reaches all of kern's code after it: doubled's
+    # twice(in[i]), in kern too, once took vendor::twice<int> (3x)
+    (vendor / "plain.cu").write_text(PLAIN.replace("__global__ void doubled", "namespace kern {\n__global__ void doubled")
+                                     + "}  // namespace kern\n")
+    (vendor / "vendored.cu").write_text(VENDORED.replace("using namespace vendor;\n", "namespace kern {\nusing namespace vendor;\n")
+                                        + "}  // namespace kern\n")
+    specs = [KernelSpec(vendor / "plain.cu", "kern::doubled", 128), KernelSpec(vendor / "vendored.cu", "kern::clamped", 128)]
+    source = fuse(specs, options=CompileOptions(system_include_dirs=(str(vendor / "sys"),))).source
+    assert source.index("out[i] = twice(in[i])") < source.index("using namespace vendor;") < source.index("= clamp01(")
+    compile_nvcc(source, flags=["-arch=sm_90", "-isystem", str(vendor / "sys")], workdir=tmp_path / "build")
+
+
 def test_a_call_another_input_would_answer_is_refused(vendor):
     # tripled's twice(x) is vendor::twice<float> (3 * x); fused, plain.cu's ::twice(float) is an
     # exact match, chosen over the template: 2 * x, silently

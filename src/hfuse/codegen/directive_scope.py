@@ -1,4 +1,4 @@
-"""Where the code of each input stands around file-scope using-directives in the fused file.
+"""Where the code of each input stands around using-directives in the fused file.
 
 ``using namespace N;`` at file scope reaches every line after it to the end of the
 translation unit, and so does a using-declaration ``using N::name;`` (for its one name). Compiled apart, it reached its own file's code after it; in the fused file
@@ -48,21 +48,23 @@ class Group:
     """Per part: its definitions (types, helpers, body) of this group."""
 
 
-def is_file_scope_directive(item: TopLevelItem) -> bool:
-    """``using namespace N;`` or ``using N::name;`` outside any namespace (an alias ``namespace
-    A = N;`` names itself and brings nothing into lookup)."""
-    if scope_names(item.scope):
-        return False
+def is_directive(item: TopLevelItem) -> bool:
+    """``using namespace N;`` or ``using N::name;`` (an alias ``namespace A = N;`` names itself
+    and brings nothing into lookup). One inside a namespace reaches that namespace's code after
+    it, whichever input wrote it (two inputs often share a ``detail`` or a project's namespace)."""
     if item.kind == "using":
         return bool(item.nominates) and not item.keys
     return item.kind == "declaration" and using_declaration(item.text) is not None
 
 
 def _statement(item: TopLevelItem) -> str:
-    """The directive as written out: ``using namespace cute;``, ``using vendor::twice;``."""
+    """The directive as written out: ``using namespace cute;``, ``using vendor::twice;``, and
+    where it stands when not at file scope (``using namespace cute; (in namespace detail)``)."""
     if item.kind == "using":
-        return f"using namespace {(item.nominates or '').removeprefix('::')};"
-    return f"using {(using_declaration(item.text) or '').removeprefix('::')};"
+        text = f"using namespace {(item.nominates or '').removeprefix('::')};"
+    else:
+        text = f"using {(using_declaration(item.text) or '').removeprefix('::')};"
+    return f"{text} (in namespace {'::'.join(scope_names(item.scope))})" if scope_names(item.scope) else text
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ class _Source:
         for index, item in enumerate(source.items):
             at_line.setdefault((str(item.file), item.line), index)
             at_text.setdefault((item.scope, item.text.strip()), index)
-        directives = tuple((i, _statement(item)) for i, item in enumerate(source.items) if is_file_scope_directive(item))
+        directives = tuple((i, _statement(item)) for i, item in enumerate(source.items) if is_directive(item))
         return cls(source.path, at_line, at_text, directives)
 
     def position(self, file: Path | None, line: int, scope: tuple = (), text: str = "") -> int | None:
@@ -98,14 +100,14 @@ def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode]
     no file-scope using-directive among ``items`` stands before code that did not see it;
     ``part_sources``: the input file of each part."""
     definitions = [(*code.types, *code.helpers, code.body) for code in parts]
-    directives = frozenset(_statement(item) for item in items if is_file_scope_directive(item))
-    if not directives:
+    directives = frozenset(_statement(item) for item in items if is_directive(item))
+    if not directives or not sources:  # (nothing to place, or nothing known of the inputs: as they come)
         return [Group(tuple(items), tuple(definitions))]
     apart = [_Source.of(source) for source in sources]
-    known = _brought(sources, directives)
+    known = _brought(sources, [item for item in items if is_directive(item)])
     views: dict[int, frozenset[str]] = {}  # (by id: a definition's directives as it saw them)
     for item in items:
-        if not is_file_scope_directive(item):
+        if not is_directive(item):
             seen = [(source, source.seen(at)) for source in apart
                     if (at := source.position(item.file, item.line, item.scope, item.text)) is not None]
             views[id(item)] = _view(seen, directives, item, known)
@@ -126,7 +128,7 @@ def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode]
     order = _directive_order(views, texts, directives, known)
     groups = []
     for at in range(-1, len(order)):
-        new = [item for item in items if is_file_scope_directive(item) and at >= 0 and _statement(item) == order[at]]
+        new = [item for item in items if is_directive(item) and at >= 0 and _statement(item) == order[at]]
         here = (lambda d: _last(views[id(d)], order) == at)  # (the group after the last directive it saw)
         groups.append(Group((*new, *(item for item in items if id(item) in views and here(item))),
                             tuple(tuple(d for d in written if here(d)) for written in definitions)))
@@ -160,18 +162,21 @@ LIBRARY_NAMESPACES = (*DEVICE_NAMESPACES, STD, "thrust", "cute", "cutlass", "at"
 """Namespaces that headers hfuse keeps as ``#include`` lines define, whatever the user adds to them."""
 
 
-def _brought(sources: Sequence[SourceFile], directives: frozenset[str]) -> dict[str, set[str]]:
+def _brought(sources: Sequence[SourceFile], directives: Sequence[TopLevelItem]) -> dict[str, set[str]]:
     """What each directive whose names are known brings into lookup: ``using vendor::twice;``
-    its one name; ``using namespace N;`` N's (``_members``)."""
+    its one name; ``using namespace N;`` N's (``_members``), N as the directive's place
+    finds it (inside ``namespace kern``, ``detail`` is ``kern::detail`` where the user's
+    files have one; otherwise, where a library's header might, its names are not known)."""
     members = _members(sources)
     known = {}
-    for directive in directives:
-        if directive.startswith("using namespace "):
-            namespace = directive.removeprefix("using namespace ").rstrip(";")
-            if namespace in members:
-                known[directive] = members[namespace]
-        else:
-            known[directive] = {directive.rstrip(";").rsplit("::", 1)[-1]}
+    for item in directives:
+        if item.kind != "using":
+            known[_statement(item)] = {(using_declaration(item.text) or "").rsplit("::", 1)[-1]}
+            continue
+        written, scope = (item.nominates or "").removeprefix("::"), scope_names(item.scope)
+        inner = "::".join((*scope, written)) if scope and not (item.nominates or "").startswith("::") else written
+        if inner in members:
+            known[_statement(item)] = members[inner]
     return known
 
 

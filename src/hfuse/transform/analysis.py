@@ -580,7 +580,7 @@ def _check_recursion(name: str, program: ProgramFacts, path: list[str], kernel: 
             _check_recursion(callee, program, path + [callee], kernel)
 
 
-def _primary_of_specialisations(f, family) -> bool:
+def _primary_of_specialisations(f: FunctionFacts, family: Sequence[FunctionFacts]) -> bool:
     """A function template's primary that calls its own name, beside explicit specialisations
     of it (``template <class TO, class FROM> TO to(FROM v) { return to(v); }``, then ``template
     <> float to(__half v)``...): instances run the specialisations, and the primary's call is
