@@ -124,8 +124,8 @@ def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode]
         body = views.get(id(written[-1]), directives)
         for definition in written:  # (hfuse's own, or not found: with the body)
             views.setdefault(id(definition), body)
-    texts = {id(d): d.text for d in [*items, *(d for written in definitions for d in written)]}
-    order = _directive_order(views, texts, directives, known)
+    names = {id(d): _names(d.text) for d in [*items, *(d for written in definitions for d in written)]}
+    order = _directive_order(views, names, directives, known)
     groups = []
     for at in range(-1, len(order)):
         new = [item for item in items if is_directive(item) and at >= 0 and _statement(item) == order[at]]
@@ -139,21 +139,25 @@ def _last(view: frozenset[str], order: Sequence[str]) -> int:
     return max((order.index(d) for d in view), default=-1)
 
 
-def _directive_order(views: dict[int, frozenset[str]], texts: dict[int, str], directives: frozenset[str],
+def _directive_order(views: dict[int, frozenset[str]], names: dict[int, frozenset[str]], directives: frozenset[str],
                      known: dict[str, set[str]]) -> tuple[str, ...]:
     """An order of the directives in which each definition, written after the last directive it
     saw, sees no other one, or only one whose names are known and its text mentions none of
-    (so nothing it looks up finds more than it did)."""
-    for order in itertools.islice(itertools.permutations(sorted(directives)), 720):
-        if all(_unaffected(frozenset(order[:_last(view, order) + 1]) - view, texts[key], known)
-               for key, view in views.items()):
+    (so nothing it looks up finds more than it did). Where what the definitions saw grows like
+    a chain, its order is one; otherwise up to 720 orders are tried."""
+    grown = sorted(set(views.values()) | {directives}, key=lambda view: (len(view), sorted(view)))
+    chain = tuple(d for smaller, larger in zip([frozenset(), *grown], grown) for d in sorted(larger - smaller))
+    for order in itertools.chain([chain], itertools.islice(itertools.permutations(sorted(directives)), 720)):
+        if len(order) == len(directives) and all(
+                _unaffected(frozenset(order[:_last(view, order) + 1]) - view, names[key], known)
+                for key, view in views.items()):
             return order
-    one, two = next((sorted(a - b), sorted(b - a)) for a, b in itertools.combinations(sorted(set(views.values()), key=sorted), 2)
-                    if a - b and b - a)
+    one, two = next(((sorted(a - b), sorted(b - a)) for a, b in itertools.combinations(
+        sorted(set(views.values()), key=sorted), 2) if a - b and b - a), (sorted(directives), sorted(directives)))
     raise HFuseError(
-        f"some of the inputs' code saw '{one[0]}' and not '{two[0]}', and other code "
-        "the reverse: a file-scope using-directive reaches every line after it in the fused file, so hfuse cannot "
-        "place both where each sees exactly what it saw",
+        f"some of the inputs' code saw '{one[0]}' and not '{two[0]}', and other code the reverse: a using-directive "
+        "reaches every line after it in its scope of the fused file, so hfuse cannot place both where each sees "
+        "exactly what it saw",
         hint="qualify the names instead of 'using namespace' at file scope (or write the directive inside the "
              "functions that need it), or keep these kernels unfused")
 
@@ -210,7 +214,7 @@ def _view(seen: Sequence[tuple[_Source, frozenset[str]]], directives: frozenset[
         return directives
     views = {frozenset(s & directives) for _, s in seen}
     common = frozenset.intersection(*views)
-    if len(views) == 1 or all(_unaffected(view - common, item.text, known) for view in views):
+    if len(views) == 1 or all(_unaffected(view - common, _names(item.text), known) for view in views):
         return common
     ordered = sorted(((source, s & directives) for source, s in seen), key=lambda view: len(view[1]), reverse=True)
     (first, saw), (second, other) = ordered[0], ordered[-1]
@@ -224,8 +228,12 @@ def _view(seen: Sequence[tuple[_Source, frozenset[str]]], directives: frozenset[
              "namespace' at file scope, or keep these kernels unfused")
 
 
-def _unaffected(directives: frozenset[str], text: str, known: dict[str, set[str]]) -> bool:
+def _unaffected(directives: frozenset[str], names: frozenset[str], known: dict[str, set[str]]) -> bool:
     """Whether code finds the same whether or not ``directives`` precede it: what each brings
     is known, and the code names none of it."""
-    names = set(_IDENTIFIER.findall(text)) if directives else set()
     return all(d in known and not known[d] & names for d in directives)
+
+
+def _names(text: str) -> frozenset[str]:
+    """The names ``text`` looks up (``_IDENTIFIER``)."""
+    return frozenset(_IDENTIFIER.findall(text))
