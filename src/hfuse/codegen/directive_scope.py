@@ -1,11 +1,13 @@
 """Where the code of each input stands around using-directives in the fused file.
 
-``using namespace N;`` at file scope reaches every line after it to the end of the
-translation unit, and so does a using-declaration ``using N::name;`` (for its one name). Compiled apart, it reached its own file's code after it; in the fused file
-it reaches whatever hfuse writes after it, other inputs' code included. There N's names join
-unqualified lookup: a qualified ``detail::round_up`` of another input becomes ambiguous with
-``N::detail`` (nvcc refuses the file), and an unqualified call may find an overload of N's
-that the input never saw and choose it by its arguments' types (a silently different kernel).
+``using namespace N;`` reaches every line after it in its scope: to the end of the
+translation unit at file scope, or the rest of its namespace (which two inputs may share).
+So does a using-declaration ``using N::name;``, for its one name. Compiled apart, a
+directive reached its own file's code after it; in the fused file it reaches whatever hfuse
+writes after it, other inputs' code included. There N's names join unqualified lookup: a
+qualified ``detail::round_up`` of another input becomes ambiguous with ``N::detail`` (nvcc
+refuses the file), and an unqualified call may find an overload of N's that the input never
+saw and choose it by its arguments' types (a silently different kernel).
 
 So every definition is placed by what it saw: the definitions that saw none of the fused
 file's directives come first (shared ones and each part's copies, in their order), then a
@@ -14,11 +16,11 @@ keeps its order, and no definition needs one of a later group (it compiled in a 
 the later group's directives, which it did not see, stood after it). Where what the
 definitions saw does not grow like a chain (nothing, ``N``, ``N`` and ``M``), some code must
 see a directive it did not: that is allowed only where what the directive brings is known
-(a using-declaration's name, a namespace of the user's files) and the code mentions none
-of it (it finds nothing more there), and the directives are ordered
-so that this holds; so is a shared definition that one input wrote after a directive and
-another without it written once where it sees less. Otherwise hfuse refuses, rather than
-let a directive reach code that it did not reach.
+(a using-declaration's name, a namespace of the user's files) and the code mentions none of
+it (it finds nothing more there), and the directives are ordered so that this holds. So is
+a shared definition that one input wrote after a directive and another without it written
+once where it sees less. Otherwise hfuse refuses, rather than let a directive reach code
+that it did not reach.
 """
 from __future__ import annotations
 
@@ -97,8 +99,8 @@ class _Source:
 def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode], part_sources: Sequence[Path],
                         sources: Sequence[SourceFile]) -> list[Group]:
     """``items`` (the shared definitions, in order) and each part's code, in groups such that
-    no file-scope using-directive among ``items`` stands before code that did not see it;
-    ``part_sources``: the input file of each part."""
+    no using-directive or -declaration among ``items`` stands before code that did not see it
+    (but where that is proved harmless); ``part_sources``: the input file of each part."""
     definitions = [(*code.types, *code.helpers, code.body) for code in parts]
     directives = frozenset(_statement(item) for item in items if is_directive(item))
     if not directives or not sources:  # (nothing to place, or nothing known of the inputs: as they come)
