@@ -254,9 +254,12 @@ def check_foreign_functions(kernels: Sequence[tuple[KernelSpec, Function, Progra
                 "file both would be candidates, chosen between by the arguments' types",
                 Location(caller.file, caller.line, spec.name),
                 hint=f"rename the other input's '{key.rpartition('::')[2]}', or keep these kernels unfused")
+        # (argument-dependent lookup searches only the namespaces of the arguments' types: ones
+        # this file declares something in; another input's own namespace it cannot reach)
+        spaces = {"::".join(scope_names(item.scope)) for item in source.items}
         for f in (f for k in reached if k in own or k == kernel.key for f in facts.facts[k]):
             for key, others, line in f.other_candidates:
-                if foreign := [o for o in others if o not in own]:
+                if foreign := [o for o in others if o not in own and (o.rpartition("::")[0] in spaces)]:
                     # (argument-dependent lookup: once, a's mag(v) took b's geo::mag(V) over its own template)
                     raise HFuseError(
                         f"the call of '{key.rpartition('::')[2]}' may also find {', '.join(foreign)} by "

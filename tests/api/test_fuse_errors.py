@@ -368,3 +368,13 @@ def test_two_inputs_operators_of_one_symbol_for_one_operand_type_are_refused(tmp
         "__device__ float2 operator*(float2 v, float s) { return make_float2(v.x * s, v.y * s); }").replace(
         "geo::V v{in[i], 1.f}; geo::V w = v * 2.f;", "float2 v{in[i], 1.f}; float2 w = v * 2.f;"))
     fuse(specs)
+
+
+def test_argument_dependent_lookup_cannot_reach_a_namespace_only_the_other_input_declares(tmp_path):
+    # ka's arguments are floats and its file has no geo: no argument of it can be of geo's types
+    (tmp_path / "v.cuh").write_text(ADL_HEADER)
+    (tmp_path / "a.cu").write_text("template <class T> __device__ float mag(T v) { return v + v; }\n"
+                                   "__global__ void ka(float* o, const float* in, int n) {\n"
+                                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) o[i] = mag(in[i]);\n}\n")
+    (tmp_path / "b.cu").write_text(ADL_OVERLOAD)
+    fuse([KernelSpec(tmp_path / "a.cu", "ka", 128), KernelSpec(tmp_path / "b.cu", "kb", 128)])
