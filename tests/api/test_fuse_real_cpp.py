@@ -1142,6 +1142,7 @@ __global__ void kb(float* o, int n) { int t = blockIdx.x * blockDim.x + threadId
 """
 
 
+@pytest.mark.nvcc
 def test_a_files_explicit_specialisation_of_its_headers_template_is_its_own(tmp_path):
     # once refused as "'bias' is defined differently here and in shared.cuh", even alone
     for name, text in (("shared.cuh", SPECIALISED_HEADER), ("a.cu", SPECIALISES), ("b.cu", USES_THE_PRIMARY)):
@@ -1156,6 +1157,7 @@ def test_a_files_explicit_specialisation_of_its_headers_template_is_its_own(tmp_
     compile_nvcc(both, workdir=tmp_path / "build")
 
 
+@pytest.mark.nvcc
 def test_a_files_explicit_specialisation_of_its_headers_class_template_is_its_own(tmp_path):
     # once refused as "'Traits' is defined differently here and in traits.cuh"
     (tmp_path / "traits.cuh").write_text("#pragma once\ntemplate <class T> struct Traits { static constexpr int v = 1; };\n")

@@ -38,6 +38,7 @@ def _specs(*files: str) -> list[KernelSpec]:
 
 
 @pytest.mark.parametrize("order", [("own.cu", "lib.cu"), ("lib.cu", "own.cu")])
+@pytest.mark.nvcc
 def test_code_that_saw_no_directive_is_written_before_it(order, tmp_path):
     # after 'using namespace lib;', 'detail::round_up' would be ambiguous (::detail or lib::detail)
     source = fuse(_specs(*order), sources=SOURCES).source
@@ -88,6 +89,7 @@ def vendor(tmp_path):
 
 
 @pytest.mark.parametrize("order", [("plain.cu", "doubled"), ("vendored.cu", "clamped")])
+@pytest.mark.nvcc
 def test_a_kept_librarys_directive_no_longer_chooses_another_inputs_overload(vendor, order, tmp_path):
     # doubled's twice(in[i]) (an int) means its own twice(float): 2 * x. Once, the fused file put
     # it after 'using namespace vendor;', where the template vendor::twice<int> matched
@@ -102,6 +104,7 @@ def test_a_kept_librarys_directive_no_longer_chooses_another_inputs_overload(ven
 
 
 @pytest.mark.parametrize("first", ["plain.cu", "declared.cu"])
+@pytest.mark.nvcc
 def test_a_kept_librarys_using_declaration_is_kept_and_reaches_only_its_own_files_code(vendor, first, tmp_path):
     # 'using vendor::twice;' brings one name, which doubled's twice(in[i]) would then find
     # (vendor::twice<int>, 3x); and 'using vendor::clamp01;' was once dropped, so clamp01 was undefined
@@ -116,6 +119,7 @@ def test_a_kept_librarys_using_declaration_is_kept_and_reaches_only_its_own_file
     compile_nvcc(source, flags=["-arch=sm_90", "-isystem", str(vendor / "sys")], workdir=tmp_path / "build")
 
 
+@pytest.mark.nvcc
 def test_a_directive_inside_a_namespace_both_inputs_use_reaches_only_its_own_files_code(vendor, tmp_path):
     # 'namespace kern { using namespace vendor; }' reaches all of kern's code after it: doubled's
     # twice(in[i]), in kern too, once took vendor::twice<int> (3x)
@@ -159,6 +163,7 @@ def test_code_that_saw_different_directives_is_refused():
     assert "qualify the names" in err.value.hint
 
 
+@pytest.mark.nvcc
 def test_a_directive_of_the_users_namespace_may_reach_code_that_names_none_of_its_names(tmp_path):
     # b has only h: kb's code after 'using namespace a;' finds nothing more, so a goes first
     two = _directive_file("b", "kb", "h").replace("__device__ float f(float x) { return x; } "
@@ -172,6 +177,7 @@ def test_a_directive_of_the_users_namespace_may_reach_code_that_names_none_of_it
     compile_nvcc(source, flags=["-arch=sm_90"], workdir=tmp_path)
 
 
+@pytest.mark.nvcc
 def test_what_two_inputs_wrote_before_the_same_directive_stays_before_it(tmp_path):
     # both files define lib's helpers, then 'using namespace lib;', then their kernel: the
     # helpers (each part's own copy: they differ) before the one directive, the kernels after
@@ -208,6 +214,7 @@ def _with_header(tmp_path, header: str):
     return [KernelSpec(tmp_path / "a.cu", "ka", 128), KernelSpec(tmp_path / "b.cu", "kb", 128)]
 
 
+@pytest.mark.nvcc
 def test_a_header_one_input_includes_after_its_directive_is_written_before_it_where_that_changes_nothing(tmp_path):
     # act names nothing of lib: it finds the same before the directive as after it
     source = fuse(_with_header(tmp_path, HEADER)).source

@@ -31,6 +31,7 @@ SOURCES = {"checked.cu": CHECKED, "partner.cu": PARTNER}
 SPECS = [KernelSpec("checked.cu", "checked", 128), KernelSpec("partner.cu", "partner", 128)]
 
 
+@pytest.mark.nvcc
 def test_a_macro_defined_above_a_kept_include_configures_it_in_the_fused_file(tmp_path):
     # once dropped: the fused kernel's assert(t < 0) was active, and every thread trapped
     source = fuse(SPECS, sources=SOURCES).source
