@@ -65,3 +65,10 @@ def test_two_values_of_one_configuration_macro_are_refused():
                                          r"as '2', and a.cu \(a.cu:1\) as '1'") as err:
         fuse([KernelSpec("a.cu", "ka", 128), KernelSpec("b.cu", "kb", 128)], sources=sources)
     assert err.value.where.line == 1 and "define it alike" in err.value.hint
+
+
+def test_an_empty_configuration_macro_is_no_include_guard_whatever_its_file_is_called():
+    # (a guard is named after its file: a.cu's stem 'a' begins 'cuda...' no more than any name)
+    sources = {"a.cu": "#define __CUDA_NO_HALF_OPERATORS__\n" + PARTNER.replace("partner", "ka"), **SOURCES}
+    source = fuse([KernelSpec("a.cu", "ka", 128), SPECS[1]], sources=sources).source
+    assert source.index("#define __CUDA_NO_HALF_OPERATORS__") < source.index("#include <cuda_fp16.h>")

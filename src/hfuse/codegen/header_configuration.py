@@ -74,8 +74,13 @@ def header_configuration(files: Sequence[SourceFile]) -> HeaderConfiguration:
 
 
 def _include_guard(macro: UserMacro) -> bool:
-    """``#define _KMEANS_KERNEL_CU_`` under its ``#ifndef``: empty, named after its file (or
-    ending as guards do); no header consults it."""
-    squeezed = re.sub(r"[^a-z0-9]", "", macro.name.lower())
-    return not macro.value.strip() and (re.sub(r"[^a-z0-9]", "", macro.file.stem.lower()) in squeezed
-                                         or re.search(r"_(?:H|HPP|CUH|CU|INCLUDED)_*$", macro.name) is not None)
+    """``#define _KMEANS_KERNEL_CU_`` under its ``#ifndef``: empty, and named after its file
+    (with the file's extension, or none) or ending as guards do; no header consults it."""
+    if macro.value.strip():
+        return False
+    squeezed, stem = (re.sub(r"[^a-z0-9]", "", text.lower()) for text in (macro.name, macro.file.stem))
+    named_after_file = bool(stem) and squeezed.startswith(stem) and squeezed[len(stem):] in _GUARD_ENDINGS
+    return named_after_file or re.search(r"_(?:H|HPP|CUH|INCLUDED)_*$", macro.name) is not None
+
+
+_GUARD_ENDINGS = frozenset({"", "h", "hh", "hpp", "cu", "cuh", "inc", "included", "hincluded", "cuhincluded"})
