@@ -133,6 +133,19 @@ def test_a_directive_inside_a_namespace_both_inputs_use_reaches_only_its_own_fil
     compile_nvcc(source, flags=["-arch=sm_90", "-isystem", str(vendor / "sys")], workdir=tmp_path / "build")
 
 
+@pytest.mark.nvcc
+def test_a_directive_inside_a_namespace_does_not_reach_code_outside_it(vendor, tmp_path):
+    # kern's directive and tripled's file-scope one cross (neither file saw the other's), which
+    # no order could place had the first reached code outside kern: tripled's code is not in kern
+    (vendor / "vendored.cu").write_text(VENDORED.replace("using namespace vendor;\n", "namespace kern {\nusing namespace vendor;\n")
+                                        + "}  // namespace kern\n")
+    (vendor / "tripled.cu").write_text(VENDORED.replace("clamped", "tripled").replace("clamp01(in[i])", "twice(in[i])"))
+    specs = [KernelSpec(vendor / "vendored.cu", "kern::clamped", 128), KernelSpec(vendor / "tripled.cu", "tripled", 128)]
+    source = fuse(specs, options=CompileOptions(system_include_dirs=(str(vendor / "sys"),))).source
+    assert source.index("= clamp01(in[i])") < source.index("using namespace vendor;\n\n// ---- part 2")
+    compile_nvcc(source, flags=["-arch=sm_90", "-isystem", str(vendor / "sys")], workdir=tmp_path / "build")
+
+
 def test_a_call_another_input_would_answer_is_refused(vendor):
     # tripled's twice(x) is vendor::twice<float> (3 * x); fused, plain.cu's ::twice(float) is an
     # exact match, chosen over the template: 2 * x, silently

@@ -36,6 +36,8 @@ from ..frontend.model import SourceFile, TopLevelItem, scope_names
 from ..frontend.resolve import using_declaration
 from ..transform.specialize import PartCode, ScopedCode
 
+_Code = tuple[frozenset[str], tuple[str, ...]]
+"""A definition as a directive may affect it: the names it looks up, the namespaces it is in."""
 _IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 """Names as code looks them up (not a member after ``.``, nor a literal's suffix ``1.f``)."""
 
@@ -107,12 +109,13 @@ def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode]
         return [Group(tuple(items), tuple(definitions))]
     apart = [_Source.of(source) for source in sources]
     known = _brought(sources, [item for item in items if is_directive(item)])
+    reach = {_statement(item): scope_names(item.scope) for item in items if is_directive(item)}
     views: dict[int, frozenset[str]] = {}  # (by id: a definition's directives as it saw them)
     for item in items:
         if not is_directive(item):
             seen = [(source, source.seen(at)) for source in apart
                     if (at := source.position(item.file, item.line, item.scope, item.text)) is not None]
-            views[id(item)] = _view(seen, directives, item, known)
+            views[id(item)] = _view(seen, directives, item, known, reach)
     # a part's copy is of a definition its own file wrote, which the inputs may share as another's
     # (one text, read once): found where it was written, then as that text in the part's file
     written_at = {(str(item.file), item.line): (item.scope, item.text) for source in sources for item in source.items}
@@ -126,8 +129,8 @@ def place_by_directives(items: Sequence[TopLevelItem], parts: Sequence[PartCode]
         body = views.get(id(written[-1]), directives)
         for definition in written:  # (hfuse's own, or not found: with the body)
             views.setdefault(id(definition), body)
-    names = {id(d): _names(d.text) for d in [*items, *(d for written in definitions for d in written)]}
-    order = _directive_order(views, names, directives, known)
+    code = {id(d): (_names(d.text), scope_names(d.scope)) for d in [*items, *(d for written in definitions for d in written)]}
+    order = _directive_order(views, code, directives, known, reach)
     groups = []
     for at in range(-1, len(order)):
         new = [item for item in items if is_directive(item) and at >= 0 and _statement(item) == order[at]]
@@ -141,8 +144,8 @@ def _last(view: frozenset[str], order: Sequence[str]) -> int:
     return max((order.index(d) for d in view), default=-1)
 
 
-def _directive_order(views: dict[int, frozenset[str]], names: dict[int, frozenset[str]], directives: frozenset[str],
-                     known: dict[str, set[str]]) -> tuple[str, ...]:
+def _directive_order(views: dict[int, frozenset[str]], code: dict[int, _Code], directives: frozenset[str],
+                     known: dict[str, set[str]], reach: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """An order of the directives in which each definition, written after the last directive it
     saw, sees no other one, or only one whose names are known and its text mentions none of
     (so nothing it looks up finds more than it did). Where what the definitions saw grows like
@@ -151,7 +154,7 @@ def _directive_order(views: dict[int, frozenset[str]], names: dict[int, frozense
     chain = tuple(d for smaller, larger in zip([frozenset(), *grown], grown) for d in sorted(larger - smaller))
     for order in itertools.chain([chain], itertools.islice(itertools.permutations(sorted(directives)), 720)):
         if len(order) == len(directives) and all(
-                _unaffected(frozenset(order[:_last(view, order) + 1]) - view, names[key], known)
+                _unaffected(frozenset(order[:_last(view, order) + 1]) - view, code[key], known, reach)
                 for key, view in views.items()):
             return order
     one, two = next(((sorted(a - b), sorted(b - a)) for a, b in itertools.combinations(
@@ -206,7 +209,7 @@ def _members(sources: Sequence[SourceFile]) -> dict[str, set[str]]:
 
 
 def _view(seen: Sequence[tuple[_Source, frozenset[str]]], directives: frozenset[str], item: TopLevelItem,
-          known: dict[str, set[str]]) -> frozenset[str]:
+          known: dict[str, set[str]], reach: dict[str, tuple[str, ...]]) -> frozenset[str]:
     """The directives a shared definition saw where it was compiled apart. Where the inputs
     disagree (a header one included after its directive, one without), it is written where
     it sees what all of them saw, if what the others saw in addition is of a namespace of the
@@ -216,7 +219,8 @@ def _view(seen: Sequence[tuple[_Source, frozenset[str]]], directives: frozenset[
         return directives
     views = {frozenset(s & directives) for _, s in seen}
     common = frozenset.intersection(*views)
-    if len(views) == 1 or all(_unaffected(view - common, _names(item.text), known) for view in views):
+    code = (_names(item.text), scope_names(item.scope))
+    if len(views) == 1 or all(_unaffected(view - common, code, known, reach) for view in views):
         return common
     ordered = sorted(((source, s & directives) for source, s in seen), key=lambda view: len(view[1]), reverse=True)
     (first, saw), (second, other) = ordered[0], ordered[-1]
@@ -230,10 +234,14 @@ def _view(seen: Sequence[tuple[_Source, frozenset[str]]], directives: frozenset[
              "namespace' at file scope, or keep these kernels unfused")
 
 
-def _unaffected(directives: frozenset[str], names: frozenset[str], known: dict[str, set[str]]) -> bool:
-    """Whether code finds the same whether or not ``directives`` precede it: what each brings
-    is known, and the code names none of it."""
-    return all(d in known and not known[d] & names for d in directives)
+def _unaffected(directives: frozenset[str], code: _Code, known: dict[str, set[str]],
+                reach: dict[str, tuple[str, ...]]) -> bool:
+    """Whether code finds the same whether or not ``directives`` precede it: each is one inside
+    a namespace the code is not in (it reaches only that namespace's code), or what it brings
+    is known and the code names none of it."""
+    names, scope = code
+    return all(scope[:len(reach.get(d, ()))] != reach.get(d, ()) or (d in known and not known[d] & names)
+               for d in directives)
 
 
 def _names(text: str) -> frozenset[str]:
