@@ -14,6 +14,7 @@ import numpy as np
 
 from hfuse.api import FusedKernel, device_source
 from hfuse.frontend.options import CompileOptions
+from hfuse.runtime.compile import Compiler
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.toolkit import cuda_include_dirs
 
@@ -39,14 +40,20 @@ def cdiv(a: int, b: int) -> int:
 _FUNCTIONS: dict[tuple[str, str], Any] = {}
 
 
-def compiled(cp, source: str, expression: str, flags: Sequence[str] = ()):
-    """The kernel ``expression`` of ``source`` (NVRTC through CuPy, cached per session);
-    ``flags``: more NVRTC options (an installed library's ``-I``)."""
-    key = (hashlib.sha256(source.encode()).hexdigest(), expression, tuple(flags))
+def compiled(cp, source: str, expression: str, flags: Sequence[str] = (), options: CompileOptions | None = None):
+    """The kernel ``expression`` of ``source``, cached per session: with ``options`` (the
+    request's), compiled as ``hfuse tune`` compiles it (NVRTC, or nvcc for a source that
+    keeps PyTorch's headers); else with NVRTC through CuPy and ``flags`` (an installed
+    library's ``-I``)."""
+    key = (hashlib.sha256(source.encode()).hexdigest(), expression, tuple(flags), options)
     if key not in _FUNCTIONS:
-        options = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()), *flags)
-        _FUNCTIONS[key] = cp.RawModule(code=source, options=options, name_expressions=(expression,)).get_function(
-            expression)
+        if options is not None:
+            _FUNCTIONS[key] = Compiler.for_sources(options, [source], more=flags).get(
+                source, expression).raw
+        else:
+            nvrtc = ("-std=c++17", *(f"-I{d}" for d in cuda_include_dirs()), *flags)
+            _FUNCTIONS[key] = cp.RawModule(code=source, options=nvrtc, name_expressions=(expression,)).get_function(
+                expression)
     return _FUNCTIONS[key]
 
 
@@ -64,13 +71,13 @@ def differences(cp, specs: Sequence[KernelSpec], makers: Sequence[Make], fused: 
     for spec, make, rng in zip(specs, makers, seeds()):
         made = make(rng, cp)
         original = device_source(spec, options=options) if options is not None else device_source(spec)
-        run(cp, compiled(cp, original.source, original.name_expression, flags), made.grid, spec.block, made.args,
-            made.smem)
+        run(cp, compiled(cp, original.source, original.name_expression, flags, options), made.grid, spec.block,
+            made.args, made.smem)
         expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])
     made = [make(rng, cp) for make, rng in zip(makers, seeds())]
     launch = fused.pack([m.args for m in made], [m.grid for m in made], [m.smem for m in made])
-    run(cp, compiled(cp, fused.source, fused.name_expression, flags), launch.grid, launch.block, launch.args,
-        launch.shared_mem)
+    run(cp, compiled(cp, fused.source, fused.name_expression, flags, options), launch.grid, launch.block,
+        launch.args, launch.shared_mem)
     problems = []
     for spec, m, want in zip(specs, made, expected):
         for index, w in zip(m.outputs, want):

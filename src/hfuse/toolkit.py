@@ -80,6 +80,20 @@ def pytorch_include_dirs() -> tuple[Path, ...]:
     return tuple(d for d in dirs if d.is_dir()) if root.is_dir() else ()
 
 
+@functools.cache
+def pip_cuda_library_dirs() -> tuple[Path, ...]:
+    """The header folders of CUDA's libraries installed as Python packages
+    (``nvidia/cu13/include`` with cuBLAS's and cuSPARSE's headers, which a pip-installed
+    torch brings and ``ATen/cuda/CUDAContext.h`` includes), beside a toolkit that may have
+    none of them. Searched after the toolkit's own folder, so they only add what it lacks."""
+    found: list[Path] = []
+    for site in sys.path:
+        nvidia = Path(site) / "nvidia"
+        if nvidia.is_dir():
+            found += [d for d in sorted(nvidia.glob("*/include")) if d.is_dir()]
+    return tuple(dict.fromkeys(d.resolve() for d in found))
+
+
 def cuda_root() -> Path | None:
     """The toolkit's folder (holding ``include/cuda_runtime.h``): ``$CUDA_HOME``,
     ``$CUDA_PATH``, the folder of ``nvcc`` on ``PATH``, or ``/usr/local/cuda``."""

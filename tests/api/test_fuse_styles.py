@@ -5,9 +5,10 @@ template-template parameters, variadic packs, SFINAE parameters, specialisation 
 overloads, enums as template arguments, packed half2/bfloat162/float4 and aligned vector
 structs, int8/int4/fp8 quantisation, cooperative-groups tiles of a template size, CUB
 behind aliases, macros that stamp out kernels, kernels in a header a .cu instantiates,
-CuTe GEMMs on the installed nvidia-cutlass package's headers, and a PyTorch extension file. Each kernel is fused second (at thread offset 96) with
+CuTe GEMMs on the installed nvidia-cutlass package's headers, and PyTorch extension files. Each kernel is fused second (at thread offset 96) with
 ``partner.cu:axpy`` and first before it; the layout ``hfuse fuse`` picks must be the one
-the manifest says, and the fused file must compile with nvcc and with NVRTC.
+the manifest says, and the fused file must compile with nvcc and as ``hfuse tune``
+compiles it: with NVRTC, or with nvcc where it keeps PyTorch's headers, which NVRTC cannot read.
 """
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ import pytest
 
 from hfuse.api import fuse
 from hfuse.spec import Dim3, KernelSpec
+from hfuse.runtime.compile import Compiler, toolchain_for
 from hfuse.toolkit import pytorch_include_dirs
 
 from corpus.styles.manifest import CASES, HERE, Case, options_of
 from toolchain import compile_nvcc, compile_nvrtc
 
 PARTNER = KernelSpec(HERE / "partner.cu", "axpy", Dim3(96))
-NEEDS_TORCH_FOR_NVCC = {"torch_ext.cu"}
+NEEDS_TORCH_FOR_NVCC = {"torch_ext.cu", "torch_aten.cu"}
 
 
 def test_the_corpus_is_large_enough():
@@ -62,25 +64,35 @@ def test_the_fused_file_compiles_with_nvcc(case, fused_second, tmp_path):
     compile_nvcc(_fused(case, fused_second).source, flags=flags, workdir=tmp_path)
 
 
+def _compile_as_hfuse_tune_does(source: str, name: str, case: Case) -> None:
+    """NVRTC, or nvcc where the source keeps PyTorch's headers (``toolchain_for``)."""
+    toolchain, _ = toolchain_for([source])
+    if toolchain == "nvrtc":
+        compile_nvrtc(source, [name], flags=case.options().compiler_flags(std=False, pre_includes=False,
+                                                                          compiler="nvrtc"))
+        return
+    assert case.file in NEEDS_TORCH_FOR_NVCC
+    binary = Compiler.for_sources(case.options(), [source], arch="sm_90").compile(source, [name])
+    assert not binary.missing_reports([name])
+
+
 @pytest.mark.nvrtc
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_the_fused_file_compiles_with_nvrtc(case, fused_second):
+def test_the_fused_file_compiles_as_hfuse_tune_compiles_it(case, fused_second):
     fused = _fused(case, fused_second)
-    flags = case.options().compiler_flags(std=False, pre_includes=False, compiler="nvrtc")
-    compile_nvrtc(fused.source, [fused.name_expression], flags=flags)
+    _compile_as_hfuse_tune_does(fused.source, fused.name_expression, case)
 
 
 @pytest.mark.nvrtc
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_the_original_hfuse_tune_compiles_compiles_with_nvrtc(case):
+def test_the_original_compiles_as_hfuse_tune_compiles_it(case):
     # the unfused kernel as hfuse tune and the GPU twins compile it (api.device_source)
     from hfuse.api import device_source
 
     if case.missing:
         pytest.skip(case.missing)
     original = device_source(case.spec(), options=case.options())
-    compile_nvrtc(original.source, [original.name_expression],
-                  flags=case.options().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
+    _compile_as_hfuse_tune_does(original.source, original.name_expression, case)
 
 
 FIRST_OF_EACH_FILE = tuple({c.file: c for c in reversed(CASES)}.values())

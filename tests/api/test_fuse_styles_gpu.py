@@ -430,6 +430,57 @@ def _rope(rng, cp, dtype) -> Launch:
                    np.int32(heads), np.int32(kv_heads), np.int32(size)], Dim3(tokens), 0, (1, 2))
 
 
+def _blocks(rng, cp, n_blocks: int, quant_bytes: int, signed: bool) -> Any:
+    """Quantised blocks as bytes: a half scale, then ``quant_bytes`` of packed values."""
+    scales = rng.uniform(0.01, 0.1, n_blocks).astype(np.float16).view(np.uint8).reshape(n_blocks, 2)
+    quants = rng.integers(-128 if signed else 0, 128 if signed else 256, (n_blocks, quant_bytes))
+    return cp.asarray(np.concatenate([scales, quants.astype(np.int8 if signed else np.uint8).view(np.uint8)], axis=1))
+
+
+def _dequantize(rng, cp, qk: int, quant_bytes: int, signed: bool, block: Dim3) -> Launch:
+    k = N  # values; each thread writes two
+    return Launch([_blocks(rng, cp, k // qk, quant_bytes, signed), _zeros(cp, k), np.int64(k)],
+                  Dim3(cdiv(k // 2, block.size)), 0, (1,))
+
+
+def _mmvq(rng, cp, qk: int, quant_bytes: int, signed: bool, block: Dim3) -> Launch:
+    rows, cols = 200, 1024
+    return Launch([_blocks(rng, cp, rows * cols // qk, quant_bytes, signed), _f32(rng, cp, cols), _zeros(cp, rows),
+                   np.int32(cols), np.int32(rows)], Dim3(cdiv(rows, block.y)), 0, (2,))
+
+
+def _ggml_rms(rng, cp, rows_per_block: int) -> Launch:
+    return Launch([_f32(rng, cp, ROWS * COLS), _zeros(cp, ROWS * COLS), np.int32(COLS), np.float32(1e-6)],
+                  Dim3(ROWS // rows_per_block), 0, (1,))
+
+
+# ggml_quant.cu
+MAKERS["dequantize_block<QK4_0, QR4_0, dequantize_q4_0, float>"] = lambda rng, cp, b: _dequantize(rng, cp, 32, 16,
+                                                                                                  False, b)
+MAKERS["dequantize_block<QK8_0, QR8_0, dequantize_q8_0, float>"] = lambda rng, cp, b: _dequantize(rng, cp, 32, 32,
+                                                                                                  True, b)
+MAKERS["mul_mat_vec_q<QTYPE_Q4_0>"] = lambda rng, cp, b: _mmvq(rng, cp, 32, 16, False, b)
+MAKERS["mul_mat_vec_q<QTYPE_Q8_0>"] = lambda rng, cp, b: _mmvq(rng, cp, 32, 32, True, b)
+MAKERS["rms_norm_f32<32>"] = lambda rng, cp, b: _ggml_rms(rng, cp, 4)
+MAKERS["rms_norm_f32<256>"] = lambda rng, cp, b: _ggml_rms(rng, cp, 1)
+
+
+def _aten_rms(rng, cp, make) -> Launch:
+    return Launch([make(rng, cp, ROWS * COLS), make(rng, cp, COLS), _zeros(cp, ROWS * COLS, make(rng, cp, 1).dtype),
+                   np.int32(COLS), np.float32(1e-5)], Dim3(ROWS), 0, (2,))
+
+
+def _aten_gelu(rng, cp, make, block: Dim3) -> Launch:
+    return Launch([make(rng, cp), _zeros(cp, N, make(rng, cp, 1).dtype), np.int64(N)], _flat(block), 0, (1,))
+
+
+# torch_aten.cu (my_ext::scale_rows_kernel takes PackedTensorAccessor32 structs by value)
+MAKERS["my_ext::rms_norm_kernel<float>"] = lambda rng, cp, b: _aten_rms(rng, cp, _f32)
+MAKERS["my_ext::rms_norm_kernel<c10::BFloat16>"] = lambda rng, cp, b: _aten_rms(rng, cp, _bf16)
+MAKERS["my_ext::gelu_kernel<at::BFloat16>"] = lambda rng, cp, b: _aten_gelu(rng, cp, _bf16, b)
+MAKERS["my_ext::gelu_kernel<double>"] = lambda rng, cp, b: _aten_gelu(rng, cp, _f64, b)
+
+
 STRUCT_ARGUMENTS = {c.name for c in CASES} - {f"{c.file}:{c.kernel}" for c in CASES if c.kernel in MAKERS}
 """Kernels that take a struct (or a texture object) by value: not run here (see the module docstring)."""
 
@@ -457,5 +508,7 @@ def test_fused_after_the_partner_equals_unfused(cp, case):
     fused = fuse([PARTNER, spec], options=case.options())
     assert fused.layout.name == case.layout
     makers = [_partner, lambda rng, cp: MAKERS[case.kernel](rng, cp, spec.block)]
-    problems = differences(cp, [PARTNER, spec], makers, fused, [20261125, len(case.name)])
+    # compiled as hfuse tune compiles them: the case's flags (-std, -I, -isystem), and nvcc for
+    # a file that keeps PyTorch's headers
+    problems = differences(cp, [PARTNER, spec], makers, fused, [20261125, len(case.name)], options=case.options())
     assert not problems, f"{case.name}:\n  " + "\n  ".join(problems)

@@ -19,7 +19,7 @@ import pytest
 from hfuse.batch.manifest import read_manifest
 from hfuse.batch.runner import run_batch
 from hfuse.runtime.binary_cache import BinaryCache
-from hfuse.runtime.compile import Compiler, NvrtcJob, run_nvrtc
+from hfuse.runtime.compile import Compiler, CompileJob, run_nvrtc
 from hfuse.runtime.compile_pool import ProcessCompilePool
 from hfuse.tuning.recorded import RecordedBackend
 from hfuse.tuning.tuner import TuneSettings, tune
@@ -188,7 +188,7 @@ HEAVY = "__global__ void heavy(float* x) {\n  float v = x[threadIdx.x];\n" + "\n
 
 
 def test_a_compile_process_killed_mid_compile_is_replaced_and_its_jobs_handed_out_again():
-    job = NvrtcJob(HEAVY, ("heavy",), ("-arch=sm_90", "-Xptxas=-v"))
+    job = CompileJob(HEAVY, ("heavy",), ("-arch=sm_90", "-Xptxas=-v"))
     with ProcessCompilePool(processes=1) as pool:
         results: list = []
         threads = [threading.Thread(target=lambda: results.append(pool(job))) for _ in range(2)]

@@ -109,6 +109,18 @@ def test_unknown_kernel_suggests_a_close_name():
         program.kernel("twice", Path("k.cu"))
 
 
+def test_a_kernel_behind_an_undefined_macro_says_which_macro_hid_it(tmp_path):
+    # C10_LAUNCH_BOUNDS_1 comes from a PyTorch header; where that header is not found, the
+    # kernel reads as a host function named C10_LAUNCH_BOUNDS_1 and the name after it
+    path = tmp_path / "ext.cu"
+    path.write_text("#include <c10/macros/Macros.h>\ntemplate <typename T>\n__global__ void C10_LAUNCH_BOUNDS_1(256)\n"
+                    "scale_rows(T* x) { x[threadIdx.x] *= 2; }\n")
+    program = Program.merge([model_source(path, path.read_text())])
+    with pytest.raises(HFuseError, match="host function, not a __global__ kernel") as err:
+        program.kernel("scale_rows", path)
+    assert "'C10_LAUNCH_BOUNDS_1', which no header hfuse read defines" in err.value.hint
+
+
 TEMPLATES = """template <int N> struct Unrolled { static constexpr int kWidth = N; };
 template <typename T, template <int> class Policy = Unrolled, typename = void, int kVec = 4, typename... Ins>
 __global__ void k(const T* __restrict__ in, T* out, const Ins* __restrict__... ins) {}

@@ -46,10 +46,14 @@ def test_pytorchs_folders_which_hfuse_reads_unasked_reach_nvcc_too(tmp_path, mon
 
     torch_include = tmp_path / "torch" / "include"
     torch_include.mkdir(parents=True)
+    pip_cuda = tmp_path / "nvidia" / "cu13" / "include"
     monkeypatch.setattr(options_module, "pytorch_include_dirs", lambda: (torch_include,))
+    monkeypatch.setattr(options_module, "pip_cuda_library_dirs", lambda: (pip_cuda,))
     flags = CompileOptions().compiler_flags()
-    assert flags[-2:] == ["-isystem", str(torch_include)]
+    # the CUDA libraries' headers of a pip-installed torch (cusparse.h) after them, for nvcc only
+    assert flags[-4:] == ["-isystem", str(torch_include), "-isystem", str(pip_cuda)]
     assert "-isystem" in CompileOptions().compiler_flags(compiler="clang")
+    assert str(pip_cuda) not in CompileOptions().compiler_flags(compiler="clang")  # (Clang has its own list)
     assert str(torch_include) not in " ".join(CompileOptions().compiler_flags(compiler="nvrtc"))  # (host headers)
     given = CompileOptions.from_flags(system_include_dirs=[str(torch_include)]).compiler_flags()
-    assert given == ["-std=c++17", f"-I{torch_include}"]  # once, as the user gave it
+    assert given == ["-std=c++17", f"-I{torch_include}", "-isystem", str(pip_cuda)]  # once, as the user gave it

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import HFuseError
 from ..runtime.binary import CompiledBinary
-from ..runtime.compile import NvrtcJob, run_nvrtc
+from ..runtime.compile import CompileJob, run_compile_job
 from ..tuning.backends import IsolatedBackend, MeasureBackend
 from ..tuning.isolation import GpuWorker
 from ..tuning.plan import Plan
@@ -57,14 +57,14 @@ def isolated_gpu_backend() -> MeasureBackend:
 
 
 class RayCompileRunner:
-    """An ``NvrtcRunner`` that runs each compile as a Ray task (Ray retries one whose worker died)."""
+    """An ``CompileRunner`` that runs each compile as a Ray task (Ray retries one whose worker died)."""
 
     def __init__(self) -> None:
         ray = require_ray()
         self._ray = ray
-        self._task = ray.remote(num_cpus=1, max_retries=2)(run_nvrtc)
+        self._task = ray.remote(num_cpus=1, max_retries=2)(run_compile_job)
 
-    def __call__(self, job: NvrtcJob) -> CompiledBinary:
+    def __call__(self, job: CompileJob) -> CompiledBinary:
         return self._ray.get(self._task.remote(job))
 
 

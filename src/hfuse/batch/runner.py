@@ -35,7 +35,7 @@ from rich.table import Table
 
 from ..errors import HFuseError
 from ..files import writable_directory, write_atomically, write_output
-from ..runtime.compile import NvrtcRunner
+from ..runtime.compile import CompileRunner
 from ..spec import with_file_options
 from ..runtime.compile_pool import ProcessCompilePool
 from ..tuning.backends import IsolatedBackend, MeasureBackend
@@ -46,7 +46,7 @@ from .manifest import Manifest, TuneRequest
 from .outcome import BatchJournal, Outcome
 
 
-def run_request(request: TuneRequest, *, backend: MeasureBackend, runner: NvrtcRunner | None,
+def run_request(request: TuneRequest, *, backend: MeasureBackend, runner: CompileRunner | None,
                 cache_dir: Path, use_cache: bool = True) -> tuple[Outcome, Plan | None]:
     """Tunes one request; a failure of the request's own is an ``Outcome``, not an exception."""
     start = time.perf_counter()
@@ -141,7 +141,7 @@ def gpu_lanes() -> list[Lane]:
     return [Lane(IsolatedBackend(GpuWorker()), index) for index in range(cupy.cuda.runtime.getDeviceCount())]
 
 
-def local_outcomes(lanes: Sequence[Lane], runner: NvrtcRunner | None, cache_dir: Path, use_cache: bool,
+def local_outcomes(lanes: Sequence[Lane], runner: CompileRunner | None, cache_dir: Path, use_cache: bool,
                    concurrency: int) -> OutcomeSource:
     """Requests tuned here, ``concurrency`` at a time on each lane (GPU), on daemon threads
     that take the next request as they finish one: when the batch stops (Ctrl-C), the
@@ -183,7 +183,7 @@ def local_outcomes(lanes: Sequence[Lane], runner: NvrtcRunner | None, cache_dir:
 
 
 def run_batch(manifest: Manifest, *, source: OutcomeSource | None = None, backend: MeasureBackend | None = None,
-              lanes: Sequence[Lane] | None = None, runner: NvrtcRunner | None = None, cache_dir: Path | None = None,
+              lanes: Sequence[Lane] | None = None, runner: CompileRunner | None = None, cache_dir: Path | None = None,
               use_cache: bool = True, concurrency: int = 2, fresh: bool = False, console: Console | None = None,
               progress: bool = True, executor: str = "local") -> BatchReport:
     """Tunes every request of ``manifest`` not finished by an earlier run (all with ``fresh``).

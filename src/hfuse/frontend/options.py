@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Sequence
 
 from ..errors import HFuseError
-from ..toolkit import another_projects_dir, installed_package_dir, pytorch_include_dirs
+from ..toolkit import another_projects_dir, installed_package_dir, pip_cuda_library_dirs, pytorch_include_dirs
 
 DEFAULT_STD = "c++17"
 DEFAULT_ARCH = "sm_90"
@@ -217,7 +217,12 @@ class CompileOptions:
             # PyTorch's folders, which hfuse reads without being told when torch is installed
             # (``preprocess.library_header_dirs``): the files it keeps include from there
             given = {d.resolve() for d in (*self.include_dirs, *self.system_include_dirs) if d.is_dir()}
-            flags += [flag for d in pytorch_include_dirs() if d.resolve() not in given for flag in ("-isystem", str(d))]
+            torch_dirs = pytorch_include_dirs()
+            flags += [flag for d in torch_dirs if d.resolve() not in given for flag in ("-isystem", str(d))]
+            if torch_dirs and compiler == "nvcc":
+                # PyTorch's CUDA headers include cusparse.h and cublas_v2.h, which a pip-installed
+                # torch brings as packages; nvcc searches its toolkit's folder (-I) first
+                flags += [flag for d in pip_cuda_library_dirs() if d not in given for flag in ("-isystem", str(d))]
         flags += language_flags_for(self.language_flags, compiler)
         return flags
 

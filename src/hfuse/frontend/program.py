@@ -221,9 +221,14 @@ class Program:
             )
         helpers = [f for f in source.functions if f.key == wanted or f.name == wanted]
         if helpers:
+            hint = None
+            if (macro := _unknown_macro_before(helpers[0])) is not None:
+                hint = (f"its declaration says __global__, but '{macro}', which no header hfuse read defines, "
+                        "stands before its name (a macro of a header that was not found?): give the folder that "
+                        "has it with -I or -isystem, as your build does")
             raise HFuseError(
                 f"'{name}' is a {helpers[0].kind} function, not a __global__ kernel",
-                Location(helpers[0].file, helpers[0].line, name),
+                Location(helpers[0].file, helpers[0].line, name), hint=hint,
             )
         close = difflib.get_close_matches(wanted, list(kernels), n=3)
         known = ", ".join(sorted(kernels)) or "none"
@@ -241,6 +246,20 @@ class Program:
 OverloadChoice = Callable[[Sequence[Function]], Function]
 """Of kernel templates that share a name and all accept the given template arguments, the
 one the instance is (or an ``HFuseError`` saying why it cannot tell)."""
+
+
+def _unknown_macro_before(function: Function) -> str | None:
+    """The macro-like word between ``__global__`` and ``function``'s name in its file
+    (``__global__ void C10_LAUNCH_BOUNDS_1(256) k(...)``), which hfuse read as the
+    declarator because nothing defined it; None if there is none."""
+    try:
+        lines = Path(function.file).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    head = "\n".join(lines[max(0, function.line - 4):function.line])
+    head = head[:head.rfind(function.name)] if function.name in head else head
+    found = re.search(r"\b__global__\b[\s\w:<>*&]*?\b([A-Z_][A-Z0-9_]{2,})\s*\([^()]*\)\s*$", head)
+    return found.group(1) if found else None
 
 
 def _accepts(kernel: Function, count: int) -> bool:

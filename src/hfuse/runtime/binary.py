@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from ..errors import HFuseError
 from .ptxas import Resources, find_resources
@@ -18,12 +18,12 @@ DEFAULT_SMEM_LIMIT = 48 * 1024
 
 
 class CompileError(HFuseError):
-    """NVRTC rejected a source; ``log`` is the full compiler log."""
+    """NVRTC (or nvcc) rejected a source; ``log`` is the full compiler log."""
 
     def __init__(self, message: str, log: str, options: Sequence[str] = ()):
         self.log = log
         self.options = tuple(options)
-        super().__init__(message, hint="NVRTC log:\n" + (log.strip()[-6000:] or "(empty)"))
+        super().__init__(message, hint="compiler log:\n" + (log.strip()[-6000:] or "(empty)"))
 
 
 class LaunchError(HFuseError):
@@ -63,6 +63,28 @@ class CompiledBinary:
         """The kernels among ``names`` whose ptxas report the log lacks (``&name`` asks for a
         variable's lowered name: no report is expected for it)."""
         return [n for n in names if not n.startswith("&") and find_resources(self.ptxas, self.symbol(n)) is None]
+
+
+Toolchain = Literal["nvrtc", "nvcc"]
+"""What compiles a source for the GPU: NVRTC (in process, the default), or nvcc for a
+source whose kept headers NVRTC cannot read (``compile.toolchain_for``)."""
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """One compile as a value: what a pool of processes (``compile_pool``) or a Ray task
+    is handed. Everything it needs is here; it needs no GPU and no CUDA context.
+    ``options`` are spelled for ``toolchain``."""
+
+    source: str
+    names: tuple[str, ...]
+    options: tuple[str, ...]
+    toolchain: Toolchain = "nvrtc"
+
+
+CompileRunner = Callable[[CompileJob], CompiledBinary]
+"""Runs a ``CompileJob`` somewhere (this process by default) and returns its binary, or
+raises ``CompileError`` with the compiler's log."""
 
 
 @dataclass(frozen=True)

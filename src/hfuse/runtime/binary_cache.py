@@ -32,9 +32,11 @@ class BinaryCache:
         self.directory = Path(directory).expanduser()
 
     @staticmethod
-    def key(source: str, options: Sequence[str], names: Sequence[str], nvrtc_version: tuple[int, ...]) -> str:
+    def key(source: str, options: Sequence[str], names: Sequence[str], version: tuple[int, ...],
+            toolchain: str = "nvrtc") -> str:
+        """The entry of ``source`` compiled with ``options`` by ``toolchain`` at release ``version``."""
         payload = json.dumps({"source": hashlib.sha256(source.encode()).hexdigest(), "options": list(options),
-                              "names": list(names), "nvrtc": list(nvrtc_version)}, separators=(",", ":"))
+                              "names": list(names), toolchain: list(version)}, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def get(self, key: str) -> CompiledBinary | None:

@@ -1,4 +1,5 @@
-"""Compiling CUDA source with NVRTC (through CuPy) and loading it for launch.
+"""Compiling CUDA source with NVRTC (through CuPy), or nvcc where NVRTC cannot read a
+kept header (``nvcc_runner``), and loading it for launch.
 
 Two stages, on purpose:
 
@@ -22,17 +23,18 @@ import shutil
 import tempfile
 import threading
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from .binary import CompileError, CompiledBinary, LaunchError, source_hash
+from . import nvcc_runner
+from .binary import CompileError, CompiledBinary, CompileJob, CompileRunner, LaunchError, Toolchain, source_hash
 from .device import DeviceLimits, require_gpu
 from .loaded import CompiledKernel
 from .ptxas import parse_ptxas
 from ..toolkit import cuda_include_dirs
 
 if TYPE_CHECKING:
+    from ..frontend.options import CompileOptions
     from .binary_cache import BinaryCache
 
 _REPORTING = "-Xptxas=-v"
@@ -42,19 +44,56 @@ _REPORT_REFUSED = re.compile(r"(unrecogni[sz]ed|unknown|invalid|unsupported)[^\n
 _PROBE = 'extern "C" __global__ void hfuse_probe(int* p) { p[0] = 1; }\n'
 
 
-@dataclass(frozen=True)
-class NvrtcJob:
-    """One NVRTC run as a value: what a pool of processes (``compile_pool``) or a Ray task
-    is handed. Everything it needs is here; it needs no GPU and no CUDA context."""
-
-    source: str
-    names: tuple[str, ...]
-    options: tuple[str, ...]
+def run_compile_job(job: CompileJob) -> CompiledBinary:
+    """``job`` through its toolchain, in this process."""
+    return nvcc_runner.run_nvcc(job) if job.toolchain == "nvcc" else run_nvrtc(job)
 
 
-NvrtcRunner = Callable[[NvrtcJob], CompiledBinary]
-"""Runs an ``NvrtcJob`` somewhere (this process by default) and returns its binary, or
-raises ``CompileError`` with NVRTC's log."""
+def toolchain_for(sources: Sequence[str]) -> tuple[Toolchain, str | None]:
+    """NVRTC, unless one of ``sources`` keeps a header of PyTorch's (``#include
+    <torch/extension.h>``, ``<ATen/...>``, ``<c10/...>``, found in the folders a PyTorch
+    extension's build adds): those include the host C++ library, which NVRTC does not have,
+    so such sources compile with nvcc. The second value says why, for the user."""
+    from ..toolkit import pytorch_include_dirs
+
+    dirs = [d for d in pytorch_include_dirs() if (d / "torch").is_dir() or (d / "ATen").is_dir()]
+    for source in sources:
+        for header in nvrtc_includes(source):
+            if any((d / header).is_file() for d in dirs):
+                return "nvcc", f"it keeps PyTorch's <{header}>, which NVRTC cannot read (it has no host C++ library)"
+    return "nvrtc", None
+
+
+def nvrtc_includes(source: str) -> list[str]:
+    """The headers ``source`` includes outside the ``#ifndef __CUDACC_RTC__`` blocks hfuse
+    writes around what NVRTC must not read."""
+    found: list[str] = []
+    opened: list[bool | None] = []
+    """Per open #if: whether it asks 'NVRTC?' (True), 'not NVRTC?' (False), or something else."""
+    hidden: list[bool] = []
+    """Per open #if: whether its current branch is hidden from NVRTC."""
+    for line in source.splitlines():
+        directive = _DIRECTIVE.match(line)
+        if directive is None:
+            continue
+        word, rest = directive.group(1), directive.group(2).strip().replace(" ", "")
+        if word in ("if", "ifdef", "ifndef"):
+            asks = {("ifdef", "__CUDACC_RTC__"): True, ("if", "defined(__CUDACC_RTC__)"): True,
+                    ("ifndef", "__CUDACC_RTC__"): False, ("if", "!defined(__CUDACC_RTC__)"): False}.get((word, rest))
+            opened.append(asks)
+            hidden.append(asks is False)
+        elif word == "else" and hidden:
+            hidden[-1] = opened[-1] is True
+        elif word == "endif" and hidden:
+            opened.pop()
+            hidden.pop()
+        elif word == "include" and not any(hidden) and (header := _HEADER.match(rest)):
+            found.append(header.group(1))
+    return found
+
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w+)(.*?)(?://.*)?$")
+_HEADER = re.compile(r'[<"]([^>"]+)[>"]')
 
 
 def nvrtc_version() -> tuple[int, ...]:
@@ -64,8 +103,10 @@ def nvrtc_version() -> tuple[int, ...]:
     return tuple(nvrtc.getVersion())
 
 
-def run_nvrtc(job: NvrtcJob) -> CompiledBinary:
+def run_nvrtc(job: CompileJob) -> CompiledBinary:
     """NVRTC in this process: source -> cubin, lowered names, PTX and the log."""
+    if job.toolchain != "nvrtc":
+        raise ValueError(f"run_nvrtc was handed a job for {job.toolchain} (run_compile_job runs either)")
     from cupy.cuda import nvrtc  # CuPy loads libnvrtc lazily
 
     prog = nvrtc.createProgram(job.source, "hfuse_kernel.cu", [], [])
@@ -120,16 +161,20 @@ class Compiler:
         options: Sequence[str] = (),
         verbose_ptxas: bool = True,
         cache: BinaryCache | None = None,
-        runner: NvrtcRunner | None = None,
+        runner: CompileRunner | None = None,
+        toolchain: Toolchain = "nvrtc",
     ):
         self._limits = limits
         self._arch = arch or (limits.arch if limits else None)
         self.std = std
-        self.include_dirs = list(include_dirs) if include_dirs is not None else cuda_include_dirs()
+        self.toolchain: Toolchain = toolchain
+        # nvcc finds its toolkit's headers itself (the pip packages' copies must not come first)
+        self.include_dirs = (list(include_dirs) if include_dirs is not None
+                             else cuda_include_dirs() if toolchain == "nvrtc" else [])
         self.extra_options = tuple(options)
         self.verbose_ptxas = verbose_ptxas
         self.cache = cache
-        self.runner: NvrtcRunner = runner or run_nvrtc
+        self.runner: CompileRunner = runner or run_compile_job
         self._binaries: dict[tuple, CompiledBinary] = {}
         self._kernels: dict[tuple[str, str, str], CompiledKernel] = {}
         self._symbols_written: dict[tuple[str, str], dict[str, str]] = {}
@@ -140,6 +185,17 @@ class Compiler:
         """Whether this NVRTC writes ptxas's report when asked (None: not probed yet)."""
         self._tmp: str | None = None
         """Where loaded binaries are written for CuPy; made at the first load (only a GPU needs it)."""
+
+    @classmethod
+    def for_sources(cls, options: CompileOptions, sources: Sequence[str], *, more: Sequence[str] = (),
+                    **settings: Any) -> "Compiler":
+        """A compiler for ``sources`` (fused or device sides, whose ``-include`` files are
+        inlined already) under the user's ``options``: NVRTC, or nvcc where a source keeps a
+        header NVRTC cannot read (``toolchain_for``); ``more``: flags both take (``-I``);
+        ``settings`` as ``Compiler`` takes them."""
+        toolchain, _ = toolchain_for(sources)
+        return cls(std=options.emitted_std, toolchain=toolchain, **settings,
+                   options=[*options.compiler_flags(std=False, pre_includes=False, compiler=toolchain), *more])
 
     @property
     def limits(self) -> DeviceLimits:
@@ -157,7 +213,7 @@ class Compiler:
         # -default-device: what NVRTC compiles is device code (hfuse emits no host function), and
         # without it NVRTC takes a generic lambda's call operator in a __device__ function, and a
         # constexpr function without an execution space, for host code (nvcc does not)
-        opts = [f"-arch={self.arch}", f"-std={self.std}", "-default-device"]
+        opts = [f"-arch={self.arch}", f"-std={self.std}"] + (["-default-device"] if self.toolchain == "nvrtc" else [])
         opts += [f"-I{d}" for d in self.include_dirs]
         if self.verbose_ptxas:
             opts.append(_REPORTING)
@@ -181,8 +237,7 @@ class Compiler:
         stored_as = None
         binary = None
         if self.cache is not None:
-            self._nvrtc()
-            stored_as = self.cache.key(source, opts, names, self._nvrtc_version)
+            stored_as = self.cache.key(source, opts, names, self.toolchain_version(), self.toolchain)
             binary = self.cache.get(stored_as)
             if binary is not None and _REPORTING in opts and binary.missing_reports(names):
                 binary = None  # an entry without the report it was compiled for: never trusted
@@ -225,8 +280,17 @@ class Compiler:
         return self._reports
 
     def _run_nvrtc(self, source: str, names: Sequence[str], opts: tuple[str, ...]) -> CompiledBinary:
+        if self.toolchain == "nvrtc":
+            self._nvrtc()
+        return self.runner(CompileJob(source, tuple(names), tuple(opts), self.toolchain))
+
+    def toolchain_version(self) -> tuple[int, ...]:
+        """The compiler's release: it decides the code, so it keys what is cached."""
+        if self.toolchain == "nvcc":
+            return nvcc_runner.nvcc_version()
         self._nvrtc()
-        return self.runner(NvrtcJob(source, tuple(names), tuple(opts)))
+        assert self._nvrtc_version is not None
+        return self._nvrtc_version
 
     def load(self, binary: CompiledBinary, name: str, *, instance: str = "") -> CompiledKernel:
         """Loads ``name`` from a compiled binary. Call from the main (launching) thread.

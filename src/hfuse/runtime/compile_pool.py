@@ -1,9 +1,9 @@
-"""NVRTC on a pool of CPU processes: an ``NvrtcRunner`` for ``Compiler(runner=...)``.
+"""Compiles (NVRTC, or nvcc) on a pool of CPU processes: a ``CompileRunner`` for ``Compiler(runner=...)``.
 
 A tuning run compiles on threads (NVRTC releases the GIL), which is enough for one
 request. A batch of many requests generates and compiles far more than one process's
 threads keep up with, and one NVRTC that crashes must not take the tuner with it. So a
-``ProcessCompilePool`` runs each ``NvrtcJob`` in one of N worker processes (started
+``ProcessCompilePool`` runs each ``CompileJob`` in one of N worker processes (started
 with ``spawn``: the tuner's process holds a CUDA context and threads, which a forked
 child must not inherit). A worker that dies (killed, out of memory) breaks the pool; the
 pool is started again and every job that was in it is handed out again, up to
@@ -20,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from .binary import CompileError, CompiledBinary
-from .compile import NvrtcJob, run_nvrtc
+from .compile import CompileJob, run_compile_job
 
 
 class CompilePoolClosed(BaseException):
@@ -49,11 +49,11 @@ class ProcessCompilePool:
     _executor: futures.ProcessPoolExecutor | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def __call__(self, job: NvrtcJob) -> CompiledBinary:
+    def __call__(self, job: CompileJob) -> CompiledBinary:
         for attempt in range(self.retries + 1):
             executor = self._current()
             try:
-                return executor.submit(run_nvrtc, job).result()
+                return executor.submit(run_compile_job, job).result()
             except (BrokenProcessPool, futures.CancelledError):
                 if self._closed:
                     raise CompilePoolClosed() from None

@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import HFuseError, Location
 from ..launch import describe_symbol, symbol_bytes, symbol_nbytes
 from .binary import CompileError
+from .nvcc_runner import FAILED_NAME
 
 
 class SymbolError(HFuseError):
@@ -62,11 +63,12 @@ def lowered_symbol(binary: Any, name: str) -> str | None:
     return None if "::" in name else name
 
 
-_MANGLED_NAME_LINE = re.compile(r"#pragma\s+nv_mangled_name\s+(\S.*?)\s*$", re.MULTILINE)
+_MANGLED_NAME_LINE = re.compile(rf"(?:#pragma\s+nv_mangled_name|{re.escape(FAILED_NAME)})\s+(\S.*?)\s*$", re.MULTILINE)
 
 
 def failed_name_expressions(log: str) -> set[str]:
-    """The name expressions NVRTC's log complains about (it quotes each in a pragma line)."""
+    """The name expressions a compile's log complains about (NVRTC quotes each in a pragma
+    line; ``nvcc_runner`` adds a line of its own)."""
     return {m.group(1) for m in _MANGLED_NAME_LINE.finditer(log or "")}
 
 

@@ -101,8 +101,8 @@ def plan_compiler(plan: Plan) -> Compiler:
     arch = None
     if plan.should_fuse and isinstance(plan.register_cap, WarpgroupRegisters):
         arch = DeviceLimits.current().arch + "a"
-    flags = plan.options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc")
-    return Compiler(arch, std=plan.options.emitted_std, options=flags)
+    sources = [plan.fused_source] if plan.should_fuse else plan.unfused_sources
+    return Compiler.for_sources(plan.options, sources, arch=arch)
 
 
 def launcher_for(plan: Plan, compiler: Compiler | None = None, *,

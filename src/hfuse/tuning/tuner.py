@@ -39,7 +39,8 @@ from ..layouts import LAYOUTS
 from ..fusion import Fusion
 from ..runtime.binary_cache import BinaryCache
 from ..runtime.binary import CompiledBinary, CompileError, KernelResources
-from ..runtime.compile import Compiler, NvrtcRunner, nvrtc_version
+from ..runtime.compile import Compiler, CompileRunner, nvrtc_version, toolchain_for
+from ..runtime.nvcc_runner import nvcc_version
 from ..runtime.device import DeviceLimits, require_gpu
 from ..runtime.execute import read_source
 from ..runtime.jobs import LaunchJob, job_of
@@ -131,31 +132,34 @@ class _Session:
     (no globals: made and dropped by ``tune``). Nothing here runs a kernel."""
 
     def __init__(self, launches: Sequence[KernelLaunch], settings: TuneSettings, progress: Progress,
-                 front_end: "_FrontEnd", binaries: BinaryCache | None = None, runner: NvrtcRunner | None = None):
+                 front_end: "_FrontEnd", binaries: BinaryCache | None = None, runner: CompileRunner | None = None):
         self.launches = list(launches)
         self.settings = settings
         self.progress = progress
         self.limits = front_end.limits
         self.options = front_end.options
         """The user's options, for this GPU's device pass (``#if __CUDA_ARCH__``)."""
-        # Every source compiled here (fused or device side) has the -include files inlined already.
-        self.compiler = Compiler(limits=self.limits, std=self.options.emitted_std,
-                                 options=self.options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"), cache=binaries,
-                                 runner=runner)
         self.specs = front_end.specs
         self.unit = front_end.unit
         # The originals are compiled from their device side alone (a sample's main() and
         # host headers never reach NVRTC).
         self.device_sources = [device_source(s, sources=front_end.sources, options=self.options) for s in self.specs]
+        # Every source compiled here (fused or device side) has the -include files inlined
+        # already; the fused ones keep the headers the device sides keep.
+        self.compiler = Compiler.for_sources(self.options, [d.source for d in self.device_sources],
+                                             limits=self.limits, cache=binaries, runner=runner)
+        if self.compiler.toolchain == "nvcc":
+            why = toolchain_for([d.source for d in self.device_sources])[1]
+            progress.note(f"compiling with nvcc, not NVRTC: {why} (each compile takes seconds, not milliseconds)")
         self.table = arrays_of_launches(self.launches)
         self.outputs = self.table.refs([l.args[o.index] for l in self.launches for o in l.outputs])
         self._originals: dict[tuple[int, Dim3], LaunchJob] = {}
         self.built: dict[Fusion, _Built] = {}
         """Every candidate built, by its fusion."""
         # Hopper's arch-specific target, for candidates with per-part budgets (setmaxnreg)
-        self.sm90a_compiler = (Compiler(arch=self.limits.arch + "a", limits=self.limits, std=self.options.emitted_std,
-                                        options=self.options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"),
-                                        cache=binaries, runner=runner)
+        self.sm90a_compiler = (Compiler.for_sources(self.options, [d.source for d in self.device_sources],
+                                                    arch=self.limits.arch + "a", limits=self.limits, cache=binaries,
+                                                    runner=runner)
                                if self.limits.compute_capability == (9, 0) else None)
 
     def measure_settings(self) -> MeasureSettings:
@@ -313,9 +317,12 @@ class _FrontEnd:
         return cls(limits, device, specs, sources, prepare_unit(specs, sources=sources, options=device))
 
     def key(self, launches: Sequence[KernelLaunch], settings: TuneSettings) -> str:
-        # editing a header a kernel includes must miss the cache
+        # editing a header a kernel includes must miss the cache, and so must another compiler
+        toolkit = f"{self.limits.arch} nvrtc {'.'.join(map(str, nvrtc_version()))}"
+        if toolchain_for(list(self.sources.values()))[0] == "nvcc":  # (it may compile these sources)
+            toolkit += f" nvcc {'.'.join(map(str, nvcc_version()))}"
         return cache_key(
-            gpu=self.limits.name, toolkit=f"{self.limits.arch} nvrtc {'.'.join(map(str, nvrtc_version()))}",
+            gpu=self.limits.name, toolkit=toolkit,
             sources=list(self.sources.values()),
             launches=[describe_launch(l) for l in launches], settings=settings.to_dict(),
             options=self.options.to_dict(), headers=header_digests(self.unit.headers),
@@ -332,7 +339,7 @@ def tune(
     options: CompileOptions | None = None,
     sanitize: bool = False,
     backend: MeasureBackend | None = None,
-    runner: NvrtcRunner | None = None,
+    runner: CompileRunner | None = None,
     recipe: Any = None,
 ) -> Plan:
     """Find the fastest verified fusion of ``launches`` on this GPU, or decide not to fuse.
@@ -397,7 +404,7 @@ def _tune(
     progress: bool,
     options: CompileOptions | None,
     backend: MeasureBackend,
-    runner: NvrtcRunner | None,
+    runner: CompileRunner | None,
     recipe: Any = None,
 ) -> Plan:
     if len(launches) < 2:

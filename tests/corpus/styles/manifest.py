@@ -12,10 +12,13 @@ from pathlib import Path
 
 from hfuse.frontend.options import CompileOptions
 from hfuse.spec import Dim3, KernelSpec
+from hfuse.toolkit import pytorch_include_dirs
 
 HERE = Path(__file__).resolve().parent
 CUTLASS = "-I<cutlass>"
 """A case's flag: ``-I`` to CUTLASS's headers where the nvidia-cutlass package installed them."""
+TORCH = "<torch>"
+"""A case's flag: the file needs the installed torch's headers (hfuse finds them itself)."""
 
 
 def cutlass_include() -> Path | None:
@@ -54,6 +57,8 @@ class Case:
         """Why the case cannot be built here (a library it needs is not installed), or None."""
         if CUTLASS in self.flags and cutlass_include() is None:
             return "nvidia-cutlass is not installed (pip install -e '.[test]' installs it)"
+        if TORCH in self.flags and not pytorch_include_dirs():
+            return "torch is not installed: its headers are what this file's kernels are written against"
         return None
 
 
@@ -65,7 +70,8 @@ def options_of(*cases: Case) -> CompileOptions:
     includes = [str(cutlass_include()) if f == CUTLASS else f[2:] for f in flags if f.startswith("-I")]
     return CompileOptions.from_flags(include_dirs=includes, std=std,
                                      system_include_dirs=libraries,
-                                     language_flags=[f for f in flags if not f.startswith(("-I", "-std=", "-isystem="))])
+                                     language_flags=[f for f in flags if not f.startswith(("-I", "-std=", "-isystem="))
+                                                     and f != TORCH])
 
 
 def _split(text: str) -> list[str]:
@@ -256,6 +262,14 @@ CASES = (
     # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older)
     Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20",)),
     Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20",)),
+    # ATen-adjacent extension code on the installed torch's headers: accessors as parameters, c10
+    # scalar types, opmath types, ATen's BlockReduceSum (it reads threadIdx in PyTorch's header)
+    Case("torch_aten.cu", "my_ext::scale_rows_kernel<at::Half>", 256, flags=("-std=c++20", TORCH)),
+    Case("torch_aten.cu", "my_ext::rms_norm_kernel<float>", 256, layout="interblock", flags=("-std=c++20", TORCH)),
+    Case("torch_aten.cu", "my_ext::rms_norm_kernel<c10::BFloat16>", 128, layout="interblock",
+         flags=("-std=c++20", TORCH)),
+    Case("torch_aten.cu", "my_ext::gelu_kernel<at::BFloat16>", 128, flags=("-std=c++20", TORCH)),
+    Case("torch_aten.cu", "my_ext::gelu_kernel<double>", 256, flags=("-std=c++20", TORCH)),
     # a transformer library's scale-mask-softmax: one warp per row, a log2 template, copy specialisations
     Case("warp_softmax.cu", "scaled_masked_softmax_warp_forward<half, half, float, 7>", "32x4",
          flags=("--expt-relaxed-constexpr",)),
@@ -290,4 +304,12 @@ CASES = (
     Case("vec_dtype.cu", "attn::qk_dot_kernel<128, 4>", 128),
     Case("vec_dtype.cu", "attn::qk_dot_kernel<64, 2>", 64),
     Case("vec_dtype.cu", "attn::qk_dot_kernel<128, 1>", 96),
+    # a C-flavoured inference engine's quantised blocks: function pointers as template arguments,
+    # a constexpr selector returning one, typedef'd anonymous structs, rows along threadIdx.y
+    Case("ggml_quant.cu", "dequantize_block<QK4_0, QR4_0, dequantize_q4_0, float>", 256),
+    Case("ggml_quant.cu", "dequantize_block<QK8_0, QR8_0, dequantize_q8_0, float>", 128),
+    Case("ggml_quant.cu", "mul_mat_vec_q<QTYPE_Q4_0>", "32x4"),
+    Case("ggml_quant.cu", "mul_mat_vec_q<QTYPE_Q8_0>", "32x2"),
+    Case("ggml_quant.cu", "rms_norm_f32<32>", "32x4"),
+    Case("ggml_quant.cu", "rms_norm_f32<256>", 256),
 )
