@@ -350,7 +350,9 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         # a type two inputs define differently whose members read the block: its own file's, as a context type
         types = tuple({id(i): i for i in with_families([c for c in own_closure.items if set(c.keys) & context_types])
                        if all(i in own(key) for key in set(i.keys) & set(clashes))}.values())
-        used = [key for key in clashes if key not in context_types and any(key in i.keys for i in own_closure.items)]
+        # (a name another input's directive may bring: renamed in its own input's part only)
+        used = [key for key in clashes if key not in context_types and any(key in i.keys for i in own_closure.items)
+                and (key not in program.exposed or spec.file in clashes[key])]
         symbols = tuple({id(i): i for key in used for i in own(key)}.values())  # (an enum is one item of several names)
         for item in types:
             check_members_agree(item, program, spec.name)

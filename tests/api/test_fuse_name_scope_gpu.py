@@ -9,6 +9,9 @@ kernel now computes bit for bit what each kernel computes alone.
   a file that runs the primary: each part chooses among its own file's definitions (once,
   the specialisation alone was refused as "defined differently").
 - A variable template two files define with other values: one per part.
+- A file's global ``struct Shape`` beside another file's ``using namespace vendor;`` whose
+  ``Shape<4>`` is the library's: once an ambiguity nvcc refused; now the first file's part
+  has its Shape under a name of its own, and the second's still means vendor's.
 """
 from __future__ import annotations
 
@@ -118,3 +121,23 @@ def test_each_part_reads_its_own_files_variable_template(cp, tmp_path):
     specs = [KernelSpec(tmp_path / "a.cu", "ka", 128), KernelSpec(tmp_path / "b.cu", "kb", 128)]
     problems = differences(cp, specs, [_floats, _floats], fuse(specs), [20261127, 3])
     assert not problems, problems
+
+
+def test_a_global_type_beside_another_inputs_library_directive_keeps_each_meaning(cp, tmp_path):
+    (tmp_path / "sys" / "vendor").mkdir(parents=True)
+    (tmp_path / "sys" / "vendor" / "shapes.h").write_text(
+        "#pragma once\nnamespace vendor { template <int M> struct Shape { static constexpr int size = M; }; }\n")
+    (tmp_path / "a.cu").write_text(
+        "struct Shape { int m, n; };\n__device__ int area(Shape s) { return s.m * s.n; }\n"
+        "__global__ void shaped(float* o, int n) {\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (t < n) o[t] = float(area(Shape{t % 7, 3}));\n}\n")
+    (tmp_path / "b.cu").write_text(
+        "#include <vendor/shapes.h>\nusing namespace vendor;\n__global__ void sized(float* o, int n) {\n"
+        "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (t < n) o[t] = float(Shape<4>::size * t);\n}\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "sys")])
+    kernels = [KernelSpec(tmp_path / "a.cu", "shaped", 128), KernelSpec(tmp_path / "b.cu", "sized", 128)]
+    for specs in (kernels, kernels[::-1]):
+        fused = fuse(specs, options=options)
+        assert "Shape__hf" in fused.source
+        problems = differences(cp, specs, [_written, _written], fused, [20261127, 5], options=options)
+        assert not problems, problems

@@ -251,7 +251,7 @@ def test_a_header_one_input_includes_after_its_directive_is_refused_where_it_nam
 def test_only_namespaces_no_kept_header_may_extend_are_known_by_their_names():
     from pathlib import Path
 
-    from hfuse.codegen.directive_scope import _members
+    from hfuse.frontend.directive_names import namespace_members
     from hfuse.frontend.model import SourceFile, TopLevelItem
 
     def item(scope: tuple[str, ...], name: str) -> TopLevelItem:
@@ -261,4 +261,4 @@ def test_only_namespaces_no_kept_header_may_extend_are_known_by_their_names():
                                                  item(("vendor",), "mine"), item(("cute",), "helper")],
                         kept_includes=("#include <vendor/ops.h>", "#include <cute/tensor.hpp>"))
     # vendor's and cute's headers may declare anything there; mylib is the user's alone
-    assert _members([source]) == {"mylib": {"f", "detail"}, "mylib::detail": {"g"}}
+    assert namespace_members([source]) == {"mylib": {"f", "detail"}, "mylib::detail": {"g"}}

@@ -25,21 +25,18 @@ that it did not reach.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from ..errors import HFuseError, Location
-from ..frontend.closure import DEVICE_NAMESPACES, STD
+from ..frontend.directive_names import IDENTIFIER, namespace_members
 from ..frontend.model import SourceFile, TopLevelItem, scope_names
 from ..frontend.resolve import using_declaration
 from ..transform.specialize import PartCode, ScopedCode
 
 _Code = tuple[frozenset[str], tuple[str, ...]]
 """A definition as a directive may affect it: the names it looks up, the namespaces it is in."""
-_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
-"""Names as code looks them up (not a member after ``.``, nor a literal's suffix ``1.f``)."""
 
 
 @dataclass(frozen=True)
@@ -167,16 +164,12 @@ def _directive_order(views: dict[int, frozenset[str]], code: dict[int, _Code], d
              "functions that need it), or keep these kernels unfused")
 
 
-LIBRARY_NAMESPACES = (*DEVICE_NAMESPACES, STD, "thrust", "cute", "cutlass", "at", "c10", "torch", "caffe2")
-"""Namespaces that headers hfuse keeps as ``#include`` lines define, whatever the user adds to them."""
-
-
 def _brought(sources: Sequence[SourceFile], directives: Sequence[TopLevelItem]) -> dict[str, set[str]]:
     """What each directive whose names are known brings into lookup: ``using vendor::twice;``
-    its one name; ``using namespace N;`` N's (``_members``), N as the directive's place
+    its one name; ``using namespace N;`` N's (``namespace_members``), N as the directive's place
     finds it (inside ``namespace kern``, ``detail`` is ``kern::detail`` where the user's
     files have one; otherwise, where a library's header might, its names are not known)."""
-    members = _members(sources)
+    members = namespace_members(sources)
     known = {}
     for item in directives:
         if item.kind != "using":
@@ -187,25 +180,6 @@ def _brought(sources: Sequence[SourceFile], directives: Sequence[TopLevelItem]) 
         if inner in members:
             known[_statement(item)] = members[inner]
     return known
-
-
-def _members(sources: Sequence[SourceFile]) -> dict[str, set[str]]:
-    """The names the user's files declare in each of their namespaces (those of nested
-    namespaces too, and the nested namespaces' own): what a directive of it brings into
-    lookup, where no header hfuse keeps may extend it. Such a header is taken to extend the
-    namespaces of ``LIBRARY_NAMESPACES`` and any named as a folder or file of its path
-    (``<vendor/ops.h>``: ``vendor`` and ``ops``)."""
-    kept = {word.lower() for source in sources for line in source.kept_includes
-            for path in re.findall(r'[<"]([^>"]+)[>"]', line) for word in re.split(r"[/\\.]", path)}
-    members: dict[str, set[str]] = {}
-    for item in (item for source in sources for item in source.items):
-        names = scope_names(item.scope)
-        for depth in range(1, len(names) + 1):
-            namespace = "::".join(names[:depth])
-            found = members.setdefault(namespace, set())
-            found.update(names[depth:depth + 1] or item.names)
-    return {n: found for n, found in members.items()
-            if n.split("::")[0] not in LIBRARY_NAMESPACES and n.split("::")[0].lower() not in kept}
 
 
 def _view(seen: Sequence[tuple[_Source, frozenset[str]]], directives: frozenset[str], item: TopLevelItem,
@@ -245,5 +219,5 @@ def _unaffected(directives: frozenset[str], code: _Code, known: dict[str, set[st
 
 
 def _names(text: str) -> frozenset[str]:
-    """The names ``text`` looks up (``_IDENTIFIER``)."""
-    return frozenset(_IDENTIFIER.findall(text))
+    """The names ``text`` looks up (``IDENTIFIER``)."""
+    return frozenset(IDENTIFIER.findall(text))

@@ -15,14 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from .directive_names import DEVICE_NAMESPACES, STD
 from .model import Function, TopLevelItem
 from .program import Program
 from .resolve import POINTER_DECLARATOR, LocalNames, using_declaration
 
 # Namespaces of the CUDA toolkit that device code may name: their using-directives and
 # aliases stay in the fused file. Any other namespace must be declared in the program.
-DEVICE_NAMESPACES = ("cooperative_groups", "cub", "nvcuda", "cuda", "wmma")
-STD = "std"
 
 
 @dataclass(frozen=True)

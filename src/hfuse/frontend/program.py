@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..errors import HFuseError, Location
+from .directive_names import exposed_to_directives
 from .model import Function, SourceFile, TopLevelItem
 from .resolve import Resolver
 from .specialisation import specialised
@@ -67,11 +68,16 @@ class Program:
         """The file-scope ``extern __shared__`` arrays as the code of ``source`` sees them."""
         return tuple({**self.extern_shared, **self.extern_shared_by_source.get(source, {})}.items())
 
+    exposed: frozenset[str] = frozenset()
+    """File-scope types and constants of one input that another input's using-directive may
+    also bring (``directive_names``): in ``symbols`` with their one owner, renamed like a clash."""
+
     def clashing_symbols(self) -> dict[str, dict[Path, TopLevelItem]]:
-        """What every part gets its own copy of: what two sources define, and file-scope
-        ``__shared__`` variables (one source's, used by two parts, would be shared by them)."""
+        """What every part gets its own copy of: what two sources define, file-scope
+        ``__shared__`` variables (one source's, used by two parts, would be shared by them),
+        and what another input's using-directive may make ambiguous (``exposed``)."""
         return {key: owners for key, owners in self.symbols.items()
-                if len(owners) > 1 or any(is_shared_variable(item) for item in owners.values())}
+                if len(owners) > 1 or key in self.exposed or any(is_shared_variable(item) for item in owners.values())}
 
     @classmethod
     def merge(cls, files: list[SourceFile]) -> "Program":
@@ -108,6 +114,10 @@ class Program:
                     if member.kind != "host" and not member.defined_outside:  # (that one's own item adds it)
                         program.functions.setdefault(member.key, []).append(member)
         program.disagreements = _disagreements(definitions)
+        for name, owners in exposed_to_directives(files, _renamable).items():
+            if name not in program.symbols and name not in program.function_clashes:
+                program.symbols[name] = dict(owners)
+                program.exposed |= {name}
         for name in list(program.disagreements):
             family = _class_family(name, files, definitions[name])
             if family is not None:  # (a class template's family two sources write differently: one per part)
