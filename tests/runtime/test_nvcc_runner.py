@@ -16,6 +16,7 @@ from hfuse.frontend.options import CompileOptions
 from hfuse.runtime.binary import CompileError
 from hfuse.runtime.binary_cache import BinaryCache
 from hfuse.runtime.compile import CompileJob, Compiler, nvrtc_includes, run_compile_job, run_nvrtc, toolchain_for
+from hfuse.runtime.nvcc_runner import with_name_pointers
 from hfuse.runtime.symbols import SymbolError, compile_with_symbols
 
 from toolchain import compile_nvrtc
@@ -58,6 +59,14 @@ def test_a_source_error_is_nvccs_log():
     with pytest.raises(CompileError, match="nvcc could not compile") as failed:
         run_compile_job(CompileJob("__global__ void k() { undefined_name(); }", ("k",), ("-arch=sm_90",), "nvcc"))
     assert "undefined_name" in failed.value.log
+
+
+@pytest.mark.parametrize("source", ["__global__ void k() {}", "__global__ void k() {}\n"])
+def test_the_name_pointers_start_on_the_line_said(source):
+    # nvcc's errors name lines: a failed name expression is found by its line
+    text, first = with_name_pointers(source, ["k", "&v"])
+    assert text.splitlines()[first - 1:] == ["__device__ void* hfuse_name_0 = (void*)(&k);",
+                                             "__device__ void* hfuse_name_1 = (void*)(&v);"]
 
 
 def test_nvrtc_is_never_handed_an_nvcc_job():

@@ -31,6 +31,7 @@ from .binary import CompileError, CompiledBinary, CompileJob, CompileRunner, Lau
 from .device import DeviceLimits, require_gpu
 from .loaded import CompiledKernel
 from .ptxas import parse_ptxas
+from .. import toolkit
 from ..toolkit import cuda_include_dirs
 
 if TYPE_CHECKING:
@@ -54,9 +55,7 @@ def toolchain_for(sources: Sequence[str]) -> tuple[Toolchain, str | None]:
     <torch/extension.h>``, ``<ATen/...>``, ``<c10/...>``, found in the folders a PyTorch
     extension's build adds): those include the host C++ library, which NVRTC does not have,
     so such sources compile with nvcc. The second value says why, for the user."""
-    from ..toolkit import pytorch_include_dirs
-
-    dirs = [d for d in pytorch_include_dirs() if (d / "torch").is_dir() or (d / "ATen").is_dir()]
+    dirs = [d for d in toolkit.pytorch_include_dirs() if (d / "torch").is_dir() or (d / "ATen").is_dir()]
     for source in sources:
         for header in nvrtc_includes(source):
             if any((d / header).is_file() for d in dirs):

@@ -17,12 +17,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from ..toolkit import find_cuda_tool
 from .binary import CompileError, CompiledBinary, CompileJob
 from .ptxas import parse_ptxas
 
@@ -35,11 +35,8 @@ _TIMEOUT_S = 900.0
 
 
 def nvcc_executable() -> str:
-    found = shutil.which("nvcc")
-    if found is None:
-        from ..toolkit import find_cuda_tool
-
-        found = find_cuda_tool("nvcc")
+    """nvcc on ``PATH`` or in the toolkit's folder, or a ``CompileError`` that says why it is needed."""
+    found = find_cuda_tool("nvcc")
     if found is None:
         raise CompileError("nvcc is not on PATH: a source that keeps PyTorch's headers compiles only with nvcc "
                            "(NVRTC cannot read them)", "", ())
@@ -57,10 +54,9 @@ def nvcc_version() -> tuple[int, ...]:
 def with_name_pointers(source: str, names: Sequence[str]) -> tuple[str, int]:
     """``source`` followed by one ``__device__`` pointer per name expression, and the line
     the first of them is on."""
-    first = source.count("\n") + 3
+    head = source + ("" if source.endswith("\n") else "\n") + "\n// hfuse: each name expression's symbol\n"
     lines = [f"__device__ void* hfuse_name_{i} = (void*)(&{name.lstrip('&')});" for i, name in enumerate(names)]
-    return source + ("" if source.endswith("\n") else "\n") + "\n// hfuse: each name expression's symbol\n" + \
-        "\n".join(lines) + "\n", first
+    return head + "\n".join(lines) + "\n", head.count("\n") + 1
 
 
 def run_nvcc(job: CompileJob) -> CompiledBinary:
