@@ -349,9 +349,10 @@ def tune(
     ``sanitize`` also runs the chosen fused kernel under compute-sanitizer (``check``)
     and keeps the verdicts in ``plan.sanitizer``. ``backend`` measures (default: a worker
     process of its own, or this process when ``settings.isolate`` is off); ``runner``
-    runs NVRTC (default: threads of this process). ``recipe`` says how ``launches`` were
-    made (``batch.inputs``: an object whose ``launches()`` makes them again, with the same
-    layout): an isolated worker then makes its own inputs instead of being sent a copy.
+    runs the compiles, NVRTC's or nvcc's (default: threads of this process). ``recipe``
+    says how ``launches`` were made (``batch.inputs``: an object whose ``launches()`` makes
+    them again, with the same layout): an isolated worker then makes its own inputs
+    instead of being sent a copy.
     """
     plan = _tune(launches, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress, options=options,
                  backend=backend or default_backend(settings.isolate), runner=runner, recipe=recipe)
