@@ -11,7 +11,9 @@ kernel now computes bit for bit what each kernel computes alone.
 - A variable template two files define with other values: one per part.
 - A file's global ``struct Shape`` beside another file's ``using namespace vendor;`` whose
   ``Shape<4>`` is the library's: once an ambiguity nvcc refused; now the first file's part
-  has its Shape under a name of its own, and the second's still means vendor's.
+  has its Shape under a name of its own, and the second's still means vendor's; a
+  constant of the first file given as a template argument (``-k 'tiled<kTile>'``) names
+  that part's copy (once, after vendor's directive, it instantiated with vendor's).
 """
 from __future__ import annotations
 
@@ -140,4 +142,23 @@ def test_a_global_type_beside_another_inputs_library_directive_keeps_each_meanin
         fused = fuse(specs, options=options)
         assert "Shape__hf" in fused.source
         problems = differences(cp, specs, [_written, _written], fused, [20261127, 5], options=options)
+        assert not problems, problems
+
+
+def test_a_constant_template_argument_is_the_parts_own_beside_a_library_directive(cp, tmp_path):
+    # once silently wrong: tiled<kTile> ran with vendor's kTile (8) instead of its file's (4)
+    (tmp_path / "sys" / "vendor").mkdir(parents=True)
+    (tmp_path / "sys" / "vendor" / "tile.h").write_text("#pragma once\nnamespace vendor { constexpr int kTile = 8; }\n")
+    (tmp_path / "a.cu").write_text(
+        "constexpr int kTile = 4;\ntemplate <int T>\n__global__ void tiled(float* o, int n) {\n"
+        "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (t < n) o[t] = float(T * t);\n}\n")
+    (tmp_path / "b.cu").write_text(
+        "#include <vendor/tile.h>\nusing namespace vendor;\n__global__ void kb(float* o, int n) {\n"
+        "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (t < n) o[t] = float(kTile + t);\n}\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "sys")])
+    kernels = [KernelSpec(tmp_path / "a.cu", "tiled", 128, template_args=("kTile",)),
+               KernelSpec(tmp_path / "b.cu", "kb", 128)]
+    for specs in (kernels, kernels[::-1]):
+        problems = differences(cp, specs, [_written, _written], fuse(specs, options=options), [20261127, 6],
+                               options=options)
         assert not problems, problems

@@ -89,3 +89,43 @@ def test_the_fused_file_compiles_where_both_names_were_once_ambiguous(library, t
                  workdir=tmp_path / "build")
     compile_nvrtc(fused.source, [fused.name_expression],
                   flags=library.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
+
+
+CONSTANT_ARGUMENT = """constexpr int kTile = 4;
+template <int T>
+__global__ void tiled(float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = float(T);
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_a_template_argument_names_the_parts_own_copy(tmp_path):
+    # once silently wrong: the fused kernel, after vendor's directive, instantiated
+    # tiled__hf1<kTile> with vendor::kTile (8) where tiled.cu meant its own kTile (4)
+    (tmp_path / "sys" / "vendor").mkdir(parents=True)
+    (tmp_path / "sys" / "vendor" / "tile.h").write_text("#pragma once\nnamespace vendor { constexpr int kTile = 8; }\n")
+    (tmp_path / "tiled.cu").write_text(CONSTANT_ARGUMENT)
+    (tmp_path / "b.cu").write_text("#include <vendor/tile.h>\nusing namespace vendor;\n"
+                                   "__global__ void kb(float* o, int n) { if (threadIdx.x < n) o[threadIdx.x] = kTile; }\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "sys")])
+    tiled = KernelSpec(tmp_path / "tiled.cu", "tiled", 128, template_args=("kTile",))
+    for specs, part in (([tiled, KernelSpec(tmp_path / "b.cu", "kb", 128)], 1),
+                        ([KernelSpec(tmp_path / "b.cu", "kb", 128), tiled], 2)):
+        source = fuse(specs, options=options).source
+        assert f"::tiled__hf{part}<kTile__hf{part}>(" in source and f"constexpr int kTile__hf{part} = 4;" in source
+        compile_nvcc(source, flags=["-arch=sm_90", *options.compiler_flags(std=False, pre_includes=False)],
+                     workdir=tmp_path / f"build{part}")
+
+
+@pytest.mark.nvcc
+def test_two_inputs_constants_of_one_name_as_template_arguments_are_each_parts_own(tmp_path):
+    # (before: both renamed, and the fused kernel's tiled__hf1<kTile> named neither)
+    (tmp_path / "a.cu").write_text(CONSTANT_ARGUMENT)
+    (tmp_path / "b.cu").write_text(CONSTANT_ARGUMENT.replace("kTile = 4", "kTile = 8").replace("tiled", "tiled_b"))
+    specs = [KernelSpec(tmp_path / "a.cu", "tiled", 128, template_args=("kTile",)),
+             KernelSpec(tmp_path / "b.cu", "tiled_b", 128, template_args=("kTile",))]
+    source = fuse(specs).source
+    assert "::tiled__hf1<kTile__hf1>(" in source and "::tiled_b__hf2<kTile__hf2>(" in source
+    compile_nvcc(source, flags=["-arch=sm_90"], workdir=tmp_path / "build")

@@ -90,6 +90,10 @@ def part_signature(part: Part, renamed: Mapping[str, str] | None = None,
         header, targs = _substitute(kernel.template_header, mapping), tuple(mapping.values())
     else:
         mapping, header, targs = {}, "", ()
+    if given:
+        # the arguments name the part's own copies too: kTile, its file's, is kTile__hf1 here, and a
+        # plain kTile in the fused kernel could be another's (a library's, after its using-directive)
+        targs = tuple(_substitute(a, dict(renamed or {})) for a in targs)
     mapping = {**(renamed or {}), **mapping}
     params, names = [], []
     for j, param in enumerate(kernel.params):
