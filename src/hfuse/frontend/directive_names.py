@@ -47,8 +47,9 @@ def namespace_members(sources: Sequence[SourceFile]) -> dict[str, set[str]]:
 
 
 def nominated(item: TopLevelItem) -> str:
-    """The namespace ``using namespace N;`` names, as its place finds it where the user's
-    files say (inside ``namespace kern``, ``detail`` may be ``kern::detail``): the written name."""
+    """The namespace ``using namespace N;`` names, as written (not resolved against the
+    namespace the directive stands in: one that is not a key of ``namespace_members`` counts
+    as a library's, which errs toward renaming)."""
     return (item.nominates or "").removeprefix("::")
 
 
