@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from .errors import HFuseError
 from .frontend.options import CompileOptions
 
 
@@ -74,6 +75,12 @@ class KernelSpec:
         object.__setattr__(self, "file", Path(self.file))
         object.__setattr__(self, "block", Dim3.of(self.block))
         object.__setattr__(self, "template_args", tuple(str(a) for a in self.template_args))
+        for argument in self.template_args:
+            if not _balanced(argument):
+                raise HFuseError(
+                    f"{self.file}, kernel '{self.name}': template argument '{argument}' has unbalanced brackets",
+                    hint="give each argument whole, e.g. ('Functor<half, float>', 'float'), "
+                         "or -k 'NAME<Functor<half, float>, float>:BLOCK'")
 
     def with_block(self, block: "Dim3 | int | str | tuple[int, ...]") -> "KernelSpec":
         return replace(self, block=Dim3.of(block))
@@ -84,6 +91,20 @@ class KernelSpec:
         if not self.template_args:
             return self.name
         return f"{self.name}<{', '.join(self.template_args)}>"
+
+
+def _balanced(text: str) -> bool:
+    """Whether ``text``'s brackets pair up (``<``/``>`` counted outside ``(...)``, where they
+    may be comparisons: ``(A < B)``)."""
+    closing = {")": "(", "]": "[", "}": "{"}
+    stack: list[str] = []
+    for c in text:
+        if c in "([{" or c == "<" and "(" not in stack:
+            stack.append(c)
+        elif c in closing or c == ">" and "(" not in stack:
+            if not stack or stack.pop() != closing.get(c, "<"):
+                return False
+    return not stack
 
 
 def with_libraries_apart(specs: list[KernelSpec], options: CompileOptions) -> tuple[list[KernelSpec], CompileOptions]:

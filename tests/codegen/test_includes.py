@@ -274,6 +274,22 @@ def test_fixed_width_integers_a_left_out_header_brought_are_given_to_nvrtc():
     assert "cstdint" not in "\n".join(plan_includes(["#include <cuda_fp16.h>"], uses=frozenset({"x"})).lines)
 
 
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_fixed_width_integers_a_dropped_host_header_brought_are_included_in_its_stead(tmp_path):
+    # once: uint32_t of an asm-heavy kernel came by way of cuda.h only, and nvcc met it undeclared
+    plan = plan_includes(["#include <cuda.h>", "#include <cuda_fp16.h>"], uses=frozenset({"uint32_t", "k"}))
+    assert plan.dropped == ("#include <cuda.h>",)
+    source = "\n".join(plan.lines) + "\nextern \"C\" __global__ void k(uint32_t* p) { *p = 1u; }\n"
+    assert compile_nvcc(source, workdir=tmp_path).ok
+    assert compile_nvrtc(source, ["k"]).ok
+    # none where a kept line declares them, or where nothing was dropped or nothing uses them
+    assert "#include <cstdint>" not in plan_includes(["#include <cuda.h>", "#include <stdint.h>"],
+                                                     uses=frozenset({"uint32_t"})).lines
+    assert "#include <cstdint>" not in plan_includes(["#include <cuda.h>"], uses=frozenset({"float"})).lines
+    assert "#include <cstdint>" not in plan_includes(["#include <cuda_fp16.h>"], uses=frozenset({"uint32_t"})).lines
+
+
 def test_value_macros_of_an_unknown_header_are_defined_for_nvrtc():
     plan = plan_includes(["#include <fakelib/macros.h>"], value_macros=(("LIB_WIDTH", "32"), ("LIB_DIV(a,b)", "((a)/(b))")))
     text = "\n".join(plan.lines)

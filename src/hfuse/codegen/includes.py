@@ -83,7 +83,8 @@ helper_functions.h, helper_string.h, helper_timer.h, helper_image.h). Device cod
 nothing of them: nvcc includes cuda_runtime.h implicitly, NVRTC has its device part
 built in. The CUDA libraries' headers (cuBLAS, cuSPARSE, cuSOLVER, cuDNN, NCCL) include
 ``cuda_fp16.h`` and ``cuda_bf16.h``: where one is dropped and the code uses half or
-bfloat16 names, those two are included in its stead. One exception: ``cuda.h`` (or ``cudaTypedefs.h``) where the fused code names
+bfloat16 names, those two are included in its stead; where the code uses the fixed-width
+integers (``uint32_t``) and no kept line declares them, ``<cstdint>`` is. One exception: ``cuda.h`` (or ``cudaTypedefs.h``) where the fused code names
 the driver's ``CUtensorMap`` (a TMA descriptor a Hopper kernel takes as a
 ``__grid_constant__`` parameter) is kept for nvcc, and NVRTC gets the same type declared
 (128-byte aligned, 16 opaque 64-bit words, as in ``cuda.h``).
@@ -154,6 +155,10 @@ _BRING_HALF_TYPES = frozenset({"cublas.h", "cublas_v2.h", "cublasLt.h", "cuspars
 """Host headers that include ``cuda_fp16.h`` and ``cuda_bf16.h``: code that uses their
 types, reaching them through one of these only, gets them included in its stead."""
 _HALF_NAME = re.compile(r"half|bfloat16")
+_INT_HEADERS = frozenset({"cstdint", "stdint.h", "cinttypes", "inttypes.h"})
+"""Headers that declare the fixed-width integers (``uint32_t``). A dropped host header may
+have been where the code took them from (``cuda.h`` includes ``stdint.h``; libstdc++'s
+``<iostream>`` ``<cstdint>``): where no kept line declares them, ``<cstdint>`` stands in."""
 _DRIVER_HEADERS = frozenset({"cuda.h", "cudaTypedefs.h"})
 _DRIVER_DEVICE_TYPES = frozenset({"CUtensorMap", "CUtensorMap_st"})
 """What device code may take of the driver API's headers: TMA descriptors."""
@@ -482,6 +487,9 @@ def plan_includes(include_lines: Sequence[str], uses: frozenset[str] = frozenset
         if kind == "unknown":
             unknown.append(line)
         entries.append((kind, line, name or ""))
+    if dropped and uses & set(_STD_NAMES["ints"][1]) and not any(n in _INT_HEADERS for _, _, n in entries):
+        # uint32_t by way of a dropped header (cuda.h, <iostream>...): nvcc gives it no other way
+        entries.append(("stand_in", "#include <cstdint>", "cstdint"))
     planner = _Planner()
     i = 0
     while i < len(entries):

@@ -90,6 +90,10 @@ def clang_arguments(options: CompileOptions) -> list[str] | str:
             f"-std={options.emitted_std}", "-Wno-unknown-cuda-version",
             # C++14's 'register', which nvcc lets through under C++17 with a warning
             "-Wno-register",
+            # <cooperative_groups.h> declares cluster_group only under nvcc or NVRTC, or where
+            # the compiler has the cluster intrinsics, as Clang has: without it a kernel of a
+            # Hopper cluster is "unreadable"
+            "-D_CG_CLUSTER_INTRINSICS_AVAILABLE",
             "-Xclang", "-target-sdk-version={}.{}".format(*CUDACC_VERSION),
             *options.compiler_flags(std=False, pre_includes=False, compiler="clang"),
             *(f"-isystem{d}" for d in libraries)]

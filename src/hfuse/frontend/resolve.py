@@ -258,9 +258,9 @@ class Resolver:
         ``known`` narrows the search to a set of keys (e.g. only functions).
         """
         universe = self.declared if known is None else known
-        text = re.sub(r"<[^<>]*>", "", compact(written))
-        while "<" in text:  # nested template arguments
-            text = re.sub(r"<[^<>]*>", "", text)
+        text, before = re.sub(r"<[^<>]*>", "", compact(written)), None
+        while text != before:  # nested template arguments (an unbalanced '<' stays)
+            text, before = re.sub(r"<[^<>]*>", "", text), text
         absolute = text.startswith("::")
         parts = self._without_inline([p for p in text.split("::") if p], scope, absolute)
         if not parts:
