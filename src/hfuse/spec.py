@@ -79,8 +79,8 @@ class KernelSpec:
             if not _balanced(argument):
                 raise HFuseError(
                     f"{self.file}, kernel '{self.name}': template argument '{argument}' has unbalanced brackets",
-                    hint="give each argument whole, e.g. ('Functor<half, float>', 'float'), "
-                         "or -k 'NAME<Functor<half, float>, float>:BLOCK'")
+                    hint="give each argument whole: -k '{}<{}>:BLOCK' splits at top-level commas only".format(
+                        self.name, ", ".join(a.strip() for a in self.template_args)))
 
     def with_block(self, block: "Dim3 | int | str | tuple[int, ...]") -> "KernelSpec":
         return replace(self, block=Dim3.of(block))

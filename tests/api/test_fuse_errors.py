@@ -159,6 +159,15 @@ def test_fusion_needs_two_kernels():
         fuse(C.specs(("vec_scale",)))
 
 
+def test_a_template_argument_split_inside_its_brackets_is_an_error_naming_it():
+    # once: ('Step<half', ' float>') made the name lookup loop forever
+    with pytest.raises(HFuseError, match=r"template argument 'Step<half' has unbalanced brackets") as err:
+        KernelSpec("apply.cu", "apply", 128, ("Step<half", " float>"))
+    assert "Step<half, float>" in err.value.hint
+    assert KernelSpec("a.cu", "k", 128, ("Step<half, float>", "(N > 2)", "x[1]")).instance == \
+        "k<Step<half, float>, (N > 2), x[1]>"
+
+
 def test_unknown_layout():
     with pytest.raises(HFuseError, match="unknown layout 'diagonal'"):
         fuse(C.specs(("vec_scale", "block_reduce")), layout="diagonal")

@@ -481,6 +481,79 @@ MAKERS["my_ext::gelu_kernel<at::BFloat16>"] = lambda rng, cp, b: _aten_gelu(rng,
 MAKERS["my_ext::gelu_kernel<double>"] = lambda rng, cp, b: _aten_gelu(rng, cp, _f64, b)
 
 
+def _u8(rng, cp, n=N):
+    return cp.asarray(rng.integers(0, 256, n, dtype=np.uint8))
+
+
+def _quantize_blockwise(rng, cp, make, tile: int, packed: bool) -> Launch:
+    return Launch([make(rng, cp), _zeros(cp, N // tile), _zeros(cp, N // 2 if packed else N, np.uint8), np.int32(N)],
+                  Dim3(N // tile), 0, (1, 2))
+
+
+def _dequantize_blockwise(rng, cp, dtype, group: int, packed: bool) -> Launch:
+    codes = N // 2 if packed else N
+    return Launch([_u8(rng, cp, codes), cp.abs(_f32(rng, cp, N // group)), _zeros(cp, N, dtype), np.int32(group),
+                   np.int32(N)], Dim3(cdiv(codes, 512)), 0, (2,))
+
+
+# blockwise_quant.cu (a grid-stride loop over tiles)
+MAKERS["quantize_blockwise<half, 1024, 4, Linear8>"] = lambda rng, cp, b: _quantize_blockwise(rng, cp, _f16, 1024,
+                                                                                               False)
+MAKERS["quantize_blockwise<float, 256, 2, Table4>"] = lambda rng, cp, b: _quantize_blockwise(rng, cp, _f32, 256, True)
+MAKERS["dequantize_blockwise<half, 512, 64, 8, Linear8>"] = lambda rng, cp, b: _dequantize_blockwise(
+    rng, cp, np.float16, 512, False)
+MAKERS["dequantize_blockwise<float, 512, 64, 8, Table4>"] = lambda rng, cp, b: _dequantize_blockwise(
+    rng, cp, np.float32, 1024, True)
+
+
+def _halves_as_words(rng, cp, words: int):
+    return cp.asarray(rng.standard_normal(2 * words).astype(np.float16).view(np.uint32))
+
+
+def _warp_mma(rng, cp, block: Dim3) -> Launch:
+    tiles = 256
+    lanes = tiles * 32
+    return Launch([_halves_as_words(rng, cp, 4 * lanes), cp.asarray(rng.integers(0, 2**32, lanes, dtype=np.uint32)),
+                   _zeros(cp, 4 * lanes), np.int32(tiles)], Dim3(cdiv(tiles, block.size // 32)), 0, (2,))
+
+
+def _staged_unpack(rng, cp, block: Dim3) -> Launch:
+    rows = 64
+    words = rows * block.size * 4
+    return Launch([_i32(rng, cp, words, -2**31, 2**31 - 1), _zeros(cp, words, np.int32), np.int32(rows)],
+                  Dim3(rows), block.size * 16, (1,))
+
+
+# asm_mma.cu
+MAKERS["w4::warp_mma_w4<256>"] = _warp_mma
+MAKERS["w4::warp_mma_w4<128>"] = _warp_mma
+MAKERS["w4::staged_unpack<128>"] = _staged_unpack
+
+
+def _act_and_mul(rng, cp, make, dtype) -> Launch:
+    tokens, d = 64, 1000  # rows of 2 * d values, 16-byte aligned
+    return Launch([_zeros(cp, tokens * d, dtype), make(rng, cp, tokens * 2 * d), np.int64(d)], Dim3(tokens), 0, (0,))
+
+
+def _out_in_n(rng, cp, block: Dim3, *scalars, grid: Dim3 | None = None) -> Launch:
+    return Launch([_zeros(cp), _f32(rng, cp), *scalars, np.int32(N)], grid or _flat(block), 0, (0,))
+
+
+# modern_lib.cu (scale_by_params takes its parameter block by value)
+MAKERS["kern::act_and_mul<half, kern::detail::Silu>"] = lambda rng, cp, b: _act_and_mul(rng, cp, _f16, np.float16)
+MAKERS["kern::act_and_mul<__nv_bfloat16, kern::detail::GeluTanh>"] = lambda rng, cp, b: _act_and_mul(
+    rng, cp, _bf16, np.uint16)
+MAKERS["kern::top_byte_histogram"] = lambda rng, cp, b: Launch(
+    [_f32(rng, cp), _zeros(cp, N, np.uint32), _zeros(cp, 256, np.int32), np.int32(N)], _flat(b), 0, (1, 2))
+MAKERS["c_scale"] = lambda rng, cp, b: _out_in_n(rng, cp, b, np.float32(0.75))
+MAKERS["static_relu"] = lambda rng, cp, b: _out_in_n(rng, cp, b, grid=Dim3(40))
+MAKERS["anonymous_square"] = lambda rng, cp, b: _out_in_n(rng, cp, b)
+MAKERS["capped_sin"] = lambda rng, cp, b: _out_in_n(rng, cp, b)
+MAKERS["to_fp8"] = lambda rng, cp, b: Launch([_zeros(cp, N, np.uint8), _f32(rng, cp), np.float32(4.0), np.int32(N)],
+                                             _flat(b), 0, (0,))
+MAKERS["abs_max"] = lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, 1), np.int32(N)], Dim3(40), 0, (1,))
+
+
 STRUCT_ARGUMENTS = {c.name for c in CASES} - {f"{c.file}:{c.kernel}" for c in CASES if c.kernel in MAKERS}
 """Kernels that take a struct (or a texture object) by value: not run here (see the module docstring)."""
 

@@ -131,6 +131,20 @@ def test_a_file_clang_cannot_read_says_where(tmp_path):
     assert meaning.functions == () and f"{path}:3" in meaning.unavailable and "undeclared_thing" in meaning.unavailable
 
 
+def test_a_file_with_a_kernel_of_thread_block_clusters_is_read(tmp_path):
+    # once: <cooperative_groups.h> declares cluster_group for nvcc and NVRTC only, so Clang
+    # could not read the file, and every kernel of it that needed an answer was refused
+    path = tmp_path / "clusters.cu"
+    path.write_text("#include <cooperative_groups.h>\n#include <cuda/atomic>\nnamespace cg = cooperative_groups;\n"
+                    "__global__ void __cluster_dims__(2, 1, 1) pairs(float* x) {\n"
+                    "  cg::cluster_group c = cg::this_cluster();\n  c.sync();\n  x[c.block_rank()] = 1.f;\n}\n"
+                    "__global__ void counted(int* n) {\n"
+                    "  cuda::atomic_ref<int, cuda::thread_scope_device>(*n).fetch_add(1);\n}\n")
+    kept = ["#include <cooperative_groups.h>", "#include <cuda/atomic>"]
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept)
+    assert meaning.unavailable is None and {"pairs", "counted"} <= {f.name for f in meaning.functions}
+
+
 def test_no_libclang_is_an_answer_too(monkeypatch, tmp_path):
     monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
     meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), cache=tmp_path, kept_includes=PTX)

@@ -50,3 +50,26 @@ def test_closure_drops_host_code_and_unused_definitions():
 
 def test_free_operators_are_kept_although_never_named():
     assert any(item.function is not None and item.function.name == "operator+" for item in _closure().items)
+
+
+TRAITS = """
+namespace detail {
+template <typename T> struct Pack;
+template <> struct Pack<float> { static constexpr int width = 2; };
+template <typename T> struct Tag { using type = T; };
+}  // namespace detail
+struct Loose { int n; };
+__global__ void k(float* p) {
+  static_assert(4 % detail::Pack<float>::width == 0, "whole packs");
+  p[0] = sizeof(typename detail::Tag<Loose>::type);
+}
+"""
+
+
+def test_a_qualified_class_template_read_through_a_member_is_kept_with_its_arguments():
+    # once: 'detail::Pack<float>::width' kept neither detail::Pack nor its specialisation,
+    # and the fused file did not compile; the arguments of a middle component (Loose) neither
+    program = Program.merge([model_source(Path("traits.cu"), TRAITS)])
+    kept = [item.text for item in device_closure(program, [program.kernel("k", Path("traits.cu"))]).items]
+    assert any("struct Pack<float>" in text for text in kept) and any("struct Pack;" in text for text in kept)
+    assert any("struct Tag" in text for text in kept) and any("struct Loose" in text for text in kept)

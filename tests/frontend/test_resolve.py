@@ -128,3 +128,8 @@ def test_what_holds_a_functions_address_is_told_by_its_type_or_declarator():
     assert not r.holds_function((), "Vec") and not r.holds_function((), "Plain")
     assert r.pointer_variables == {"d_op", "d_raw", "d_bin"}
     assert r.pointer_fields == {"f", "g", "h"}
+
+
+def test_an_unbalanced_template_argument_list_resolves_to_nothing_and_returns():
+    # once: 'Functor<half' (a template argument split at its comma) looped forever
+    assert _program().resolver.resolve(("mylib",), "Functor<half") is None

@@ -208,6 +208,12 @@ def _device_declaration(node: ts.Node) -> bool:
 _REFERENCE_TYPES = ("identifier", "type_identifier", "namespace_identifier")
 
 
+def _written(text: bytes) -> str:
+    """A qualified name as written, without spaces or the ``template`` keyword of
+    ``T::template apply<U>``."""
+    return compact(re.sub(r"\btemplate\b", "", text.decode()))
+
+
 def _references(node: ts.Node) -> frozenset[str]:
     """Every name ``node`` mentions: plain ones, and qualified ones as written (no spaces)."""
     found: set[str] = set()
@@ -215,13 +221,20 @@ def _references(node: ts.Node) -> frozenset[str]:
     while stack:
         current = stack.pop()
         if current.type == "qualified_identifier":
-            found.add(compact(current.text.decode()).replace("template", ""))
             head = current.child_by_field_name("scope")
             if head is not None:
                 stack.append(head)
-            name = current.child_by_field_name("name")
-            if name is not None and name.type != "identifier" and name.type != "qualified_identifier":
-                stack.append(name)  # template arguments of the last component
+            # each qualified prefix too: ``detail::Plain<float>::width`` names ``detail::Plain``
+            link = current.child_by_field_name("name")
+            while link is not None and link.type == "qualified_identifier":
+                scope = link.child_by_field_name("scope")
+                if scope is not None:
+                    found.add(_written(current.text[:scope.end_byte - current.start_byte]))
+                    stack.extend(scope.children_by_field_name("arguments"))
+                link = link.child_by_field_name("name")
+            found.add(_written(current.text))
+            if link is not None and link.type != "identifier":
+                stack.append(link)  # template arguments of the last component
             continue
         if current.type in _REFERENCE_TYPES:
             found.add(current.text.decode())

@@ -312,4 +312,30 @@ CASES = (
     Case("ggml_quant.cu", "mul_mat_vec_q<QTYPE_Q8_0>", "32x2"),
     Case("ggml_quant.cu", "rms_norm_f32<32>", "32x4"),
     Case("ggml_quant.cu", "rms_norm_f32<256>", 256),
+    # blockwise quantisation: CUB block load/store/reduce typedefs, an enum template argument,
+    # explicit instantiations stamped out by a macro
+    Case("blockwise_quant.cu", "quantize_blockwise<half, 1024, 4, Linear8>", 256, layout="interblock"),
+    Case("blockwise_quant.cu", "quantize_blockwise<float, 256, 2, Table4>", 128, layout="interblock"),
+    Case("blockwise_quant.cu", "dequantize_blockwise<half, 512, 64, 8, Linear8>", 64, layout="interblock"),
+    Case("blockwise_quant.cu", "dequantize_blockwise<float, 512, 64, 8, Table4>", 64, layout="interblock"),
+    # a variadic kernel template handing a chunk table and trailing arguments to a functor
+    Case("multi_tensor.cu", "apply_chunks<ChunkTable<4>, AdamStep<float>, float, float, float, float, float, float, "
+         "decay_mode_t, float>", 512),
+    Case("multi_tensor.cu", "apply_chunks<ChunkTable<2>, ScaleStep<half, float>, float>", 256),
+    # inline PTX helpers (cp.async, lop3, mma.sync), uint32_t by way of <cuda.h> only
+    Case("asm_mma.cu", "w4::warp_mma_w4<256>", 256),
+    Case("asm_mma.cu", "w4::warp_mma_w4<128>", 128),
+    Case("asm_mma.cu", "w4::staged_unpack<128>", 128),
+    # ns::Trait<T>::member, CRTP, if constexpr, folds, bit_cast, match/reduce, fp8, atomic_ref,
+    # extern "C", static and anonymous kernels, __grid_constant__, __maxnreg__
+    Case("modern_lib.cu", "kern::act_and_mul<half, kern::detail::Silu>", 256),
+    Case("modern_lib.cu", "kern::act_and_mul<__nv_bfloat16, kern::detail::GeluTanh>", 128),
+    Case("modern_lib.cu", "kern::top_byte_histogram", 128),
+    Case("modern_lib.cu", "c_scale", 128),
+    Case("modern_lib.cu", "static_relu", 256),
+    Case("modern_lib.cu", "anonymous_square", 64),
+    Case("modern_lib.cu", "scale_by_params", 128),
+    Case("modern_lib.cu", "capped_sin", 128),
+    Case("modern_lib.cu", "to_fp8", 256),
+    Case("modern_lib.cu", "abs_max", 256),
 )
