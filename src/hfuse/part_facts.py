@@ -329,8 +329,8 @@ def check_parameter_calls(spec: KernelSpec, kernel: Function, facts: ProgramFact
     The hint names the instances the file itself launches or instantiates."""
     if not kernel.is_template or spec.template_args:
         return
-    found = next((f.parameter_calls[0] + (f,) for key in facts.reachable(kernel.key) for f in facts.facts[key]
-                  if f.parameter_calls), None)
+    found = next((f.parameter_calls[0] + (f,) for key in _reachable_through_templates(facts, kernel.key)
+                  for f in facts.facts[key] if f.parameter_calls), None)
     if found is None:
         return
     parameter, line, where = found
@@ -347,6 +347,23 @@ def check_parameter_calls(spec: KernelSpec, kernel: Function, facts: ProgramFact
         Location(where.function.file, line, spec.name),
         hint=f"give the kernel's template arguments (-k '{spec.name}{example}:{spec.block}'){seen}: "
         "hfuse then reads the instance")
+
+
+def _reachable_through_templates(facts: ProgramFacts, root: str) -> list[str]:
+    """What ``root`` reaches through templates: a free function that is no template calls with
+    its own, fixed arguments (``block_reduce<warp_max>(v)``), whatever the kernel's are, and
+    the instances it makes are read as any other code is."""
+    seen: list[str] = []
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in facts.facts:
+            continue
+        seen.append(name)
+        for f in facts.facts[name]:
+            if name == root or f.function.is_template or f.function.owner:  # (a class's member: maybe a template's)
+                stack.extend(sorted(f.calls))
+    return seen
 
 
 def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec],

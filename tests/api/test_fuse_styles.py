@@ -66,7 +66,7 @@ def test_the_fused_file_compiles_with_nvcc(case, fused_second, tmp_path):
 
 def _compile_as_hfuse_tune_does(source: str, name: str, case: Case) -> None:
     """NVRTC, or nvcc where the source keeps PyTorch's headers (``toolchain_for``)."""
-    toolchain, _ = toolchain_for([source])
+    toolchain, _ = toolchain_for([source], case.options())
     if toolchain == "nvrtc":
         compile_nvrtc(source, [name], flags=case.options().compiler_flags(std=False, pre_includes=False,
                                                                           compiler="nvrtc"))

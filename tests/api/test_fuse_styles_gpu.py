@@ -554,6 +554,32 @@ MAKERS["to_fp8"] = lambda rng, cp, b: Launch([_zeros(cp, N, np.uint8), _f32(rng,
 MAKERS["abs_max"] = lambda rng, cp, b: Launch([_f32(rng, cp), _zeros(cp, 1), np.int32(N)], Dim3(40), 0, (1,))
 
 
+def _row_layernorm(rng, cp, block: Dim3) -> Launch:
+    rows, width = ROWS, COLS
+    return Launch([_zeros(cp, rows * width, np.uint16), _zeros(cp, rows), _zeros(cp, rows),
+                   _bf16(rng, cp, rows * width), _bf16(rng, cp, width), _bf16(rng, cp, width), np.int32(rows),
+                   np.int32(width)], Dim3(rows // block.y), (2 + block.y) * width * 2, (0, 1, 2))
+
+
+def _adam_slices(rng, cp, make, block: Dim3) -> Launch:
+    n, slices = N // 4, 4
+    stride = np.int64(n)
+    return Launch([make(rng, cp), _f32(rng, cp), make(rng, cp), _f32(rng, cp), cp.abs(_f32(rng, cp)), np.uint64(n),
+                   stride, stride, stride, np.float32(1e-3), np.float32(0.9), np.float32(0.999), np.float32(0.5),
+                   np.float32(0.25), np.float32(1e-8), np.float32(0.01), np.float32(1.0), np.uint32(1234)],
+                  Dim3(cdiv(n, block.size), slices), 0, (0, 1, 3, 4))
+
+
+# train_kernels.cu (softmax_xent takes a std::bool_constant by value); act_t is __nv_bfloat16
+MAKERS["row_layernorm"] = _row_layernorm
+MAKERS["adam_slices<act_t, act_t>"] = lambda rng, cp, b: _adam_slices(rng, cp, _bf16, b)
+MAKERS["adam_slices<float, float>"] = lambda rng, cp, b: _adam_slices(rng, cp, _f32, b)
+MAKERS["norm_squared"] = lambda rng, cp, b: Launch([_zeros(cp, 8 * 4), _bf16(rng, cp), np.uint64(N // 4),
+                                                    np.int64(N // 4)], Dim3(8, 4), 0, (0,))
+MAKERS["residual_add"] = lambda rng, cp, b: Launch([_zeros(cp, N, np.uint16), _bf16(rng, cp), _bf16(rng, cp)],
+                                                   Dim3(N // (b.size * 8)), 0, (0,))
+
+
 STRUCT_ARGUMENTS = {c.name for c in CASES} - {f"{c.file}:{c.kernel}" for c in CASES if c.kernel in MAKERS}
 """Kernels that take a struct (or a texture object) by value: not run here (see the module docstring)."""
 

@@ -145,6 +145,30 @@ def test_a_file_with_a_kernel_of_thread_block_clusters_is_read(tmp_path):
     assert meaning.unavailable is None and {"pairs", "counted"} <= {f.name for f in meaning.functions}
 
 
+def test_an_error_in_a_headers_function_leaves_only_that_function_unknown(tmp_path):
+    # a dependent member template called without 'template': nvcc compiles it, Clang reports an
+    # error and reads 'cast < N > (a, b)' as comparisons, so the call to what reads threadIdx
+    # is not in its tree; the file was unreadable whole, now only what holds the error is unknown
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "lenient.cuh").write_text(
+        "#pragma once\n"
+        "template <class A> struct Caster {\n"
+        "  template <int N> __device__ static void cast(A* a) { a[threadIdx.x % N] = A(1); }\n};\n"
+        "template <class A, int N> __device__ void cast_all(A* a) { Caster<A>::cast<N>(a); }\n"
+        "__device__ inline float twice(float v) { return 2.f * v; }\n")
+    path = tmp_path / "user.cu"
+    path.write_text("#include <lenient.cuh>\n"
+                    "__global__ void plain(float* x) { x[0] = twice(x[0]); }\n"
+                    "__global__ void casting(float* x) { cast_all<float, 4>(x); }\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(lib)])
+    meaning = read_meaning([path], options, cache=tmp_path, kept_includes=["#include <lenient.cuh>"])
+    assert meaning.unavailable is None
+    uses = {f.name: {u.qualified: u for u in f.uses} for f in meaning.functions}
+    assert not uses["plain"]["twice"].unknown and not uses["plain"]["twice"].reads
+    assert uses["casting"]["cast_all"].unknown
+
+
 def test_no_libclang_is_an_answer_too(monkeypatch, tmp_path):
     monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
     meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), cache=tmp_path, kept_includes=PTX)

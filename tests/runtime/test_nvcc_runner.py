@@ -110,6 +110,21 @@ def test_a_kept_pytorch_header_asks_for_nvcc_and_says_why(fake_torch):
     assert toolchain_for(["#include <cuda_fp16.h>\n"]) == ("nvrtc", None)
 
 
+def test_an_installed_library_whose_headers_include_host_ones_asks_for_nvcc(tmp_path):
+    # once: a library's <veclib/vec.cuh> including <cuda.h> went to NVRTC ("cannot open stdlib.h")
+    lib = tmp_path / "site" / "veclib"
+    lib.mkdir(parents=True)
+    (lib / "vec.cuh").write_text('#pragma once\n#include <cuda_fp16.h>\n#include "detail.cuh"\n')
+    (lib / "detail.cuh").write_text("#pragma once\n#include <cuda.h>\n")
+    (lib / "guarded.cuh").write_text("#pragma once\n#ifndef __CUDACC_RTC__\n#include <iostream>\n#endif\n"
+                                     "#include <cuda/std/cstdint>\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "site")])
+    toolchain, why = toolchain_for(["#include <veclib/vec.cuh>\n"], options)
+    assert toolchain == "nvcc" and "<veclib/vec.cuh>, which includes <cuda.h>" in why
+    assert toolchain_for(["#include <veclib/guarded.cuh>\n"], options) == ("nvrtc", None)
+    assert toolchain_for(["#include <veclib/vec.cuh>\n"]) == ("nvrtc", None)  # (no library folders given)
+
+
 @pytest.mark.nvcc
 @pytest.mark.nvrtc
 def test_what_nvrtc_cannot_read_compiles_with_nvcc_through_the_same_compiler(fake_torch, tmp_path):

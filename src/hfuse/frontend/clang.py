@@ -194,6 +194,15 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
         except ci.TranslationUnitLoadError as exc:
             return Meaning(unavailable=f"Clang could not read {path}: {exc}")
         errors = errors_of(ci, unit)
+        # an error in a header's code (which nvcc, more lenient, compiles: a dependent member
+        # template called without 'template') leaves the functions that hold it unknown, and
+        # only those; one in the user's files, or one asking for a later C++, the whole file
+        in_headers = [d for d in errors if d.location.file is not None
+                      and _key(Path(d.location.file.name)) not in mine and not required_dialect(d.spelling, options.std)]
+        for d in in_headers:
+            key = _key(Path(d.location.file.name))
+            walker.broken[key] = (*walker.broken.get(key, ()), d.location.line)
+        errors = [d for d in errors if d not in in_headers]
         if errors:
             first = next((d for d in errors if required_dialect(d.spelling, options.std)), errors[0])
             where = f"{first.location.file}:{first.location.line}" if first.location.file else str(path)

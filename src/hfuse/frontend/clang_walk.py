@@ -105,6 +105,9 @@ class Walker:
     operators: tuple = ()
     referring: frozenset = frozenset()
     function_ids: frozenset = frozenset()
+    broken: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Lines of the headers' code that Clang reports errors at (by file key): a function that
+    holds one reads what nobody knows (``reads``), where nvcc (more lenient) compiles it."""
 
     def __post_init__(self) -> None:
         kinds = self.ci.CursorKind
@@ -131,6 +134,12 @@ class Walker:
         if name not in self._files:
             self._files[name] = _key(Path(name)) in self.user_files
         return self._files[name]
+
+    def holds_error(self, cursor) -> bool:
+        """Whether Clang reported an error inside ``cursor``'s extent (``broken``)."""
+        file = cursor.extent.start.file
+        lines = self.broken.get(_key(Path(file.name)), ()) if file is not None and self.broken else ()
+        return any(cursor.extent.start.line <= line <= cursor.extent.end.line for line in lines)
 
     def definitions(self, parent, defining) -> Iterable:
         """The user's function definitions below ``parent``, descending only into what the
@@ -344,6 +353,9 @@ class Walker:
         definition = declaration.get_definition() or declaration
         if not self.is_device(definition):
             return (), False  # host code: a device function cannot call it
+        if self.holds_error(definition):
+            self.known[usr] = ((), True)
+            return (), True
         self.walked += 1
         if self.walked > _WALK_LIMIT:
             self.known[usr] = ((), True)

@@ -18,6 +18,9 @@ _EXTERN_SHARED = re.compile(r"^\s*extern\s+(?:__shared__\s+)(?P<type>[^;\[]*?)\s
 
 
 _SPECIALISES_CLASS = re.compile(r"\s*template\s*<[^;{]*>\s*(?:struct|class|union)\s+[\w:]+\s*<")
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+_ATTRIBUTE = re.compile(r"\b(?:alignas|__align__|__attribute__|__declspec)\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+"""An attribute with parentheses in a declaration's head: ``struct alignas(16) Vec``."""
 _DEFINES_CLASS = re.compile(r"\s*(?:template\s*<[^;{]*>\s*)?(?:struct|class|union)\b[^;{]*\{")
 
 
@@ -69,8 +72,31 @@ class Program:
         return tuple({**self.extern_shared, **self.extern_shared_by_source.get(source, {})}.items())
 
     exposed: frozenset[str] = frozenset()
-    """File-scope types and constants of one input that another input's using-directive may
-    also bring (``directive_names``): in ``symbols`` with their one owner, renamed like a clash."""
+    """File-scope types and constants of one input renamed in its own part only, like a clash:
+    those another input's using-directive may also bring (``directive_names``), and those that
+    name what each part has its own copy of (``_own_what_names_own_copies``). In ``symbols``
+    with their one owner."""
+
+    def _own_what_names_own_copies(self, files: Sequence[SourceFile]) -> None:
+        """A file-scope type or constant of one input that names what each part has its own
+        copy of (``typedef Vec16<act_t> act16;`` where two inputs define ``Vec16``) is that
+        part's own too: emitted once, which part's copy would it name?"""
+        grew = True
+        while grew:
+            grew = False
+            per_part = self.clashing_symbols()
+            for source in files:
+                own = {name for name, owners in per_part.items() if source.path in owners}
+                for item in source.items if own else ():
+                    if (item.scope or not item.device or not item.keys or not _renamable(item)
+                            or item.text.lstrip().startswith("template")
+                            or all(source.path in self.symbols.get(name, {}) for name in item.keys)):
+                        continue
+                    if own & set(_IDENTIFIER.findall(item.text)):  # (one text two inputs share: a copy each)
+                        for name in item.keys:
+                            self.symbols.setdefault(name, {})[source.path] = item
+                        self.exposed |= set(item.keys)
+                        grew = True
 
     def clashing_symbols(self) -> dict[str, dict[Path, TopLevelItem]]:
         """What every part gets its own copy of: what two sources define, file-scope
@@ -130,6 +156,7 @@ class Program:
             if all(i.function is not None and not i.function.owner for i in every):
                 program.function_clashes.setdefault(name, {})
                 del program.disagreements[name]
+        program._own_what_names_own_copies(files)
         for name, by_source in program.function_clashes.items():
             # each source's whole set of definitions of the name, those it shares with another
             # source included (read once above): its part calls among exactly its own, as compiled apart
@@ -314,7 +341,8 @@ def _renamable(item: TopLevelItem) -> bool:
     """A type, typedef, alias or constant that a part can have its own renamed copy of: a
     class with member functions too, where each is written in it (a copy of the text is a
     copy of the class; a member defined outside would need its own)."""
-    if item.kind != "declaration" or item.function is not None or "(" in item.text.split("{")[0].split("=")[0]:
+    head = _ATTRIBUTE.sub("", item.text.split("{")[0].split("=")[0])  # (alignas(16) is no parameter list)
+    if item.kind != "declaration" or item.function is not None or "(" in head:
         return False
     return not item.members or bool(_DEFINES_CLASS.match(item.text)) and not any(m.defined_outside
                                                                                 for m in item.members)

@@ -32,6 +32,8 @@ from .device import DeviceLimits, require_gpu
 from .loaded import CompiledKernel
 from .ptxas import parse_ptxas
 from .. import toolkit
+from ..codegen.includes import classify
+from ..frontend.preprocess import library_header_dirs
 from ..toolkit import cuda_include_dirs
 
 if TYPE_CHECKING:
@@ -50,17 +52,46 @@ def run_compile_job(job: CompileJob) -> CompiledBinary:
     return nvcc_runner.run_nvcc(job) if job.toolchain == "nvcc" else run_nvrtc(job)
 
 
-def toolchain_for(sources: Sequence[str]) -> tuple[Toolchain, str | None]:
-    """NVRTC, unless one of ``sources`` keeps a header of PyTorch's (``#include
-    <torch/extension.h>``, ``<ATen/...>``, ``<c10/...>``, found in the folders a PyTorch
-    extension's build adds): those include the host C++ library, which NVRTC does not have,
-    so such sources compile with nvcc. The second value says why, for the user."""
+def toolchain_for(sources: Sequence[str], options: CompileOptions | None = None) -> tuple[Toolchain, str | None]:
+    """NVRTC, unless one of ``sources`` keeps a header NVRTC cannot read, so that such sources
+    compile with nvcc: one of PyTorch's (``#include <torch/extension.h>``, ``<ATen/...>``,
+    ``<c10/...>``, found in the folders a PyTorch extension's build adds), or an installed
+    library's (``options``' library folders) that includes, itself or through its own
+    headers, one of the host C++ library or the CUDA host API (``<iostream>``, ``<cuda.h>``)
+    where no ``#ifndef __CUDACC_RTC__`` hides it. NVRTC has neither. The second value says
+    why, for the user."""
     dirs = [d for d in toolkit.pytorch_include_dirs() if (d / "torch").is_dir() or (d / "ATen").is_dir()]
+    libraries = [d for d in library_header_dirs(options) if d not in dirs] if options is not None else []
     for source in sources:
         for header in nvrtc_includes(source):
             if any((d / header).is_file() for d in dirs):
                 return "nvcc", f"it keeps PyTorch's <{header}>, which NVRTC cannot read (it has no host C++ library)"
+            found = next((d / header for d in libraries if (d / header).is_file()), None)
+            if found is not None and (host := _host_header_of(found, libraries, set())) is not None:
+                return "nvcc", (f"it keeps <{header}>, which includes <{host}>: NVRTC cannot read that "
+                                "(it has no host C++ library)")
     return "nvrtc", None
+
+
+def _host_header_of(header: Path, libraries: Sequence[Path], seen: set[Path]) -> str | None:
+    """The first header NVRTC cannot read that ``header`` includes, itself or through the
+    library headers it includes (``codegen.includes``: only the toolkit's device headers
+    are NVRTC's), or None."""
+    if header in seen:
+        return None
+    seen.add(header)
+    try:
+        text = header.read_text(errors="replace")
+    except OSError:
+        return None
+    for name in nvrtc_includes(text):
+        found = next((f for d in (header.parent, *libraries) if (f := d / name).is_file()), None)
+        if found is not None:  # (a header of the library, or of another installed one)
+            if (host := _host_header_of(found, libraries, seen)) is not None:
+                return host
+        elif classify(name) != "keep":
+            return name
+    return None
 
 
 def nvrtc_includes(source: str) -> list[str]:
@@ -192,7 +223,7 @@ class Compiler:
         inlined already) under the user's ``options``: NVRTC, or nvcc where a source keeps a
         header NVRTC cannot read (``toolchain_for``); ``more``: flags both take (``-I``);
         ``settings`` as ``Compiler`` takes them."""
-        toolchain, _ = toolchain_for(sources)
+        toolchain, _ = toolchain_for(sources, options)
         return cls(std=options.emitted_std, toolchain=toolchain, **settings,
                    options=[*options.compiler_flags(std=False, pre_includes=False, compiler=toolchain), *more])
 

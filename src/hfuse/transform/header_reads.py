@@ -52,8 +52,9 @@ def classify(use: HeaderUse) -> Unseen | None:
     if use.unknown:
         return Unseen(f"{where}, whose code Clang's walk could not follow to its end (in a template, a call "
                       "through a template parameter, B::f(), or a member call or an operator on an object of the "
-                      "header's, names no code until the template is instantiated; or calls nested deeper than "
-                      "hfuse follows): hfuse does not know what it reads", whole_block=False,
+                      "header's, names no code until the template is instantiated; calls nested deeper than "
+                      "hfuse follows; or code Clang reports an error in, which nvcc lets pass, such as a dependent "
+                      "member template called without 'template'): hfuse does not know what it reads", whole_block=False,
                       hint="give a kernel template its template arguments (-k 'name<...>:256'), so that hfuse reads "
                       "the instance; or keep this kernel unfused")
     if not use.reads:

@@ -149,7 +149,7 @@ class _Session:
         self.compiler = Compiler.for_sources(self.options, [d.source for d in self.device_sources],
                                              limits=self.limits, cache=binaries, runner=runner)
         if self.compiler.toolchain == "nvcc":
-            why = toolchain_for([d.source for d in self.device_sources])[1]
+            why = toolchain_for([d.source for d in self.device_sources], self.options)[1]
             progress.note(f"compiling with nvcc, not NVRTC: {why} (each compile takes seconds, not milliseconds)")
         self.table = arrays_of_launches(self.launches)
         self.outputs = self.table.refs([l.args[o.index] for l in self.launches for o in l.outputs])
@@ -319,7 +319,7 @@ class _FrontEnd:
     def key(self, launches: Sequence[KernelLaunch], settings: TuneSettings) -> str:
         # editing a header a kernel includes must miss the cache, and so must another compiler
         toolkit = f"{self.limits.arch} nvrtc {'.'.join(map(str, nvrtc_version()))}"
-        if toolchain_for(list(self.sources.values()))[0] == "nvcc":  # (it may compile these sources)
+        if toolchain_for(list(self.sources.values()), self.options)[0] == "nvcc":  # (it may compile these sources)
             toolkit += f" nvcc {'.'.join(map(str, nvcc_version()))}"
         return cache_key(
             gpu=self.limits.name, toolkit=toolkit,

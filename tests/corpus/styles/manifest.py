@@ -338,4 +338,13 @@ CASES = (
     Case("modern_lib.cu", "capped_sin", 128),
     Case("modern_lib.cu", "to_fp8", 256),
     Case("modern_lib.cu", "abs_max", 256),
+    # a training program's kernels: 32 x rows blocks, a function pointer template argument of a
+    # block reduction, all-default template parameters fused without arguments
+    Case("train_kernels.cu", "row_layernorm", "32x4"),
+    Case("train_kernels.cu", "adam_slices<act_t, act_t>", 512),
+    Case("train_kernels.cu", "adam_slices<float, float>", 256),
+    Case("train_kernels.cu", "softmax_xent", 512),
+    Case("train_kernels.cu", "softmax_xent<false, true>", 256),
+    Case("train_kernels.cu", "norm_squared", 512),
+    Case("train_kernels.cu", "residual_add", 256),
 )
