@@ -385,6 +385,34 @@ def test_a_type_of_one_input_that_names_its_own_renamed_type_is_renamed_with_it(
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
+@pytest.mark.nvcc
+def test_a_forward_declared_type_another_input_defines_differently_is_one_per_part(tmp_path):
+    # once: the first input's 'struct Params;' claimed the name, the other input's different
+    # Params was never compared, and both definitions were emitted ("already been defined")
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    a.write_text("struct Params;\nstruct Params { int n; float alpha; };\n"
+                 "__global__ void ka(float* x, Params p) { x[threadIdx.x] *= p.alpha; }\n")
+    b.write_text("struct Params { const float* in; float scale; };\n"
+                 "__global__ void kb(float* y, Params p) { y[threadIdx.x] = p.in[threadIdx.x] * p.scale; }\n")
+    fused = fuse([KernelSpec(a, "ka", Dim3(64)), KernelSpec(b, "kb", Dim3(64))])
+    assert "struct Params__hf1 { int n; float alpha; };" in fused.source
+    assert "struct Params__hf2 { const float* in; float scale; };" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_template_argument_naming_a_renamed_type_is_renamed_in_the_kernels_parameters_too(tmp_path):
+    # once: the body ran for_each<Op__hf2> but the fused kernel took an 'Op hf2_f': undefined
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    a.write_text("struct Op { float k; __device__ float operator()(float v) const { return v * k; } };\n"
+                 "__global__ void ka(float* x, Op op) { x[threadIdx.x] = op(x[threadIdx.x]); }\n")
+    b.write_text("struct Op { int shift; __device__ int operator()(int v) const { return v << shift; } };\n"
+                 "template <class F> __global__ void for_each(int* y, F f) { y[threadIdx.x] = f(y[threadIdx.x]); }\n")
+    fused = fuse([KernelSpec(a, "ka", Dim3(64)), KernelSpec(b, "for_each", Dim3(64), ("Op",))])
+    assert "Op__hf2 hf2_f," in fused.source and "Op__hf1 hf1_op," in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
 COMPOUND = C.CORPUS / "real_cpp" / "compound.cu"
 
 

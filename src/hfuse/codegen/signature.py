@@ -92,8 +92,10 @@ def part_signature(part: Part, renamed: Mapping[str, str] | None = None,
         mapping, header, targs = {}, "", ()
     if given:
         # the arguments name the part's own copies too: kTile, its file's, is kTile__hf1 here, and a
-        # plain kTile in the fused kernel could be another's (a library's, after its using-directive)
+        # plain kTile in the fused kernel could be another's (a library's, after its using-directive);
+        # so do the parameters they are substituted into (F f, F = Saxpy: Saxpy__hf2 f)
         targs = tuple(_substitute(a, dict(renamed or {})) for a in targs)
+        mapping = {p: _substitute(a, dict(renamed or {})) for p, a in mapping.items()}
     mapping = {**(renamed or {}), **mapping}
     params, names = [], []
     for j, param in enumerate(kernel.params):

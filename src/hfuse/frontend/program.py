@@ -173,6 +173,11 @@ class Program:
 
     def _claim(self, owner: dict[str, tuple[TopLevelItem, Path]], name: str, item: TopLevelItem, source: Path) -> None:
         previous, previous_source = owner.setdefault(name, (item, source))
+        if previous is not item and _is_prototype(previous) and not _is_prototype(item):
+            # a forward declaration claims nothing: the definition does (once, traits.cu's 'struct
+            # Params;' hid that another input defined Params differently, and both were emitted)
+            owner[name] = (item, source)
+            previous, previous_source = owner[name]
         if previous is item or previous_source == source:
             # overloads, specialisations and redeclarations within one source are the
             # compiler's business, in its headers and itself alike (a header's template, the
