@@ -53,7 +53,7 @@ def main() -> None:
                                   flags=case.options().compiler_flags(std=False, pre_includes=False,
                                                                       compiler="nvrtc"), check=False)
             nvrtc_ok += nvrtc.ok
-            if toolchain_for([fused.source])[0] == "nvrtc":
+            if toolchain_for([fused.source], case.options())[0] == "nvrtc":
                 tune_ok += nvrtc.ok
             else:
                 try:

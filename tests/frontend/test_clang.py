@@ -169,6 +169,25 @@ def test_an_error_in_a_headers_function_leaves_only_that_function_unknown(tmp_pa
     assert uses["casting"]["cast_all"].unknown
 
 
+def test_an_error_in_a_users_function_the_request_does_not_reach_leaves_the_file_readable(tmp_path):
+    # nvcc compiles 'Caster<A>::cast<N>(a)'; Clang reports an error there. Once, that made the
+    # file unreadable for every kernel of it, also one that never calls cast_all
+    path = tmp_path / "user.cu"
+    path.write_text("#include <cuda/atomic>\n"
+                    "template <class A> struct Caster { template <int N> __device__ static void cast(A* a) {} };\n"
+                    "template <class A, int N> __device__ void cast_all(A* a) { Caster<A>::cast<N>(a); }\n"
+                    "__global__ void counted(int* n) {\n"
+                    "  cuda::atomic_ref<int, cuda::thread_scope_device>(*n).fetch_add(1);\n}\n"
+                    "__global__ void casting(float* x) { cast_all<float, 4>(x); }\n")
+    key = str(path.resolve())
+    kept = ["#include <cuda/atomic>"]
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept, only=frozenset({(key, 4)}))
+    assert meaning.unavailable is None and "counted" in {f.name for f in meaning.functions}
+    reaching = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept,
+                            only=frozenset({(key, 7), (key, 3)}))
+    assert reaching.unavailable is not None and f"{path}:3" in reaching.unavailable
+
+
 def test_no_libclang_is_an_answer_too(monkeypatch, tmp_path):
     monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
     meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), cache=tmp_path, kept_includes=PTX)

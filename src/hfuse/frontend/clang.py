@@ -196,13 +196,21 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
         errors = errors_of(ci, unit)
         # an error in a header's code (which nvcc, more lenient, compiles: a dependent member
         # template called without 'template') leaves the functions that hold it unknown, and
-        # only those; one in the user's files, or one asking for a later C++, the whole file
+        # only those; one in the user's files (in what the request reaches), or one asking for a
+        # later C++, the whole file
         in_headers = [d for d in errors if d.location.file is not None
                       and _key(Path(d.location.file.name)) not in mine and not required_dialect(d.spelling, options.std)]
         for d in in_headers:
             key = _key(Path(d.location.file.name))
             walker.broken[key] = (*walker.broken.get(key, ()), d.location.line)
         errors = [d for d in errors if d not in in_headers]
+        if only is not None and errors:  # (one inside a function of the user's the request does not reach: no matter)
+            unreached = [(_key(Path(c.location.file.name)), c.extent.start.line, c.extent.end.line)
+                         for c in walker.definitions(unit.cursor, defining)]
+            unreached = [(k, a, b) for k, a, b in unreached if not any((k, line) in only for line in range(a, b + 1))]
+            errors = [d for d in errors if required_dialect(d.spelling, options.std) or d.location.file is None
+                      or not any(k == _key(Path(d.location.file.name)) and a <= d.location.line <= b
+                                 for k, a, b in unreached)]
         if errors:
             first = next((d for d in errors if required_dialect(d.spelling, options.std)), errors[0])
             where = f"{first.location.file}:{first.location.line}" if first.location.file else str(path)
