@@ -39,13 +39,23 @@ def test_cooperative_group_block_sync_counts_as_a_barrier():
     assert "t" not in facts.has_barrier  # a warp tile's sync is not a block barrier
 
 
-def test_recursion_is_refused_with_the_cycle():
+def test_recursion_through_what_reads_the_block_is_refused_with_the_cycle():
     source, facts = _facts(
-        "__device__ int f(int n);\n__device__ int g(int n) { return n ? f(n - 1) : 0; }\n"
+        "__device__ int f(int n);\n__device__ int g(int n) { return n ? f(n - 1) : threadIdx.x; }\n"
         "__device__ int f(int n) { return g(n); }\n__global__ void k(int* p) { p[0] = f(3); }\n"
     )
     with pytest.raises(HFuseError, match=r"recursion is not supported \((f -> g -> f|g -> f -> g)\)"):
         check_kernel(source.kernels["k"], facts)
+
+
+def test_recursion_that_neither_reads_the_block_nor_synchronises_is_taken():
+    # emitted as written and shared by the parts (once refused: flashinfer's vec_t<T>::cast_from
+    # calling vec_t<U>'s, one name to hfuse)
+    source, facts = _facts(
+        "__device__ int f(int n);\n__device__ int g(int n) { return n ? f(n - 1) : 0; }\n"
+        "__device__ int f(int n) { return g(n); }\n__global__ void k(int* p) { p[threadIdx.x] = f(3); }\n"
+    )
+    check_kernel(source.kernels["k"], facts)
 
 
 def test_a_template_calling_another_instance_of_itself_is_no_recursion():
@@ -62,7 +72,7 @@ def test_a_template_calling_another_instance_of_itself_is_no_recursion():
 
 def test_a_template_calling_its_own_instance_is_recursion():
     source, facts = _facts(
-        "template <typename T> __device__ T f(T n) { return n > 0 ? f<T>(n - 1) : n; }\n"
+        "template <typename T> __device__ T f(T n) { return n > 0 ? f<T>(n - 1) : T(threadIdx.x); }\n"
         "__global__ void k(float* p) { p[0] = f<float>(p[1]); }\n"
     )
     with pytest.raises(HFuseError, match=r"recursion is not supported \(f -> f\)"):
@@ -79,7 +89,7 @@ def test_a_primary_calling_its_own_name_beside_explicit_specialisations_is_no_re
     )
     check_kernel(source.kernels["k"], facts)
     # without a specialisation, the same primary is a cycle the compiler would have to run
-    source, facts = _facts("template <typename T> __device__ T f(T n) { return n > 0 ? f(n - 1) : n; }\n"
+    source, facts = _facts("template <typename T> __device__ T f(T n) { return n > 0 ? f(n - 1) : T(threadIdx.x); }\n"
                            "__global__ void k(int* p) { p[0] = f(p[1]); }\n")
     with pytest.raises(HFuseError, match=r"recursion is not supported \(f -> f\)"):
         check_kernel(source.kernels["k"], facts)

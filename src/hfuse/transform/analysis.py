@@ -571,11 +571,17 @@ def _check_recursion(name: str, program: ProgramFacts, path: list[str], kernel: 
             if callee == name and _primary_of_specialisations(f, program.facts[name]):
                 continue  # (``to(val)`` in the primary of ``to<float>(__half)``...: a name, not a cycle)
             if callee in path:
-                cycle = " -> ".join(path[path.index(callee) :] + [callee])
+                members = path[path.index(callee):]
+                if not set(members) & (program.needs_context | program.has_barrier):
+                    # emitted as written, shared by the parts, in the file's order: C++'s to compile (and
+                    # templates' instances often only look alike: vec_t<T>::cast_from calling vec_t<U>'s)
+                    continue
+                cycle = " -> ".join(members + [callee])
                 raise HFuseError(
                     f"recursion is not supported ({cycle})",
                     Location(f.function.file, f.function.line, kernel.name),
-                    hint="fused kernels are built by inlining every helper; rewrite the recursion as a loop",
+                    hint="a part's own copy of what reads the block or synchronises is built for each part; "
+                    "rewrite the recursion as a loop (recursion that neither reads the block nor synchronises fuses)",
                 )
             _check_recursion(callee, program, path + [callee], kernel)
 
