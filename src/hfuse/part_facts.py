@@ -240,7 +240,7 @@ def check_foreign_functions(kernels: Sequence[tuple[KernelSpec, Function, Progra
             continue
         own = {key for item in source.items for key in (*item.keys, *(m.key for m in item.members),
                                                           *((item.function.key,) if item.function else ()))}
-        reached = facts.reachable(kernel.key)
+        reached = _reachable_from_source(facts, kernel.key, program, spec.file)
         for key in reached:
             defined = next(f.function for f in facts.facts[key])
             if key in own or key == kernel.key or defined.owner:
@@ -269,6 +269,24 @@ def check_foreign_functions(kernels: Sequence[tuple[KernelSpec, Function, Progra
                         Location(f.function.file, line, spec.name),
                         hint=f"qualify the call ({key if '::' in key else '::' + key}(...)), or rename the other "
                              "input's function, or keep these kernels unfused")
+
+
+def _reachable_from_source(facts: ProgramFacts, root: str, program: Program, source: Path) -> list[str]:
+    """What ``root`` reaches, following of a name two inputs define differently (each part
+    gets its own file's set) only ``source``'s definitions: once, a part's 'mix' was taken to
+    call what the other input's 'mix' calls."""
+    seen: list[str] = []
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in facts.facts:
+            continue
+        seen.append(name)
+        own = program.function_clashes.get(name, {}).get(source)
+        for f in facts.facts[name]:
+            if own is None or any(f.function is item.function for item in own):
+                stack.extend(sorted(f.calls))
+    return seen
 
 
 def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:

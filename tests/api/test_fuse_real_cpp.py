@@ -413,6 +413,20 @@ def test_a_template_argument_naming_a_renamed_type_is_renamed_in_the_kernels_par
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
+@pytest.mark.nvcc
+def test_what_another_inputs_definition_of_a_shared_name_calls_is_not_the_parts(tmp_path):
+    # once refused: "b's code calls 'rotl', which b.cu does not define": a's own mix calls rotl,
+    # b's mix does not, and each part runs its own file's mix
+    a, b = tmp_path / "a.cu", tmp_path / "b.cu"
+    a.write_text("namespace { __device__ unsigned rotl(unsigned x, int r) { return (x << r) | (x >> (32 - r)); }\n"
+                 "__device__ unsigned mix(unsigned h) { return rotl(h ^ (h >> 16), 5); } }\n"
+                 "__global__ void hashes(unsigned* h) { h[threadIdx.x] = mix(h[threadIdx.x]); }\n")
+    b.write_text("__device__ float mix(float a, float b, float t) { return fmaf(t, b, fmaf(-t, a, a)); }\n"
+                 "__global__ void lerps(float* x) { x[threadIdx.x] = mix(x[threadIdx.x], 1.f, 0.25f); }\n")
+    fused = fuse([KernelSpec(b, "lerps", Dim3(64)), KernelSpec(a, "hashes", Dim3(64))])
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
 COMPOUND = C.CORPUS / "real_cpp" / "compound.cu"
 
 
