@@ -45,9 +45,11 @@ def check_shared_types(closure: Sequence[TopLevelItem], program: Program, clashe
         named = {program.resolver.resolve(item.scope, r) for r in item.references} & renamed
         if named:
             owner = next((s.name for s in specs if s.file == item.file), None)
+            shared = sum(1 for f in program.files if any(set(i.keys) & set(item.keys) for i in f.items)) > 1
+            what = "is the same in the inputs but" if shared else "(a template, or in a namespace: emitted once)"
             raise HFuseError(
-                f"'{item.keys[0] if item.keys else item.text.splitlines()[0]}' is the same in the inputs but names "
-                f"'{sorted(named)[0]}', which they define differently (each part gets its own copy of that)",
+                f"'{item.keys[0] if item.keys else item.text.splitlines()[0]}' {what} names "
+                f"'{sorted(named)[0]}', which the inputs define differently (each part gets its own copy of that)",
                 Location(item.file, item.line, owner),
                 hint="rename the type in one of the files, or make both definitions identical")
 

@@ -368,6 +368,17 @@ def test_a_type_both_share_that_names_a_renamed_one_is_one_per_part_too(tmp_path
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
+def test_a_template_both_share_that_names_a_renamed_type_is_refused():
+    # a class template is emitted once (hfuse does not copy templates of a shared text per part)
+    shared = "template <class T> struct Holder { Params p; T t; };\n"
+    a = CLASH_A.read_text().replace("__device__ real apply", shared + "__device__ real apply")
+    b = CLASH_B.read_text().replace("__device__ real apply", shared + "__device__ real apply")
+    with pytest.raises(HFuseError, match=r"'Holder' is the same in the inputs but names 'Params', which the inputs"):
+        fuse([KernelSpec(CLASH_A, "ka", Dim3(128)), KernelSpec(CLASH_B, "kb", Dim3(96))],
+             sources={CLASH_A: a.replace("apply(in[i], p)", "apply(in[i], Holder<int>{p, 0}.p)"),
+                      CLASH_B: b.replace("apply(in[i], p)", "apply(in[i], Holder<int>{p, 0}.p)")})
+
+
 @pytest.mark.nvcc
 def test_a_type_of_one_input_that_names_its_own_renamed_type_is_renamed_with_it(tmp_path):
     # once refused: "'Row' is the same in the inputs but names 'Vec'": one input's typedef of
