@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -335,6 +336,23 @@ def test_an_installed_librarys_header_whose_device_code_is_used_is_kept_for_nvrt
     assert "#ifndef __CUDACC_RTC__  // unknown to hfuse: nvcc only" in plan.lines
     assert plan.lines[plan.lines.index("#ifndef __CUDACC_RTC__  // unknown to hfuse: nvcc only") + 1] == \
         "#include <hostlib/log.h>"
+
+
+def test_a_toolkit_header_hfuse_does_not_know_whose_code_the_kernels_use_is_kept_for_nvrtc_too():
+    # once hidden from NVRTC (thrust::complex undeclared); kept, hfuse tune sees it and compiles
+    # with nvcc, since <thrust/complex.h> includes <cmath> (runtime.compile.toolchain_for)
+    from hfuse.codegen.includes import library_device_includes
+    from hfuse.toolkit import cuda_include_dirs
+
+    header = next((Path(d) / "thrust" / "complex.h" for d in cuda_include_dirs(import_cupy=False)
+                   if (Path(d) / "thrust" / "complex.h").is_file()), None)
+    if header is None:
+        pytest.skip("the toolkit has no thrust/complex.h")
+    used = frozenset({str(header.resolve())})
+    lines = ["#include <thrust/complex.h>", "#include <thrust/sort.h>", "#include <curand.h>"]
+    # (the library is the header's folder, thrust/, as for an installed library's)
+    assert library_device_includes(lines, [], used) == {"#include <thrust/complex.h>", "#include <thrust/sort.h>"}
+    assert library_device_includes(lines, [], frozenset()) == frozenset()
 
 
 IMPLICIT_STD = ("f[0] = std::exp(f[1]) + std::sqrt(std::abs(f[2])) + std::max(f[3], 0.f) + std::min(f[4], 1.f)\n"

@@ -123,6 +123,11 @@ def test_an_installed_library_whose_headers_include_host_ones_asks_for_nvcc(tmp_
     assert toolchain == "nvcc" and "<veclib/vec.cuh>, which includes <cuda.h>" in why
     assert toolchain_for(["#include <veclib/guarded.cuh>\n"], options) == ("nvrtc", None)
     assert toolchain_for(["#include <veclib/vec.cuh>\n"]) == ("nvrtc", None)  # (no library folders given)
+    # a toolkit header hfuse does not know is followed too; those it knows are classified by name
+    toolchain, why = toolchain_for(["#include <thrust/complex.h>\n"], options)
+    assert toolchain == "nvcc" and "which includes <cmath>" in why
+    assert toolchain_for(["#include <cuda_fp16.h>\n#include <cub/block/block_reduce.cuh>\n"], options) == \
+        ("nvrtc", None)
 
 
 @pytest.mark.nvcc

@@ -107,6 +107,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from ..toolkit import cuda_include_dirs
+
 RTC = "__CUDACC_RTC__"
 
 
@@ -432,13 +434,16 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
 
 def library_device_includes(include_lines: Sequence[str], library_dirs: Sequence[Path],
                             device_files: frozenset[str]) -> frozenset[str]:
-    """The include lines of installed libraries' headers (found in ``library_dirs``) whose
-    library declares what the device code uses (``device_files``, Clang's): NVRTC must read
-    them too, or ``hfuse tune`` cannot compile the kernels that use them."""
+    """The include lines of installed libraries' headers (found in ``library_dirs``), and of
+    the toolkit's that hfuse does not know (``<thrust/complex.h>``), whose library declares
+    what the device code uses (``device_files``, Clang's): kept for NVRTC too, so that
+    ``hfuse tune`` compiles the kernels that use them with NVRTC if it can read them, and with
+    nvcc where it cannot (``runtime.compile.toolchain_for``), not without them."""
     found = set()
+    folders = [*library_dirs, *(Path(d) for d in cuda_include_dirs(import_cupy=False))]
     for line in include_lines:
         name = header_name(line.strip())
-        for folder in library_dirs if name is not None and classify(name) == "unknown" else ():
+        for folder in folders if name is not None and classify(name) == "unknown" else ():
             if (Path(folder) / name).is_file():
                 # the library is the header's own folder below the search folder (blocklib/ of
                 # <blocklib/block_reduce.cuh>, whatever it includes from there), or the header alone

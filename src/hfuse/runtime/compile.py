@@ -56,8 +56,9 @@ def toolchain_for(sources: Sequence[str], options: CompileOptions | None = None)
     """NVRTC, unless one of ``sources`` keeps a header NVRTC cannot read, so that such sources
     compile with nvcc: one of PyTorch's (``#include <torch/extension.h>``, ``<ATen/...>``,
     ``<c10/...>``, found in the folders a PyTorch extension's build adds), or an installed
-    library's (``options``' library folders) that includes, itself or through its own
-    headers, one of the host C++ library or the CUDA host API (``<iostream>``, ``<cuda.h>``)
+    library's (``options``' library folders) or a toolkit header hfuse does not know
+    (``<thrust/complex.h>``) that includes, itself or through its own headers, one of the
+    host C++ library or the CUDA host API (``<cmath>``, ``<iostream>``, ``<cuda.h>``)
     where no ``#ifndef __CUDACC_RTC__`` hides it. NVRTC has neither. The second value says
     why, for the user."""
     dirs = [d for d in toolkit.pytorch_include_dirs() if (d / "torch").is_dir() or (d / "ATen").is_dir()]
@@ -67,6 +68,9 @@ def toolchain_for(sources: Sequence[str], options: CompileOptions | None = None)
             if any((d / header).is_file() for d in dirs):
                 return "nvcc", f"it keeps PyTorch's <{header}>, which NVRTC cannot read (it has no host C++ library)"
             found = next((d / header for d in libraries if (d / header).is_file()), None)
+            if found is None and classify(header) == "unknown":  # (a toolkit header hfuse keeps for NVRTC too)
+                found = next((p for d in cuda_include_dirs(import_cupy=False) if (p := Path(d) / header).is_file()),
+                             None)
             if found is not None and (host := _host_header_of(found, libraries, set())) is not None:
                 return "nvcc", (f"it keeps <{header}>, which includes <{host}>: NVRTC cannot read that "
                                 "(it has no host C++ library)")
@@ -85,12 +89,17 @@ def _host_header_of(header: Path, libraries: Sequence[Path], seen: set[Path]) ->
     except OSError:
         return None
     for name in nvrtc_includes(text):
-        found = next((f for d in (header.parent, *libraries) if (f := d / name).is_file()), None)
-        if found is not None:  # (a header of the library, or of another installed one)
-            if (host := _host_header_of(found, libraries, seen)) is not None:
-                return host
-        elif classify(name) != "keep":
+        kind = classify(name)
+        if kind == "keep":
+            continue  # (a toolkit header NVRTC reads)
+        if kind != "unknown":
+            return name  # (one of the C++ library, a host API's: codegen.includes knows NVRTC lacks it)
+        found = next((f for d in (header.parent, *libraries, *map(Path, cuda_include_dirs(import_cupy=False)))
+                      if (f := d / name).is_file()), None)
+        if found is None:
             return name
+        if (host := _host_header_of(found, libraries, seen)) is not None:  # (the library's own, another's)
+            return host
     return None
 
 
