@@ -110,6 +110,7 @@ def test_a_kept_pytorch_header_asks_for_nvcc_and_says_why(fake_torch):
     assert toolchain_for(["#include <cuda_fp16.h>\n"]) == ("nvrtc", None)
 
 
+@pytest.mark.nvrtc
 def test_an_installed_library_whose_headers_include_host_ones_asks_for_nvcc(tmp_path):
     # once: a library's <veclib/vec.cuh> including <cuda.h> went to NVRTC ("cannot open stdlib.h")
     lib = tmp_path / "site" / "veclib"
@@ -120,12 +121,15 @@ def test_an_installed_library_whose_headers_include_host_ones_asks_for_nvcc(tmp_
                                      "#include <cuda/std/cstdint>\n")
     options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "site")])
     toolchain, why = toolchain_for(["#include <veclib/vec.cuh>\n"], options)
-    assert toolchain == "nvcc" and "<veclib/vec.cuh>, which includes <cuda.h>" in why
+    assert toolchain == "nvcc" and "<veclib/vec.cuh>, which NVRTC cannot read: it cannot open <stdlib.h>" in why
+    # what a library's conditions leave out is not asked for (CUTLASS's <ciso646> for MSVC)
+    (lib / "msvc.cuh").write_text("#pragma once\n#if defined(_MSC_VER)\n#include <ciso646>\n#endif\n")
+    assert toolchain_for(["#include <veclib/msvc.cuh>\n"], options) == ("nvrtc", None)
     assert toolchain_for(["#include <veclib/guarded.cuh>\n"], options) == ("nvrtc", None)
     assert toolchain_for(["#include <veclib/vec.cuh>\n"]) == ("nvrtc", None)  # (no library folders given)
     # a toolkit header hfuse does not know is followed too; those it knows are classified by name
     toolchain, why = toolchain_for(["#include <thrust/complex.h>\n"], options)
-    assert toolchain == "nvcc" and "which includes <cmath>" in why
+    assert toolchain == "nvcc" and "it cannot open <cmath>" in why
     assert toolchain_for(["#include <cuda_fp16.h>\n#include <cub/block/block_reduce.cuh>\n"], options) == \
         ("nvrtc", None)
 

@@ -17,6 +17,7 @@ Two stages, on purpose:
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shutil
@@ -57,49 +58,43 @@ def toolchain_for(sources: Sequence[str], options: CompileOptions | None = None)
     compile with nvcc: one of PyTorch's (``#include <torch/extension.h>``, ``<ATen/...>``,
     ``<c10/...>``, found in the folders a PyTorch extension's build adds), or an installed
     library's (``options``' library folders) or a toolkit header hfuse does not know
-    (``<thrust/complex.h>``) that includes, itself or through its own headers, one of the
-    host C++ library or the CUDA host API (``<cmath>``, ``<iostream>``, ``<cuda.h>``)
-    where no ``#ifndef __CUDACC_RTC__`` hides it. NVRTC has neither. The second value says
-    why, for the user."""
+    (``<thrust/complex.h>``) that NVRTC cannot open a header of (``<cmath>``, ``<cuda.h>``:
+    NVRTC has no host C++ library). NVRTC itself is asked, on the kept lines alone, since only
+    the preprocessor knows which includes a library's conditions keep (CUTLASS includes
+    ``<ciso646>`` only for MSVC). The second value says why, for the user."""
     dirs = [d for d in toolkit.pytorch_include_dirs() if (d / "torch").is_dir() or (d / "ATen").is_dir()]
     libraries = [d for d in library_header_dirs(options) if d not in dirs] if options is not None else []
+    toolkit_dirs = [Path(d) for d in cuda_include_dirs(import_cupy=False)]
+    kept: list[str] = []
     for source in sources:
         for header in nvrtc_includes(source):
             if any((d / header).is_file() for d in dirs):
                 return "nvcc", f"it keeps PyTorch's <{header}>, which NVRTC cannot read (it has no host C++ library)"
-            found = next((d / header for d in libraries if (d / header).is_file()), None)
-            if found is None and classify(header) == "unknown":  # (a toolkit header hfuse keeps for NVRTC too)
-                found = next((p for d in cuda_include_dirs(import_cupy=False) if (p := Path(d) / header).is_file()),
-                             None)
-            if found is not None and (host := _host_header_of(found, libraries, set())) is not None:
-                return "nvcc", (f"it keeps <{header}>, which includes <{host}>: NVRTC cannot read that "
-                                "(it has no host C++ library)")
+            if any((d / header).is_file() for d in libraries) or classify(header) == "unknown" and any(
+                    (d / header).is_file() for d in toolkit_dirs):
+                kept.append(header)
+    if kept:
+        flags = [f"-std={options.emitted_std}" if options is not None else "-std=c++17",
+                 *(options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc") if options else ()),
+                 *(f"-I{d}" for d in [*libraries, *toolkit_dirs])]
+        for header in dict.fromkeys(kept):
+            if (missing := _nvrtc_cannot_open(header, tuple(flags))) is not None:
+                return "nvcc", (f"it keeps <{header}>, which NVRTC cannot read: it cannot open <{missing}> "
+                                "(NVRTC has no host C++ library)")
     return "nvrtc", None
 
 
-def _host_header_of(header: Path, libraries: Sequence[Path], seen: set[Path]) -> str | None:
-    """The first header NVRTC cannot read that ``header`` includes, itself or through the
-    library headers it includes (``codegen.includes``: only the toolkit's device headers
-    are NVRTC's), or None."""
-    if header in seen:
-        return None
-    seen.add(header)
+@functools.lru_cache(maxsize=64)
+def _nvrtc_cannot_open(header: str, flags: tuple[str, ...]) -> str | None:
+    """The header NVRTC cannot open when a file includes ``header`` (from its log), or None:
+    it reads it, it fails for another reason (the compile says so later), or NVRTC is not here."""
     try:
-        text = header.read_text(errors="replace")
-    except OSError:
+        run_nvrtc(CompileJob(f"#include <{header}>\n", (), flags))
+    except CompileError as exc:
+        found = re.search(r'cannot open source file "([^"]+)"', exc.log or "")
+        return found.group(1) if found else None
+    except Exception:  # (no CuPy or no libnvrtc: nothing to ask)
         return None
-    for name in nvrtc_includes(text):
-        kind = classify(name)
-        if kind == "keep":
-            continue  # (a toolkit header NVRTC reads)
-        if kind != "unknown":
-            return name  # (one of the C++ library, a host API's: codegen.includes knows NVRTC lacks it)
-        found = next((f for d in (header.parent, *libraries, *map(Path, cuda_include_dirs(import_cupy=False)))
-                      if (f := d / name).is_file()), None)
-        if found is None:
-            return name
-        if (host := _host_header_of(found, libraries, seen)) is not None:  # (the library's own, another's)
-            return host
     return None
 
 
