@@ -438,6 +438,20 @@ def test_what_another_inputs_definition_of_a_shared_name_calls_is_not_the_parts(
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
+@pytest.mark.nvcc
+def test_recursion_that_reads_nothing_of_the_block_fuses_as_written(tmp_path):
+    # once refused ("recursion is not supported"): the helpers are emitted as written, shared
+    path = tmp_path / "fib.cu"
+    path.write_text("__device__ int fib(int n);\n"
+                    "__device__ int fib2(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+                    "__device__ int fib(int n) { return fib2(n); }\n"
+                    "__global__ void fibs(int* out, int n) {\n"
+                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = fib(i % 12);\n}\n")
+    fused = fuse([AXPY, KernelSpec(path, "fibs", Dim3(128))])
+    assert "__device__ int fib2(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
 COMPOUND = C.CORPUS / "real_cpp" / "compound.cu"
 
 
