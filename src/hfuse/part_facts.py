@@ -23,7 +23,7 @@ from .frontend.model import Function, SourceFile, TopLevelItem, scope_names
 from .frontend.options import CompileOptions
 from .frontend.program import Program, is_device_variable, is_shared_variable
 from .spec import KernelSpec
-from .transform.analysis import ProgramFacts
+from .transform.analysis import FunctionFacts, ProgramFacts
 from .transform.device_state import device_state_uses, mutable_static_locals, refuse_shared_device_state
 from .transform.early_exit import functions_of, make_early_exits_safe
 from .transform.instance_constants import constant_questions, template_constants
@@ -277,18 +277,10 @@ def _reachable_from_source(facts: ProgramFacts, root: str, program: Program, sou
     """What ``root`` reaches, following of a name two inputs define differently (each part
     gets its own file's set) only ``source``'s definitions: once, a part's 'mix' was taken to
     call what the other input's 'mix' calls."""
-    seen: list[str] = []
-    stack = [root]
-    while stack:
-        name = stack.pop()
-        if name in seen or name not in facts.facts:
-            continue
-        seen.append(name)
-        own = program.function_clashes.get(name, {}).get(source)
-        for f in facts.facts[name]:
-            if own is None or any(f.function is item.function for item in own):
-                stack.extend(sorted(f.calls))
-    return seen
+    def own(name: str, f: FunctionFacts) -> bool:
+        mine = program.function_clashes.get(name, {}).get(source)
+        return mine is None or any(f.function is item.function for item in mine)
+    return facts.reachable(root, own)
 
 
 def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, ProgramFacts]]) -> None:
@@ -372,18 +364,9 @@ def check_parameter_calls(spec: KernelSpec, kernel: Function, facts: ProgramFact
 def _reachable_through_templates(facts: ProgramFacts, root: str) -> list[str]:
     """What ``root`` reaches through templates: a free function that is no template calls with
     its own, fixed arguments (``block_reduce<warp_max>(v)``), whatever the kernel's are, and
-    the instances it makes are read as any other code is."""
-    seen: list[str] = []
-    stack = [root]
-    while stack:
-        name = stack.pop()
-        if name in seen or name not in facts.facts:
-            continue
-        seen.append(name)
-        for f in facts.facts[name]:
-            if name == root or f.function.is_template or f.function.owner:  # (a class's member: maybe a template's)
-                stack.extend(sorted(f.calls))
-    return seen
+    the instances it makes are read as any other code is. (A class's member may be a
+    template's: followed.)"""
+    return facts.reachable(root, lambda name, f: name == root or f.function.is_template or bool(f.function.owner))
 
 
 def check_free_operators(closure: Sequence[TopLevelItem], needs_context: set[str], specs: Sequence[KernelSpec],

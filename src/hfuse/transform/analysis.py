@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import tree_sitter as ts
 
@@ -387,7 +387,9 @@ class ProgramFacts:
                     return why, f, line
         return None
 
-    def reachable(self, root: str) -> list[str]:
+    def reachable(self, root: str, follow: Callable[[str, FunctionFacts], bool] | None = None) -> list[str]:
+        """What ``root`` calls, directly or not; ``follow``: whether the calls of a definition
+        (of a name) count (None: every definition's)."""
         seen: list[str] = []
         stack = [root]
         while stack:
@@ -396,7 +398,8 @@ class ProgramFacts:
                 continue
             seen.append(name)
             for f in self.facts[name]:
-                stack.extend(sorted(f.calls))
+                if follow is None or follow(name, f):
+                    stack.extend(sorted(f.calls))
         return seen
 
 
