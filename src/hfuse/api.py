@@ -17,7 +17,7 @@ from .codegen.macros import MacroSections
 from .layouts import HORIZONTAL, INTERBLOCK, Layout, layout_of
 from .codegen.preamble import BarrierForm
 from .codegen.signature import PartSignature, part_signature
-from .errors import HFuseError, Location
+from .errors import HFuseError, Location, noted
 from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
@@ -315,76 +315,77 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
     )
     meaning, notes, unread = header_meaning(specs, found, files, sources, options, worth_reading(everything, found))
-    add_header_reads(everything, meaning)
-    add_unchecked_calls(everything, unread)
-    clashes = program.clashing_symbols()
-    check_shared_types(closure.items, program, clashes, specs)
-    close_over_symbols(everything, program.items, program.resolver, set(clashes))
-    # functions two inputs define differently: each part gets its own file's, renamed
-    everything.needs_context.update(key for key in program.function_clashes if key in everything.facts)
-    everything.propagate()
-    context_types = close_over_types(everything, program.items, program.resolver,
-                                     {k.key: template_argument_names(s.template_args) for k, s in zip(found, specs)})
-    check_free_operators(closure.items, everything.needs_context, specs, program)
-    check_stored_functions(closure.items, everything.needs_context, specs, program)
-    everything.address_taken = address_taken(program, everything)
-    prepared = []
-    for spec, kernel in zip(specs, found):
-        for key in everything.reachable(kernel.key):
-            for fn in everything.facts[key]:
-                _check_parses(fn.function, spec)
-        check_parameter_calls(spec, kernel, everything, program)  # (before Clang's findings: its hint is the kernel's)
-        check_kernel(kernel, everything)
-        check_function_arguments(spec, kernel, program, everything.needs_context)
-        whole_block = whole_block_need(spec, kernel, everything, opaque)
-        own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
-        def own(key: str, file: Path = spec.file) -> list[TopLevelItem]:  # (of a name two inputs define differently)
-            family = program.families.get(key, {})  # (a class template with its specialisations)
-            return family.get(file) or next(iter(family.values()), None) or [
-                clashes[key].get(file) or next(iter(clashes[key].values()))]
+    with noted(notes):  # (a refusal below may have its cause in them: Clang could not read an instance)
+        add_header_reads(everything, meaning)
+        add_unchecked_calls(everything, unread)
+        clashes = program.clashing_symbols()
+        check_shared_types(closure.items, program, clashes, specs)
+        close_over_symbols(everything, program.items, program.resolver, set(clashes))
+        # functions two inputs define differently: each part gets its own file's, renamed
+        everything.needs_context.update(key for key in program.function_clashes if key in everything.facts)
+        everything.propagate()
+        context_types = close_over_types(everything, program.items, program.resolver,
+                                         {k.key: template_argument_names(s.template_args) for k, s in zip(found, specs)})
+        check_free_operators(closure.items, everything.needs_context, specs, program)
+        check_stored_functions(closure.items, everything.needs_context, specs, program)
+        everything.address_taken = address_taken(program, everything)
+        prepared = []
+        for spec, kernel in zip(specs, found):
+            for key in everything.reachable(kernel.key):
+                for fn in everything.facts[key]:
+                    _check_parses(fn.function, spec)
+            check_parameter_calls(spec, kernel, everything, program)  # (before Clang's findings: its hint is the kernel's)
+            check_kernel(kernel, everything)
+            check_function_arguments(spec, kernel, program, everything.needs_context)
+            whole_block = whole_block_need(spec, kernel, everything, opaque)
+            own_closure = device_closure(program, [kernel], [spec.template_args]) if context_types or clashes else closure
+            def own(key: str, file: Path = spec.file) -> list[TopLevelItem]:  # (of a name two inputs define differently)
+                family = program.families.get(key, {})  # (a class template with its specialisations)
+                return family.get(file) or next(iter(family.values()), None) or [
+                    clashes[key].get(file) or next(iter(clashes[key].values()))]
 
-        def with_families(items: Sequence[TopLevelItem]) -> list[TopLevelItem]:
-            # an item of a class template's family brings its part's whole family, in order
-            return [i for item in items for i in next((own(k) for k in item.keys if k in program.families), [item])]
+            def with_families(items: Sequence[TopLevelItem]) -> list[TopLevelItem]:
+                # an item of a class template's family brings its part's whole family, in order
+                return [i for item in items for i in next((own(k) for k in item.keys if k in program.families), [item])]
 
-        # a type two inputs define differently whose members read the block: its own file's, as a context type
-        types = tuple({id(i): i for i in with_families([c for c in own_closure.items if set(c.keys) & context_types])
-                       if all(i in own(key) for key in set(i.keys) & set(clashes))}.values())
-        # (a name another input's directive may bring: renamed in its own input's part only)
-        used = [key for key in clashes if key not in context_types and any(key in i.keys for i in own_closure.items)
-                and (key not in program.exposed or spec.file in clashes[key])]
-        symbols = tuple({id(i): i for key in used for i in own(key)}.values())  # (an enum is one item of several names)
-        for item in types:
-            check_members_agree(item, program, spec.name)
-            check_context_type(item, everything.needs_context, spec.name)
-        bound = made_parameters(kernel, spec.template_args, types, everything.needs_context)
-        check_measuring_templates(kernel, spec.name, [f.function for key in everything.reachable(kernel.key)
-                                                      for f in everything.facts[key]], types, bound)
-        host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)
-        needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
-        prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
-                                       types, symbols, whole_block, constants[len(prepared)], host_made,
-                                       uses_grid_group=_uses(everything, kernel, "cg_grid"),
-                                       made=bound, constructed=constructed_types(types)))
-    notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
-                       "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
-    state = check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes))
-    notes, prepared = (*notes, *state.notes), [replace(k, writes=w) for k, w in zip(prepared, state.written)]
-    check_disagreements(specs, found, program)
-    check_using_directives([(k.spec, k.function, k.facts) for k in prepared], program)
-    check_foreign_functions([(k.spec, k.function, k.facts) for k in prepared], program)
-    kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
-    context_helpers = frozenset(everything.needs_context - {k.key for k in found})
-    uses = frozenset().union(*(i.references for i in closure.items),
-                             *(i.references for i in program.items if i.function in found))
-    values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
-    kept = list(dict.fromkeys(kept))
-    libraries = list(dict.fromkeys(d for s in specs for d in library_header_dirs(s.options or options)))
-    nvrtc_too = library_device_includes(kept, libraries, meaning.header_files)
-    configuration = header_configuration(program.files)
-    return PreparedUnit(program, tuple(prepared), options, closure,
-                        configuration.around(plan_includes(kept, uses, values, nvrtc_too)), context_helpers,
-                        context_types, frozenset(clashes), (*notes, *configuration.notes), requests)
+            # a type two inputs define differently whose members read the block: its own file's, as a context type
+            types = tuple({id(i): i for i in with_families([c for c in own_closure.items if set(c.keys) & context_types])
+                           if all(i in own(key) for key in set(i.keys) & set(clashes))}.values())
+            # (a name another input's directive may bring: renamed in its own input's part only)
+            used = [key for key in clashes if key not in context_types and any(key in i.keys for i in own_closure.items)
+                    and (key not in program.exposed or spec.file in clashes[key])]
+            symbols = tuple({id(i): i for key in used for i in own(key)}.values())  # (an enum is one item of several names)
+            for item in types:
+                check_members_agree(item, program, spec.name)
+                check_context_type(item, everything.needs_context, spec.name)
+            bound = made_parameters(kernel, spec.template_args, types, everything.needs_context)
+            check_measuring_templates(kernel, spec.name, [f.function for key in everything.reachable(kernel.key)
+                                                          for f in everything.facts[key]], types, bound)
+            host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)
+            needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
+            prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
+                                           types, symbols, whole_block, constants[len(prepared)], host_made,
+                                           uses_grid_group=_uses(everything, kernel, "cg_grid"),
+                                           made=bound, constructed=constructed_types(types)))
+        notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
+                           "into the fused kernel (--max-registers caps that)" for k in found if k.max_registers))
+        state = check_device_state([(k.spec, k.function, k.facts) for k in prepared], program, frozenset(clashes))
+        notes, prepared = (*notes, *state.notes), [replace(k, writes=w) for k, w in zip(prepared, state.written)]
+        check_disagreements(specs, found, program)
+        check_using_directives([(k.spec, k.function, k.facts) for k in prepared], program)
+        check_foreign_functions([(k.spec, k.function, k.facts) for k in prepared], program)
+        kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
+        context_helpers = frozenset(everything.needs_context - {k.key for k in found})
+        uses = frozenset().union(*(i.references for i in closure.items),
+                                 *(i.references for i in program.items if i.function in found))
+        values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
+        kept = list(dict.fromkeys(kept))
+        libraries = list(dict.fromkeys(d for s in specs for d in library_header_dirs(s.options or options)))
+        nvrtc_too = library_device_includes(kept, libraries, meaning.header_files)
+        configuration = header_configuration(program.files)
+        return PreparedUnit(program, tuple(prepared), options, closure,
+                            configuration.around(plan_includes(kept, uses, values, nvrtc_too)), context_helpers,
+                            context_types, frozenset(clashes), (*notes, *configuration.notes), requests)
 
 
 @dataclass(frozen=True)

@@ -1259,3 +1259,39 @@ def test_a_files_explicit_specialisation_of_its_headers_class_template_is_its_ow
     assert "template <> struct Traits__hf1<float> { static constexpr int v = 2; };" in both
     assert "struct Traits__hf2<float>" not in both and "o[t] = Traits__hf2<float>::v" in both
     compile_nvcc(both, workdir=tmp_path / "build")
+
+
+LENIENT = C.CORPUS / "real_cpp" / "lenient.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_a_member_template_called_without_template_is_read_as_nvcc_reads_it(tmp_path):
+    # once refused: Clang read `convert<To, From>::run<N>(d, s)` as comparisons, could not
+    # instantiate the kernel, and a call through its template parameter named no code
+    from toolchain import compile_nvrtc
+
+    fused = fuse([AXPY, KernelSpec(LENIENT, "apply4", Dim3(128), ("__half", "twice"))])
+    assert "convert<To, From>::run<N>(d, s);" in fused.source  # the user's text, as written
+    compile_nvcc(fused.source, workdir=tmp_path)
+    compile_nvrtc(fused.source, [fused.name_expression])
+
+
+LIBRARY_KERNELS = C.CORPUS / "real_cpp" / "library_kernels.cu"
+
+
+def test_a_kernel_of_a_kept_library_header_is_not_found_and_the_error_says_how_to_fuse_it():
+    spec = KernelSpec(LIBRARY_KERNELS, "fakelib::scale_kernel", Dim3(256), ("float",))
+    with pytest.raises(HFuseError, match=r"no __global__ kernel named 'fakelib::scale_kernel'") as error:
+        fuse([AXPY, spec], options=_library_options())
+    assert "fakelib/kernels.cuh" in error.value.hint and "-I" in error.value.hint
+
+
+@pytest.mark.nvcc
+def test_the_same_header_read_as_the_users_own_fuses(tmp_path):
+    from hfuse.frontend.options import CompileOptions
+
+    options = CompileOptions.from_flags(include_dirs=[str(SYSINCLUDE)])
+    fused = fuse([AXPY, KernelSpec(LIBRARY_KERNELS, "fakelib::scale_kernel", Dim3(256), ("float",))], options=options)
+    assert "#include <fakelib/kernels.cuh>" not in fused.source  # (its kernel is the part's, copied)
+    compile_nvcc(fused.source, workdir=tmp_path)

@@ -170,8 +170,27 @@ def test_an_error_in_a_headers_function_leaves_only_that_function_unknown(tmp_pa
 
 
 def test_an_error_in_a_users_function_the_request_does_not_reach_leaves_the_file_readable(tmp_path):
-    # nvcc compiles 'Caster<A>::cast<N>(a)'; Clang reports an error there. Once, that made the
-    # file unreadable for every kernel of it, also one that never calls cast_all
+    # Clang reports an error in fill (a 'typename' missing). Once, that made the file
+    # unreadable for every kernel of it, also one that never calls fill
+    path = tmp_path / "user.cu"
+    path.write_text("#include <cuda/atomic>\n"
+                    "template <class A> struct Holder { using type = float; };\n"
+                    "template <class A> __device__ void fill(A* a) { Holder<A>::type v = 1.f; a[0] = v; }\n"
+                    "__global__ void counted(int* n) {\n"
+                    "  cuda::atomic_ref<int, cuda::thread_scope_device>(*n).fetch_add(1);\n}\n"
+                    "__global__ void filling(float* x) { fill<float>(x); }\n")
+    key = str(path.resolve())
+    kept = ["#include <cuda/atomic>"]
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept, only=frozenset({(key, 4)}))
+    assert meaning.unavailable is None and "counted" in {f.name for f in meaning.functions}
+    reaching = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept,
+                            only=frozenset({(key, 7), (key, 3)}))
+    assert reaching.unavailable is not None and f"{path}:3" in reaching.unavailable
+
+
+def test_what_nvcc_accepts_and_clang_did_not_is_read_for_every_kernel(tmp_path):
+    # nvcc compiles 'Caster<A>::cast<N>(a)' (no 'template'); Clang reads it as amended
+    # (clang_leniency), where it once made the file unreadable for the kernel that calls it
     path = tmp_path / "user.cu"
     path.write_text("#include <cuda/atomic>\n"
                     "template <class A> struct Caster { template <int N> __device__ static void cast(A* a) {} };\n"
@@ -180,12 +199,9 @@ def test_an_error_in_a_users_function_the_request_does_not_reach_leaves_the_file
                     "  cuda::atomic_ref<int, cuda::thread_scope_device>(*n).fetch_add(1);\n}\n"
                     "__global__ void casting(float* x) { cast_all<float, 4>(x); }\n")
     key = str(path.resolve())
-    kept = ["#include <cuda/atomic>"]
-    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept, only=frozenset({(key, 4)}))
-    assert meaning.unavailable is None and "counted" in {f.name for f in meaning.functions}
-    reaching = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept,
+    reaching = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=["#include <cuda/atomic>"],
                             only=frozenset({(key, 7), (key, 3)}))
-    assert reaching.unavailable is not None and f"{path}:3" in reaching.unavailable
+    assert reaching.unavailable is None and "cast_all" in {f.name for f in reaching.functions}
 
 
 def test_no_libclang_is_an_answer_too(monkeypatch, tmp_path):
@@ -536,3 +552,23 @@ def test_preorder_raises_what_its_pruning_raises_instead_of_stopping_short():
 
     with pytest.raises(LookupError, match="pruning failed"):
         clang_walk.preorder(ci, kernel, broken, ci.CursorKind.IF_STMT.value)
+
+
+def test_an_error_is_the_instances_only_where_they_requested_it(tmp_path):
+    # an error of the file's own (FlashInfer's sampling header under a newer CUB) is _read's to
+    # judge by what the request reaches; it once made every instance of the file "unreadable"
+    from types import SimpleNamespace
+
+    path = tmp_path / "k.cu"
+
+    def at(line, file=path):
+        return SimpleNamespace(file=SimpleNamespace(name=str(file)), line=line)
+
+    def note(line):
+        return SimpleNamespace(location=at(line))
+
+    own = SimpleNamespace(location=at(3), children=[note(2)])
+    requested = SimpleNamespace(location=at(7, tmp_path / "lib.cuh"), children=[note(2), note(12)])
+    assert not clang_module._requested_after(own, path, 10)
+    assert clang_module._requested_after(requested, path, 10)
+    assert clang_module._requested_after(SimpleNamespace(location=at(11), children=[]), path, 10)

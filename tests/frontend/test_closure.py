@@ -73,3 +73,24 @@ def test_a_qualified_class_template_read_through_a_member_is_kept_with_its_argum
     kept = [item.text for item in device_closure(program, [program.kernel("k", Path("traits.cu"))]).items]
     assert any("struct Pack<float>" in text for text in kept) and any("struct Pack;" in text for text in kept)
     assert any("struct Tag" in text for text in kept) and any("struct Loose" in text for text in kept)
+
+
+USING = """namespace lib {
+namespace detail {
+enum class Mode { kKeep, kZero };
+enum class Unused { kA };
+}  // namespace detail
+using detail::Mode;
+using detail::Unused;
+__global__ void k(float* x, Mode m) { x[threadIdx.x] = m == Mode::kZero ? 0.f : x[threadIdx.x]; }
+}  // namespace lib
+"""
+
+
+def test_a_using_declaration_into_the_users_namespace_travels_with_what_it_brings():
+    # FlashInfer's cascade.cuh: `using cp_async::PrefetchMode;` kept without its enum (a
+    # kernel that does not use it): the fused file did not compile
+    program = Program.merge([model_source(Path("using.cu"), USING)])
+    texts = [item.text.strip() for item in device_closure(program, [program.kernel("lib::k", Path("using.cu"))]).items]
+    assert "using detail::Mode;" in texts and "using detail::Unused;" not in texts
+    assert any(t.startswith("enum class Mode") for t in texts) and not any(t.startswith("enum class Unused") for t in texts)

@@ -11,6 +11,7 @@ from ..frontend.model import Scope, SourceFile, TopLevelItem, namespace_wrap
 from ..frontend.preprocess import restore_line_comments
 from ..partition import WHOLE_BLOCK_BARRIER, Partition
 from ..transform.compound_literals import without_compound_literals
+from ..transform.host_members import without_host_members
 from ..transform.lambda_spaces import without_lambda_spaces
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
@@ -236,9 +237,9 @@ def _usable_on_device(item: TopLevelItem, text: str) -> str:
 
 def _as_device_code(text: str, aligned_shared: bool = True) -> str:
     """A shared definition as the fused file holds it: what NVRTC and C++17 do not take
-    rewritten (``register``, C99 compound literals, lambdas' execution spaces) and, beside
-    other parts, its static shared arrays aligned."""
-    text = without_lambda_spaces(without_compound_literals(without_register(text)))
+    rewritten (``register``, C99 compound literals, lambdas' execution spaces, classes'
+    host members) and, beside other parts, its static shared arrays aligned."""
+    text = without_host_members(without_lambda_spaces(without_compound_literals(without_register(text))))
     return with_aligned_shared(text) if aligned_shared else text
 
 

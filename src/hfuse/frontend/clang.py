@@ -24,11 +24,12 @@ import functools
 import glob
 import hashlib
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
 from .clang_meaning import FunctionMeaning, HeaderUse, Meaning, _key, required_dialect  # noqa: F401 (callers take them from here)
+from .clang_leniency import with_template_keywords
 from .clang_pch import errors_of, precompiled_preamble
 from .clang_walk import Walker, header_uses, record_use
 from .instances import INSTANCE_NAMESPACE
@@ -190,7 +191,7 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     unread = None
     for path in files:
         try:
-            unit, unread = _parse(ci, path, arguments, sources, instances)
+            unit, unread = _parse(ci, path, arguments, sources, instances, lambda name: _key(Path(name)) in mine)
         except ci.TranslationUnitLoadError as exc:
             return Meaning(unavailable=f"Clang could not read {path}: {exc}")
         errors = errors_of(ci, unit)
@@ -293,7 +294,8 @@ def instantiated_lines(path: Path, options: CompileOptions, reference: str, *, k
     if isinstance(arguments, Meaning):
         return f"Clang could not read the headers the file keeps ({arguments.unavailable})"
     try:
-        unit, unread = _parse(ci, path, arguments, dict(sources), [reference])
+        unit, unread = _parse(ci, path, arguments, dict(sources), [reference],
+                              lambda name: _key(Path(name)) == _key(Path(path)))
     except ci.TranslationUnitLoadError as exc:
         return f"Clang could not read {path}: {exc}"
     if unread is not None:
@@ -304,18 +306,29 @@ def instantiated_lines(path: Path, options: CompileOptions, reference: str, *, k
                                                                           found.extent.end.line)
 
 
-def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
-           instances: Sequence[str]) -> tuple[object, str | None]:
+def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str], instances: Sequence[str],
+           editable: Callable[[str], bool]) -> tuple[object, str | None]:
     """The file parsed with its kernel template instances after it, or without them where
-    they do not compile (the templates alone are then read), and why they did not."""
-    unsaved = [(str(p), text) for p, text in sources.items()]
-    text = sources.get(str(path))
-    text = Path(path).read_text(errors="replace") if text is None and instances else text
+    they do not compile (the templates alone are then read), and why they did not. The
+    texts of the files ``editable`` allows (the user's) are read as nvcc reads them
+    (``clang_leniency``)."""
+    texts = {str(p): text for p, text in sources.items()}
+    if instances and str(path) not in texts:
+        texts[str(path)] = Path(path).read_text(errors="replace")
 
     def parsed(references: Sequence[str]):
-        given = [(p, t) for p, t in unsaved if p != str(path)] + [(str(path), text + "\n" + "".join(references))]
-        unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=given)
-        return unit, errors_of(ci, unit)
+        """The unit and the errors the ``references`` caused (an error of the file's own, in
+        a function no instance reaches, is ``_read``'s to judge)."""
+        for _ in range(_AMENDS):
+            given = [(p, t + "\n" + "".join(references) if p == str(path) else t) for p, t in texts.items()]
+            unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=given or None)
+            errors = errors_of(ci, unit)
+            amended = with_template_keywords(errors, texts, editable) if errors else {}
+            if not amended:
+                break
+            texts.update(amended)
+        first = texts[str(path)].count("\n") + 2 if references else None  # (the references' first line)
+        return unit, [d for d in errors if first is None or _requested_after(d, path, first)]
 
     unread = None
     if instances:
@@ -327,7 +340,19 @@ def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str],
         kept = [one for one in instances if not parsed([one])[1]] if len(instances) > 1 else []
         if kept and not (found := parsed(kept))[1]:
             return found[0], unread
-    return ci.Index.create().parse(str(path), args=arguments, unsaved_files=unsaved or None), unread
+    return parsed([])[0], unread
+
+
+def _requested_after(diagnostic, path: Path, line: int) -> bool:
+    """Whether ``diagnostic`` is in ``path`` from ``line`` on, or in an instantiation requested
+    there (the references to kernel template instances appended to the file)."""
+    return any(where.file is not None and where.line >= line and _key(Path(where.file.name)) == _key(path)
+               for where in (diagnostic.location, *(c.location for c in diagnostic.children)))
+
+
+_AMENDS = 4
+"""Parses a file may take while Clang reports what nvcc would accept (each amends what it
+reported: a name's error may hide the next in the same instance)."""
 
 
 def _instances(walker: Walker, parent, ck):

@@ -99,6 +99,7 @@ def device_closure(program: Program, kernels: Sequence[Function],
     written = {name.rsplit("::", 1)[-1] for references in [*(_item_references(program, k) for k in kernels),
                                                            *(program.items[i].references for i in taken)]
                for name in references}
+    emitted = {key for i in taken for key in program.items[i].keys} | {k.key for k in kernels}
     for index, item in enumerate(program.items):
         if item.kind == "using" and _device_namespace(program, item):
             taken.add(index)
@@ -107,8 +108,11 @@ def device_closure(program: Program, kernels: Sequence[Function],
             # ``using std::numeric_limits;`` or a kept library's ``using vendor::clamp01;`` where
             # device code names it (else it may name host code)
             target = program.resolver.namespace(item.scope, brought.rsplit("::", 1)[0])
-            if target in program.resolver.namespaces or target.split("::")[0] in DEVICE_NAMESPACES or (
-                    brought.rsplit("::", 1)[-1] in written):
+            if target in program.resolver.namespaces:  # (the user's: kept with what it brings, not without)
+                named = program.resolver.resolve(item.scope, brought)
+                if named is None or named in emitted:
+                    taken.add(index)
+            elif target.split("::")[0] in DEVICE_NAMESPACES or brought.rsplit("::", 1)[-1] in written:
                 taken.add(index)
         elif item.kind == "other" and item.text.lstrip().startswith(("#pragma", "static_assert")):
             taken.add(index)

@@ -282,7 +282,22 @@ class Program:
         elif unparsed is not None:
             hint = (f"{unparsed.file}:{unparsed.line} mentions '{name}' in code hfuse could not parse; check that it "
                     "compiles with nvcc with the same -I/-D options")
+        elif hint is None and (kept := [i for i in source.kept_includes if "<" in i and not _toolkit_header(i)]):
+            hint = (f"if '{name}' is defined in a header hfuse keeps as an #include ({_header_name(kept[0])}"
+                    f"{' and others' if len(kept) > 1 else ''}: a library's, reached through -isystem or an installed "
+                    "package), give that header's folder with -I instead: hfuse fuses the kernels of the files it "
+                    "reads as your own")
         raise HFuseError(f"no __global__ kernel named '{name}' (kernels in this file: {known})", Location(file, None, name), hint=hint)
+
+
+def _header_name(include: str) -> str:
+    return include.split("<", 1)[1].split(">", 1)[0].strip()
+
+
+def _toolkit_header(include: str) -> bool:
+    """Whether a kept ``#include <...>`` line is the toolkit's or the C++ library's (no kernels)."""
+    name = _header_name(include)
+    return "/" not in name or name.startswith(("cuda/", "cub/", "thrust/", "cooperative_groups/", "crt/", "nv/"))
 
 
 OverloadChoice = Callable[[Sequence[Function]], Function]

@@ -27,6 +27,7 @@ from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BAR
                           is_cg_sync_call, is_cg_wait_call, is_extern_shared_declaration, is_static_shared_declaration,
                           tile_places)
 from .opaque import REFUSAL_HINT, OpaqueNames
+from .recursion import check_recursion
 from .template_parameters import locals_of_type_parameters, through_template_parameter, type_parameters_of
 from .tile_ranks import TileArgument, check_tile_parameters, ranked_tiles, tile_arguments
 
@@ -490,7 +491,7 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
     """Refuse what cannot be fused: recursion, grid-wide synchronisation, and anything that
     may touch the block where hfuse cannot see it (opaque macros, inline PTX barriers,
     CUB block primitives, calls through pointers when some helper depends on the block)."""
-    _check_recursion(kernel.key, program, [kernel.key], kernel)
+    check_recursion(kernel, program.facts, program.needs_context | program.has_barrier)
     check_tile_parameters(kernel, program.reachable(kernel.key), program.facts)
     helpers_with_context = {k for k in program.needs_context
                             if any(f.function.kind != "global" for f in program.facts.get(k, []))
@@ -566,33 +567,3 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                     Location(f.function.file, line, kernel.name),
                     hint="keep this kernel unfused, or fuse a version without clusters",
                 )
-
-
-def _check_recursion(name: str, program: ProgramFacts, path: list[str], kernel: Function) -> None:
-    for f in program.facts.get(name, []):
-        for callee in sorted((f.calls - (f.instance_calls - f.plain_calls)) & program.facts.keys()):
-            if callee == name and _primary_of_specialisations(f, program.facts[name]):
-                continue  # (``to(val)`` in the primary of ``to<float>(__half)``...: a name, not a cycle)
-            if callee in path:
-                members = path[path.index(callee):]
-                if not set(members) & (program.needs_context | program.has_barrier):
-                    # emitted as written, shared by the parts, in the file's order: C++'s to compile (and
-                    # templates' instances often only look alike: vec_t<T>::cast_from calling vec_t<U>'s)
-                    continue
-                cycle = " -> ".join(members + [callee])
-                raise HFuseError(
-                    f"recursion is not supported ({cycle})",
-                    Location(f.function.file, f.function.line, kernel.name),
-                    hint="a part's own copy of what reads the block or synchronises is built for each part; "
-                    "rewrite the recursion as a loop (recursion that neither reads the block nor synchronises fuses)",
-                )
-            _check_recursion(callee, program, path + [callee], kernel)
-
-
-def _primary_of_specialisations(f: FunctionFacts, family: Sequence[FunctionFacts]) -> bool:
-    """A function template's primary that calls its own name, beside explicit specialisations
-    of it (``template <class TO, class FROM> TO to(FROM v) { return to(v); }``, then ``template
-    <> float to(__half v)``...): instances run the specialisations, and the primary's call is
-    the compiler's to resolve (C++ allows recursion; no copy of it must precede another)."""
-    return bool(f.function.template_header) and not f.function.is_explicit_specialisation \
-        and any(g.function.is_explicit_specialisation for g in family)

@@ -1,0 +1,56 @@
+"""HostMembersRewrite: a class's ``__host__``-only members are kept from NVRTC.
+
+A type the kernels use is emitted whole, host members too: FlashInfer's ``uint_fastdiv``
+computes its magic numbers in a ``__host__`` constructor, ``paged_kv_t`` is built on the host.
+nvcc compiles them as the user's build does; NVRTC, which ``hfuse tune`` uses, compiles no
+host function ("A function explicitly marked as a __host__ function is not allowed in JIT
+mode"). Device code cannot call them (nvcc refuses that too), so each such member goes under
+``#ifndef __CUDACC_RTC__``: the same code for nvcc, none of it for NVRTC. A ``constexpr``
+one, which device code may call under ``--expt-relaxed-constexpr``, is declared ``__host__
+__device__`` instead, as hfuse declares a free one (``codegen/emit._usable_on_device``).
+"""
+from __future__ import annotations
+
+from ..frontend.parse import walk
+from .definition import Definition
+from .edits import TextEdit, apply_edits
+
+_SPACES = {"__device__", "__global__"}
+GUARD = "#ifndef __CUDACC_RTC__  // host code: NVRTC compiles none\n"
+
+
+def host_member_edits(definition: Definition) -> list[TextEdit]:
+    edits = []
+    data = definition.data
+    for node in walk(definition.root):
+        if node.type not in ("function_definition", "field_declaration") or not _in_class(node):
+            continue
+        words = {c.type for c in node.children} | {c.text.decode() for c in node.children if c.type == "type_qualifier"}
+        if "__host__" not in words or words & _SPACES:
+            continue
+        if "constexpr" in words:
+            host = next(c for c in node.children if c.type == "__host__")
+            edits.append(TextEdit(host.end_byte, host.end_byte, " __device__"))
+            continue
+        target = node.parent if node.parent.type == "template_declaration" else node
+        line_start = data.rfind(b"\n", 0, target.start_byte) + 1
+        if data[line_start:target.start_byte].strip():
+            continue  # (another declaration shares its line: left as it is)
+        edits.append(TextEdit(line_start, line_start, GUARD))
+        edits.append(TextEdit(target.end_byte, target.end_byte, "\n#endif"))
+    return edits
+
+
+def _in_class(node) -> bool:
+    parent = node.parent
+    if parent is not None and parent.type == "template_declaration":
+        parent = parent.parent
+    return parent is not None and parent.type == "field_declaration_list"
+
+
+def without_host_members(text: str) -> str:
+    """``text`` (any definition) with its classes' ``__host__``-only members kept from NVRTC."""
+    if "__host__" not in text:
+        return text
+    definition = Definition(text)
+    return apply_edits(definition.data, host_member_edits(definition))
