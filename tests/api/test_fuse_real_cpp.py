@@ -1295,3 +1295,26 @@ def test_the_same_header_read_as_the_users_own_fuses(tmp_path):
     fused = fuse([AXPY, KernelSpec(LIBRARY_KERNELS, "fakelib::scale_kernel", Dim3(256), ("float",))], options=options)
     assert "#include <fakelib/kernels.cuh>" not in fused.source  # (its kernel is the part's, copied)
     compile_nvcc(fused.source, workdir=tmp_path)
+
+
+HOST_MEMBERS = C.CORPUS / "real_cpp" / "host_members.cu"
+
+
+@pytest.mark.nvrtc
+@pytest.mark.nvcc
+def test_a_class_with_host_members_compiles_under_nvrtc_as_hfuse_tune_compiles_it(tmp_path):
+    # "A function explicitly marked as a __host__ function is not allowed in JIT mode" once
+    from hfuse.api import device_source
+    from hfuse.frontend.options import CompileOptions
+    from toolchain import compile_nvrtc
+
+    options = CompileOptions.from_flags(language_flags=["--expt-relaxed-constexpr"])
+    spec = KernelSpec(HOST_MEMBERS, "divide", Dim3(128))
+    fused = fuse([AXPY, spec], options=options)
+    assert "#ifndef __CUDACC_RTC__  // host code: NVRTC compiles none\n  __host__ Divider() : d(1) {}" in fused.source
+    assert "__host__ __device__ constexpr uint32_t bias() const" in fused.source
+    nvrtc = options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc")
+    compile_nvrtc(fused.source, [fused.name_expression], flags=nvrtc)
+    compile_nvcc(fused.source, flags=["--expt-relaxed-constexpr"], workdir=tmp_path)
+    original = device_source(spec, options=options)
+    compile_nvrtc(original.source, [original.name_expression], flags=nvrtc)

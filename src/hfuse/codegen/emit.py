@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import textwrap
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -11,7 +12,7 @@ from ..frontend.model import Scope, SourceFile, TopLevelItem, namespace_wrap
 from ..frontend.preprocess import restore_line_comments
 from ..partition import WHOLE_BLOCK_BARRIER, Partition
 from ..transform.compound_literals import without_compound_literals
-from ..transform.host_members import without_host_members
+from ..transform.host_members import GUARD as HOST_GUARD, without_host_members
 from ..transform.lambda_spaces import without_lambda_spaces
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
@@ -219,10 +220,14 @@ def _with_macros(macros: MacroSections | None, written: Sequence[tuple[Scope, st
 def _usable_on_device(item: TopLevelItem, text: str) -> str:
     """A ``constexpr`` host function kept for device constants, declared ``__host__
     __device__``: NVRTC compiles no host function ("not allowed in JIT mode"), and nvcc
-    lets device code call it only so."""
+    lets device code call it only so. Another host function kept (a member of a class the
+    kernels use, defined outside it) is kept from NVRTC, as its class's host members are
+    (``transform/host_members.py``)."""
     function = item.function
     if function is None or function.kind != "host":
         return text
+    if not re.search(r"\b(constexpr|consteval)\b", function.text.split("(", 1)[0]):
+        return f"{HOST_GUARD}{text.rstrip()}\n#endif"
     start = 0
     if function.template_header:  # after ``template <...>``
         depth = 0

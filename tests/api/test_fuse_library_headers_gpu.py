@@ -1,0 +1,66 @@
+"""GPU twin of the library-header shapes of test_fuse_real_cpp.py: each fused after the
+trivial partner computes bit for bit what it computes alone, compiled as ``hfuse tune``
+compiles it (NVRTC): a member template called without ``template`` (read by Clang as
+amended), a kernel of a header read as the user's own (-I), a class with host members."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hfuse.api import fuse
+from hfuse.frontend.options import CompileOptions
+from hfuse.spec import Dim3, KernelSpec
+
+from corpus import cases as C
+from gpu_harness import Launch, cdiv, differences
+
+pytestmark = pytest.mark.gpu
+
+N = 1 << 14
+REAL_CPP = C.CORPUS / "real_cpp"
+PARTNER = KernelSpec(C.CORPUS / "styles" / "partner.cu", "axpy", Dim3(96))
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+def _partner(rng, cp) -> Launch:
+    x, y = (cp.asarray(rng.standard_normal(N, dtype=np.float32)) for _ in range(2))
+    return Launch([x, y, np.float32(1.5), np.int32(N)], Dim3(cdiv(N, 96)), 0, (1,))
+
+
+def _apply4(rng, cp) -> Launch:
+    x = cp.asarray(rng.standard_normal(N).astype(np.float16))
+    return Launch([x, cp.zeros(N, dtype=np.float32), np.int32(N)], Dim3(cdiv(N // 4, 128)), 0, (1,))
+
+
+def _scale(rng, cp) -> Launch:
+    return Launch([cp.asarray(rng.standard_normal(N, dtype=np.float32)), np.float32(0.75), np.int32(N)],
+                  Dim3(cdiv(N, 256)), 0, (0,))
+
+
+def _divide(rng, cp) -> Launch:
+    data = cp.asarray(rng.integers(0, 1 << 30, N, dtype=np.uint32))
+    return Launch([data, cp.zeros(N, dtype=np.uint32), np.uint32(7), np.int32(N)], Dim3(cdiv(N, 128)), 0, (1,))
+
+
+CASES = {
+    "lenient-apply4": (KernelSpec(REAL_CPP / "lenient.cu", "apply4", Dim3(128), ("__half", "twice")), _apply4,
+                       CompileOptions()),
+    "header-kernel": (KernelSpec(REAL_CPP / "library_kernels.cu", "fakelib::scale_kernel", Dim3(256), ("float",)),
+                      _scale, CompileOptions.from_flags(include_dirs=[str(REAL_CPP / "sysinclude")])),
+    "host-members": (KernelSpec(REAL_CPP / "host_members.cu", "divide", Dim3(128)), _divide,
+                     CompileOptions.from_flags(language_flags=["--expt-relaxed-constexpr"])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("second", [True, False], ids=["second", "first"])
+def test_fused_with_the_partner_equals_unfused(cp, name, second):
+    spec, make, options = CASES[name]
+    specs, makers = ([PARTNER, spec], [_partner, make]) if second else ([spec, PARTNER], [make, _partner])
+    fused = fuse(specs, options=options)
+    problems = differences(cp, specs, makers, fused, [20261127, len(name), second], options=options)
+    assert not problems, f"{name}:\n  " + "\n  ".join(problems)
