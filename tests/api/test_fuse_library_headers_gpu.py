@@ -1,7 +1,8 @@
 """GPU twin of the library-header shapes of test_fuse_real_cpp.py: each fused after the
 trivial partner computes bit for bit what it computes alone, compiled as ``hfuse tune``
 compiles it (NVRTC): a member template called without ``template`` (read by Clang as
-amended), a kernel of a header read as the user's own (-I), a class with host members."""
+amended), the same in a kept library header, a kernel of a header read as the user's own
+(-I), a class with host members."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,6 +42,11 @@ def _scale(rng, cp) -> Launch:
                   Dim3(cdiv(N, 256)), 0, (0,))
 
 
+def _half_scale(rng, cp) -> Launch:
+    x = cp.asarray(rng.standard_normal(N).astype(np.float16))
+    return Launch([x, cp.zeros(N, dtype=np.float16), np.float32(0.5), np.int32(N)], Dim3(cdiv(N // 8, 128)), 0, (1,))
+
+
 def _divide(rng, cp) -> Launch:
     data = cp.asarray(rng.integers(0, 1 << 30, N, dtype=np.uint32))
     return Launch([data, cp.zeros(N, dtype=np.uint32), np.uint32(7), np.int32(N)], Dim3(cdiv(N, 128)), 0, (1,))
@@ -51,6 +57,8 @@ CASES = {
                        CompileOptions()),
     "header-kernel": (KernelSpec(REAL_CPP / "library_kernels.cu", "fakelib::scale_kernel", Dim3(256), ("float",)),
                       _scale, CompileOptions.from_flags(include_dirs=[str(REAL_CPP / "sysinclude")])),
+    "kept-header-casts": (KernelSpec(REAL_CPP / "library_casts.cu", "scale_half", Dim3(128), ("8",)), _half_scale,
+                          CompileOptions.from_flags(system_include_dirs=[str(REAL_CPP / "sysinclude")])),
     "host-members": (KernelSpec(REAL_CPP / "host_members.cu", "divide", Dim3(128)), _divide,
                      CompileOptions.from_flags(language_flags=["--expt-relaxed-constexpr"])),
 }

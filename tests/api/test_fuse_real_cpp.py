@@ -1318,3 +1318,16 @@ def test_a_class_with_host_members_compiles_under_nvrtc_as_hfuse_tune_compiles_i
     compile_nvcc(fused.source, flags=["--expt-relaxed-constexpr"], workdir=tmp_path)
     original = device_source(spec, options=options)
     compile_nvrtc(original.source, [original.name_expression], flags=nvrtc)
+
+
+LIBRARY_CASTS = C.CORPUS / "real_cpp" / "library_casts.cu"
+
+
+@pytest.mark.nvcc
+def test_a_kept_headers_member_template_called_without_template_is_read_as_nvcc_reads_it(tmp_path):
+    # once refused: Clang's walk of fakelib::vec::cast_load stopped at its error ("code Clang
+    # reports an error in, which nvcc lets pass"); the header is read as amended, without the
+    # precompiled headers, which hold it as it was
+    fused = fuse([AXPY, KernelSpec(LIBRARY_CASTS, "scale_half", Dim3(128), ("8",))], options=_library_options())
+    assert "#include <fakelib/casts.cuh>" in fused.source  # (still the library's, kept)
+    compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)

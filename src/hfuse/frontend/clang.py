@@ -309,23 +309,30 @@ def instantiated_lines(path: Path, options: CompileOptions, reference: str, *, k
 def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str], instances: Sequence[str],
            editable: Callable[[str], bool]) -> tuple[object, str | None]:
     """The file parsed with its kernel template instances after it, or without them where
-    they do not compile (the templates alone are then read), and why they did not. The
-    texts of the files ``editable`` allows (the user's) are read as nvcc reads them
-    (``clang_leniency``)."""
+    they do not compile (the templates alone are then read), and why they did not. Every
+    text is read as nvcc reads it (``clang_leniency``); where a kept header's must be
+    amended (not ``editable``: not the user's), the parse does without the precompiled
+    headers, which hold the header as it was."""
     texts = {str(p): text for p, text in sources.items()}
     if instances and str(path) not in texts:
         texts[str(path)] = Path(path).read_text(errors="replace")
+
+    used = list(arguments)
 
     def parsed(references: Sequence[str]):
         """The unit and the errors the ``references`` caused (an error of the file's own, in
         a function no instance reaches, is ``_read``'s to judge)."""
         for _ in range(_AMENDS):
             given = [(p, t + "\n" + "".join(references) if p == str(path) else t) for p, t in texts.items()]
-            unit = ci.Index.create().parse(str(path), args=arguments, unsaved_files=given or None)
+            unit = ci.Index.create().parse(str(path), args=used, unsaved_files=given or None)
             errors = errors_of(ci, unit)
-            amended = with_template_keywords(errors, texts, editable) if errors else {}
+            amended = with_template_keywords(errors, texts, lambda name: True) if errors else {}
             if not amended:
                 break
+            if any(not editable(name) for name in amended) and "-include-pch" in used:
+                # a kept header's text, which its precompiled form holds as it was: read without it
+                at = used.index("-include-pch")
+                del used[at:at + 2]
             texts.update(amended)
         first = texts[str(path)].count("\n") + 2 if references else None  # (the references' first line)
         return unit, [d for d in errors if first is None or _requested_after(d, path, first)]
