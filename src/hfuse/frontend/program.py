@@ -284,9 +284,9 @@ class Program:
                     "compiles with nvcc with the same -I/-D options")
         elif hint is None and (kept := [i for i in source.kept_includes if "<" in i and not _toolkit_header(i)]):
             hint = (f"if '{name}' is defined in a header hfuse keeps as an #include ({_header_name(kept[0])}"
-                    f"{' and others' if len(kept) > 1 else ''}: a library's, reached through -isystem or an installed "
-                    "package), give that header's folder with -I instead: hfuse fuses the kernels of the files it "
-                    "reads as your own")
+                    f"{' and others' if len(kept) > 1 else ''}: a library's), give that header's folder with -I "
+                    "instead of -isystem: hfuse fuses the kernels of the files it reads as your own (an -I folder "
+                    "of another project, an installed package's or a third_party one, it keeps as a library's too)")
         raise HFuseError(f"no __global__ kernel named '{name}' (kernels in this file: {known})", Location(file, None, name), hint=hint)
 
 
