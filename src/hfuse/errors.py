@@ -57,7 +57,8 @@ def noted(notes: Sequence[str]) -> Iterator[None]:
     try:
         yield
     except HFuseError as exc:
-        exc.notes = (*exc.notes, *(n for n in notes if n not in exc.notes))
+        had = getattr(exc, "notes", ())
+        exc.notes = (*had, *(n for n in notes if n not in had))
         raise
 
 
