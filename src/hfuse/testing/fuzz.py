@@ -38,7 +38,7 @@ STEP_KINDS = ("arith", "static_smem", "dynamic_smem", "wrapper_smem", "loop_barr
               "sync_count", "sync_and", "sync_or", "helper_builtin", "helper_barrier", "shuffle", "vote",
               "atomic", "block_exit", "vector_smem", "unroll_regs", "specialised", "cub_warp", "helper_scratch",
               "file_shared", "cg_async_copy", "ptx_barrier", "ptx_tid", "overload_set", "pointer_call",
-              "class_family", "context_ctor")
+              "class_family", "context_ctor", "lenient_member")
 WARP_STEPS = {"shuffle", "vote", "cub_warp", "helper_scratch"}
 """Steps that need whole warps (the block a multiple of 32)."""
 FLAT_STEPS = {"ptx_tid"}
@@ -310,6 +310,12 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
                        "  __device__ void add(unsigned x) { total += x * (1u + (threadIdx.x & 1u)); ++count; }\n};")
         return [f"{{ FzLane l{j}({c}u); FzTally t{j}{{}}; t{j}.add(v); t{j}.add(l{j}.lane()); "
                 f"v += t{j}.total + t{j}.count; }}"]
+    if k == "lenient_member":  # a member template called without 'template' (nvcc takes it; Clang reads it amended)
+        helpers.append("#include <cuda/std/limits>\n"
+                       "template <typename T> struct FzConv {\n  template <int N> __device__ static unsigned conv(unsigned v) "
+                       "{ return v * N + (threadIdx.x & 1u); }\n};\n"
+                       "template <typename T, int N> __device__ unsigned fz_conv(unsigned v) { return FzConv<T>::conv<N>(v); }")
+        return [f"v = fz_conv<unsigned, {c % 4 + 1}>(v) ^ (unsigned)cuda::std::numeric_limits<unsigned char>::max();"]
     if k == "block_exit":
         return [f"if (bid % {c % 4 + 2} == {c % 2}) {{ if (i < n) out[i] = v ^ 0xdeadu; return; }}"]
     raise ValueError(k)
