@@ -79,6 +79,12 @@ CASES = {
         ("flashinfer/page.cuh", "flashinfer::AppendPagedKVCacheKernel", ("128", "8", "half", "int32_t"), (16, 4)),
         ("flashinfer/quantization.cuh", "flashinfer::quantization::PackBitsKernel",
          ("flashinfer::quantization::BitOrder::kLittle",), (256,)),
+        ("flashinfer/sampling.cuh", "flashinfer::sampling::OnlineSoftmaxFusedKernel", ("1024", "4", "float", "true"),
+         (1024,)),
+        ("flashinfer/sampling.cuh", "flashinfer::sampling::TopPRenormProbKernel",
+         ("1024", "cub::BLOCK_REDUCE_WARP_REDUCTIONS", "4", "float"), (1024,)),
+        ("flashinfer/sampling.cuh", "flashinfer::sampling::TopKMaskLogitsKernel",
+         ("512", "cub::BLOCK_REDUCE_WARP_REDUCTIONS", "4", "float", "int"), (512,)),
     ],
 }
 
