@@ -1305,6 +1305,7 @@ HOST_MEMBERS = C.CORPUS / "real_cpp" / "host_members.cu"
 def test_a_class_with_host_members_compiles_under_nvrtc_as_hfuse_tune_compiles_it(tmp_path):
     # "A function explicitly marked as a __host__ function is not allowed in JIT mode" once
     from hfuse.api import device_source
+    from hfuse.transform.host_members import GUARD
     from hfuse.frontend.options import CompileOptions
     from toolchain import compile_nvrtc
 
@@ -1313,6 +1314,8 @@ def test_a_class_with_host_members_compiles_under_nvrtc_as_hfuse_tune_compiles_i
     fused = fuse([AXPY, spec], options=options)
     assert "#ifndef __CUDACC_RTC__  // host code: NVRTC compiles none\n  __host__ Divider() : d(1) {}" in fused.source
     assert "__host__ __device__ constexpr uint32_t bias() const" in fused.source
+    assert GUARD + "Divider Divider::from_env(uint32_t fallback)" in fused.source  # (as its declaration is)
+    assert "__host__ __device__ uint32_t Step::after(uint32_t v) const" in fused.source
     nvrtc = options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc")
     compile_nvrtc(fused.source, [fused.name_expression], flags=nvrtc)
     compile_nvcc(fused.source, flags=["--expt-relaxed-constexpr"], workdir=tmp_path)

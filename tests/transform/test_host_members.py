@@ -44,3 +44,10 @@ def test_the_guarded_class_compiles_under_nvrtc_and_nvcc(tmp_path):
         'extern "C" __global__ void k(unsigned* x, fastdiv f) { x[threadIdx.x] = f.div(x[threadIdx.x]); }\n')
     compile_nvrtc(source, ["k"])
     compile_nvcc(source + "fastdiv fastdiv::make(unsigned d) { return fastdiv(d); }\n", workdir=tmp_path)
+
+
+def test_the_members_kept_from_nvrtc_are_named_with_their_class():
+    # their definitions outside the class go under the same guard (codegen/emit._usable_on_device)
+    from hfuse.transform.host_members import host_only_members
+
+    assert host_only_members(FASTDIV) == {("fastdiv", "fastdiv"), ("fastdiv", "make"), ("fastdiv", "as")}

@@ -12,7 +12,7 @@ from ..frontend.model import Scope, SourceFile, TopLevelItem, namespace_wrap
 from ..frontend.preprocess import restore_line_comments
 from ..partition import WHOLE_BLOCK_BARRIER, Partition
 from ..transform.compound_literals import without_compound_literals
-from ..transform.host_members import GUARD as HOST_GUARD, without_host_members
+from ..transform.host_members import GUARD as HOST_GUARD, host_only_members, without_host_members
 from ..transform.lambda_spaces import without_lambda_spaces
 from ..transform.register_keyword import without_register
 from ..transform.specialize import PartCode
@@ -184,11 +184,12 @@ def assemble(
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
     out.append("// ---- hfuse support " + "-" * 60 + "\n" + preamble(barrier_form, thread_block, grid_group))
+    host_only = frozenset(pair for item in items for pair in host_only_members(item.text))
     out.extend(_scoped(_opened_first(namespaces)))
     for placed in place_by_directives(items, parts, [part.spec.file for part in partition.parts], sources):
         blocks: list[tuple[Scope, str]] = []
         for file, group in itertools.groupby(placed.items, key=lambda item: item.file):
-            written = [(item.scope, _usable_on_device(item, _as_device_code(item.text)), item.file, item.line)
+            written = [(item.scope, _usable_on_device(item, _as_device_code(item.text), host_only), item.file, item.line)
                        for item in group]
             blocks.extend(_with_macros(macros, written, f"// ---- from {file.name} " + "-" * 50))
         out.extend(_scoped(blocks))
@@ -217,16 +218,18 @@ def _with_macros(macros: MacroSections | None, written: Sequence[tuple[Scope, st
             ((), "\n".join(undefs))]
 
 
-def _usable_on_device(item: TopLevelItem, text: str) -> str:
+def _usable_on_device(item: TopLevelItem, text: str, host_only: frozenset[tuple[str, str]] = frozenset()) -> str:
     """A ``constexpr`` host function kept for device constants, declared ``__host__
     __device__``: NVRTC compiles no host function ("not allowed in JIT mode"), and nvcc
-    lets device code call it only so. Another host function kept (a member of a class the
-    kernels use, defined outside it) is kept from NVRTC, as its class's host members are
-    (``transform/host_members.py``)."""
+    lets device code call it only so (a member defined outside its class unannotated is
+    what its declaration says, ``__host__ __device__`` where that says ``__device__``). A
+    definition of a member its class declares ``__host__`` only (``host_only``: (class,
+    member)) is kept from NVRTC, as the declaration is (``transform/host_members.py``)."""
     function = item.function
     if function is None or function.kind != "host":
         return text
-    if not re.search(r"\b(constexpr|consteval)\b", function.text.split("(", 1)[0]):
+    owner = re.sub(r"<.*", "", function.owner or "").strip()
+    if function.defined_outside and (owner, function.name) in host_only:
         return f"{HOST_GUARD}{text.rstrip()}\n#endif"
     start = 0
     if function.template_header:  # after ``template <...>``
@@ -254,6 +257,7 @@ def assemble_device_file(header: str, include_lines: Sequence[str], items: Seque
     out = [header]
     if include_lines:
         out.append("\n".join(include_lines) + "\n")
-    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, _usable_on_device(item, _as_device_code(item.text, False)))
-                                                        for item in items]))
+    host_only = frozenset(pair for item in items for pair in host_only_members(item.text))
+    out.extend(_scoped(_opened_first(namespaces) + [(item.scope, _usable_on_device(item, _as_device_code(item.text, False),
+                                                                                   host_only)) for item in items]))
     return restore_line_comments("\n\n".join(s.rstrip("\n") for s in out) + "\n")

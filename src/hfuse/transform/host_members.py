@@ -11,6 +11,8 @@ __device__`` instead, as hfuse declares a free one (``codegen/emit._usable_on_de
 """
 from __future__ import annotations
 
+from typing import Iterator
+
 from ..frontend.parse import walk
 from .definition import Definition
 from .edits import TextEdit, apply_edits
@@ -19,16 +21,21 @@ _SPACES = {"__device__", "__global__"}
 GUARD = "#ifndef __CUDACC_RTC__  // host code: NVRTC compiles none\n"
 
 
-def host_member_edits(definition: Definition) -> list[TextEdit]:
-    edits = []
-    data = definition.data
+def _host_members(definition: Definition) -> Iterator[tuple[object, bool]]:
+    """Each class member declared ``__host__`` only, and whether it is ``constexpr``."""
     for node in walk(definition.root):
         if node.type not in ("function_definition", "field_declaration") or not _in_class(node):
             continue
         words = {c.type for c in node.children} | {c.text.decode() for c in node.children if c.type == "type_qualifier"}
-        if "__host__" not in words or words & _SPACES:
-            continue
-        if "constexpr" in words:
+        if "__host__" in words and not words & _SPACES:
+            yield node, "constexpr" in words
+
+
+def host_member_edits(definition: Definition) -> list[TextEdit]:
+    edits = []
+    data = definition.data
+    for node, constexpr in _host_members(definition):
+        if constexpr:
             host = next(c for c in node.children if c.type == "__host__")
             edits.append(TextEdit(host.end_byte, host.end_byte, " __device__"))
             continue
@@ -39,6 +46,24 @@ def host_member_edits(definition: Definition) -> list[TextEdit]:
         edits.append(TextEdit(line_start, line_start, GUARD))
         edits.append(TextEdit(target.end_byte, target.end_byte, "\n#endif"))
     return edits
+
+
+def host_only_members(text: str) -> set[tuple[str, str]]:
+    """(class, member) of each member ``without_host_members`` keeps from NVRTC in ``text``:
+    a definition of it outside the class must be kept from NVRTC too."""
+    if "__host__" not in text:
+        return set()
+    found = set()
+    for node, constexpr in _host_members(Definition(text)):
+        declarator = next((c for c in node.children if c.type == "function_declarator"), None)
+        name = declarator.child_by_field_name("declarator") if declarator is not None else None
+        owner = node.parent
+        while owner is not None and owner.type not in ("struct_specifier", "class_specifier"):
+            owner = owner.parent
+        owner_name = owner.child_by_field_name("name") if owner is not None else None
+        if not constexpr and name is not None and owner_name is not None:
+            found.add((owner_name.text.decode(), name.text.decode()))
+    return found
 
 
 def _in_class(node) -> bool:
