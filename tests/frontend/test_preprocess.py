@@ -395,3 +395,14 @@ def test_cuda_h_defines_cuda_version_as_the_toolkit_does():
     text = "#include <cuda.h>\n#if CUDA_VERSION < 12000\n#error too old\n#endif\nint ok;\n"
     assert "int ok;" in preprocess(text, "k.cu").text
     assert "int bad;" not in preprocess("#ifdef CUDA_VERSION\nint bad;\n#endif\n", "k.cu").text  # only with cuda.h
+
+
+def test_a_computed_include_is_kept_as_the_name_its_macro_makes(tmp_path):
+    # CUTLASS's `#include CUDA_STD_HEADER(cassert)`: kept verbatim, the fused file named a
+    # macro it does not define before the line ("#include expects FILENAME")
+    path = tmp_path / "k.cu"
+    text = ("#define STD_HEADER(x) <x>\n#include STD_HEADER(cuda_fp16.h)\n#include STD_HEADER(cuda/std/limits)\n"
+            "__global__ void k(__half* x) { x[threadIdx.x] = __float2half(1.f); }\n")
+    pre = preprocess(text, path, CompileOptions())
+    assert pre.kept_includes == ("#include <cuda_fp16.h>", "#include <cuda/std/limits>")
+    assert pre.text.splitlines()[1:3] == ["#include <cuda_fp16.h>", "#include <cuda/std/limits>"]  # (at their lines)

@@ -393,6 +393,9 @@ class _DevicePass(pcpp.Preprocessor):
             return
         if tokens[0].value != "<" and tokens[0].type != self.t_STRING:
             tokens = self.tokenstrip(self.expand_macros(tokens))
+        # ``#include CUDA_STD_HEADER(cassert)``: the name a macro makes (pcpp expands it first)
+        written = [t for t in original_line if t.type not in self.t_WS and t.value not in ("#", "include")]
+        computed = bool(written) and written[0].value != "<" and written[0].type != self.t_STRING
         where = self._where(original_line)
         name, angled = self._header_name(tokens, where)
         found = self.search.user_header(name, angled, self.dirs[-1])
@@ -401,6 +404,8 @@ class _DevicePass(pcpp.Preprocessor):
             yield from self.read_header(found, name, where)
             return
         if angled or self.search.kept_header(name):
+            if computed:  # kept as the name it made: the output need not define the macro before it
+                original_line = _written_include(original_line, f"<{name}>" if angled else f'"{name}"')
             line = "".join(t.value for t in original_line).strip()
             if line not in self.kept:
                 self.kept.append(line)
@@ -598,3 +603,11 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
 
 __all__ = ["PreprocessedSource", "preprocess", "predefined_macros", "HeaderSearch", "kept_header_dirs",
            "library_header_dirs"]
+
+
+def _written_include(line_tokens: list, header: str) -> list:
+    """The tokens of ``#include <header>`` in place of a computed include's line (its first
+    token's origin, its line end kept)."""
+    first = copy.copy(line_tokens[0])
+    first.value = f"#include {header}"
+    return [first, *(t for t in line_tokens[1:] if "\n" in t.value)]
