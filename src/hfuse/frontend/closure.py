@@ -108,9 +108,12 @@ def device_closure(program: Program, kernels: Sequence[Function],
             # ``using std::numeric_limits;`` or a kept library's ``using vendor::clamp01;`` where
             # device code names it (else it may name host code)
             target = program.resolver.namespace(item.scope, brought.rsplit("::", 1)[0])
-            if target in program.resolver.namespaces:  # (the user's: kept with what it brings, not without)
+            if target in program.resolver.namespaces:
+                # the user's: left out only where it brings what is not emitted and nothing emitted
+                # writes its name (FlashInfer's `using cp_async::PrefetchMode;`, its enum left out);
+                # where a name is written, kept (an overload it may add is the compiler's to choose)
                 named = program.resolver.resolve(item.scope, brought)
-                if named is None or named in emitted:
+                if named is None or named in emitted or brought.rsplit("::", 1)[-1] in written:
                     taken.add(index)
             elif target.split("::")[0] in DEVICE_NAMESPACES or brought.rsplit("::", 1)[-1] in written:
                 taken.add(index)
