@@ -23,7 +23,7 @@ from .frontend.model import Function, SourceFile, TopLevelItem, scope_names
 from .frontend.options import CompileOptions
 from .frontend.program import Program, is_device_variable, is_shared_variable
 from .spec import KernelSpec
-from .transform.analysis import FunctionFacts, ProgramFacts
+from .transform.analysis import BY_ARGUMENTS, FunctionFacts, ProgramFacts
 from .transform.device_state import device_state_uses, mutable_static_locals, refuse_shared_device_state
 from .transform.early_exit import functions_of, make_early_exits_safe
 from .transform.instance_constants import constant_questions, template_constants
@@ -260,7 +260,9 @@ def check_foreign_functions(kernels: Sequence[tuple[KernelSpec, Function, Progra
         # this file declares something in; another input's own namespace it cannot reach)
         spaces = {"::".join(scope_names(item.scope)) for item in source.items}
         for f in (f for k in reached if k in own or k == kernel.key for f in facts.facts[k]):
-            for key, others, line in f.other_candidates:
+            for key, others, line, how in f.other_candidates:
+                if how != BY_ARGUMENTS:
+                    continue  # (a using-declaration's: what it brings is its file's to say)
                 if foreign := [o for o in others if o not in own and (o.rpartition("::")[0] in spaces)]:
                     # (argument-dependent lookup: once, a's mag(v) took b's geo::mag(V) over its own template)
                     raise HFuseError(

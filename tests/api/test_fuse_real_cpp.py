@@ -1334,3 +1334,15 @@ def test_a_kept_headers_member_template_called_without_template_is_read_as_nvcc_
     fused = fuse([AXPY, KernelSpec(LIBRARY_CASTS, "scale_half", Dim3(128), ("8",))], options=_library_options())
     assert "#include <fakelib/casts.cuh>" in fused.source  # (still the library's, kept)
     compile_nvcc(fused.source, flags=["-isystem", str(SYSINCLUDE)], workdir=tmp_path)
+
+
+def test_an_overload_a_using_declaration_brings_beside_the_namespaces_own_is_refused_where_it_reads_the_block(tmp_path):
+    # once silently wrong: hfuse took f(x) for lib's own f(int); C++ calls detail::f(float)
+    # through `using detail::f;`, which reads threadIdx: the part called the other overload
+    path = tmp_path / "overloads.cu"
+    path.write_text("namespace lib {\nnamespace detail {\n"
+                    "__device__ float f(float v) { return v * (float)threadIdx.x; }\n}  // namespace detail\n"
+                    "using detail::f;\n__device__ int f(int v) { return v + 1; }\n"
+                    "__global__ void k(float* x) { x[threadIdx.x] = detail::f(1.f) + f(x[threadIdx.x]); }\n}\n")
+    with pytest.raises(HFuseError, match=r"the call of 'f' may also find lib::detail::f .*a using-declaration"):
+        fuse([AXPY, KernelSpec(path, "lib::k", Dim3(64))])

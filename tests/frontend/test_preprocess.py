@@ -12,8 +12,8 @@ import pytest
 
 from hfuse.errors import HFuseError
 from hfuse.frontend.options import CompileOptions
-from hfuse.frontend.preprocess import (PreprocessedSource, kept_header_dirs, library_header_dirs, preprocess,
-                                       restore_line_comments)
+from hfuse.frontend.comments import restore_line_comments
+from hfuse.frontend.preprocess import PreprocessedSource, kept_header_dirs, library_header_dirs, preprocess
 from hfuse.toolkit import pytorch_include_dirs
 
 

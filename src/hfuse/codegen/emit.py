@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 from ..frontend.options import DEFAULT_STD, CompileOptions, language_flags_for
 from ..frontend.model import Scope, SourceFile, TopLevelItem, namespace_wrap
-from ..frontend.preprocess import restore_line_comments
+from ..frontend.comments import restore_line_comments
 from ..partition import WHOLE_BLOCK_BARRIER, Partition
 from ..transform.compound_literals import without_compound_literals
 from ..transform.host_members import GUARD as HOST_GUARD, host_only_members, without_host_members

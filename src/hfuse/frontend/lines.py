@@ -3,6 +3,7 @@ it came from: lines with content, ``_Pragma`` operators made ``#pragma`` lines, 
 blank lines that put every line back at its own number (``preprocess.py``)."""
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -87,3 +88,10 @@ def place(lines: Iterable[tuple[str | None, str, int]], files: dict[str, Path], 
             origins.append((path, line))
         last[source] = line
     return text, origins
+
+def written_include(line_tokens: list, header: str) -> list:
+    """The tokens of ``#include <header>`` in place of a computed include's line (its first
+    token's origin, its line end kept)."""
+    first = copy.copy(line_tokens[0])
+    first.value = f"#include {header}"
+    return [first, *(t for t in line_tokens[1:] if "\n" in t.value)]

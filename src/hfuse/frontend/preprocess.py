@@ -14,7 +14,7 @@ We run pcpp (a real C preprocessor) configured as the device pass of
   Toolkit headers (``<cuda_fp16.h>``, CCCL) and system headers are *kept* as ``#include``
   lines and never read: their macros would rewrite ``__device__`` and friends, and the
   fused file is compiled against them anyway.
-* **Comments** never reach a macro's body or argument (see ``_quiet_comments``); other
+* **Comments** never reach a macro's body or argument (see ``comments.quiet_comments``); other
   comments stay in the code.
 * **Origins**: every line of the output knows the (file, line) it came from, including
   lines of inlined headers, so errors point at the user's own lines.
@@ -39,7 +39,8 @@ import pcpp
 
 from ..errors import HFuseError, Location
 from ..toolkit import cuda_include_dirs, pytorch_include_dirs
-from .lines import ENTER, content_lines, place, pragma_lines
+from .comments import quiet_comments
+from .lines import ENTER, content_lines, place, pragma_lines, written_include
 from .model import UserMacro
 from .options import NO_OPTIONS, CompileOptions
 from .parse import read_source_file
@@ -203,40 +204,6 @@ class HeaderSearch:
         return False
 
 
-# -- comments ---------------------------------------------------------------------------
-
-def _quiet_comments(line: list, pp: pcpp.Preprocessor) -> list:
-    """The one place comments are made harmless, per source line, before anything else.
-
-    In a directive line (``#define HALO 1 // halo``) every comment becomes a space, so
-    it never ends up in a macro body, an ``#if`` expression or a kept ``#include``. In
-    code, block comments stay; a line comment becomes a block comment, so that one
-    written inside a macro invocation's arguments cannot comment out the rest of the
-    expansion's line. It is marked (``/*// index */``) so that the emitted file gives the
-    user their line comment back wherever it still ends its line (``restore_line_comments``).
-    """
-    first = next((t for t in line if t.type not in pp.t_WS and t.type not in pp.t_COMMENT), None)
-    directive = first is not None and first.value == "#"
-    for i, tok in enumerate(line):
-        if tok.type not in pp.t_COMMENT:
-            continue
-        tok = line[i] = copy.copy(tok)
-        if directive:
-            tok.type, tok.value = pp.t_SPACE, " "
-        elif tok.type == pp.t_COMMENT2:
-            tok.type, tok.value = pp.t_COMMENT1, "/*//" + tok.value[2:].replace("*/", "* /") + " */"
-    return line
-
-
-_MARKED_LINE_COMMENT = re.compile(r"/\*//((?:(?!\*/).)*) \*/(?=[ \t]*$)", re.M)
-
-
-def restore_line_comments(text: str) -> str:
-    """The user's ``// index`` again for each line comment ``_quiet_comments`` marked
-    (``/*// index */``) that still ends its line; one code follows stays a block comment."""
-    return _MARKED_LINE_COMMENT.sub(r"//\1", text)
-
-
 # -- the preprocessor -------------------------------------------------------------------
 
 ALTERNATIVE_TOKENS = {"and": "&&", "or": "||", "not": "!", "bitand": "&", "bitor": "|", "xor": "^",
@@ -294,10 +261,10 @@ class _DevicePass(pcpp.Preprocessor):
     # hooks -------------------------------------------------------------------------
     def group_lines(self, input: str, abssource: str) -> Iterator[list]:
         for line in super().group_lines(input, abssource):
-            yield _quiet_comments(line, self)
+            yield quiet_comments(line, self)
 
     def on_comment(self, tok) -> bool:
-        return True  # already made harmless by _quiet_comments
+        return True  # already made harmless by quiet_comments
 
     def on_error(self, file, line, msg) -> None:
         raise HFuseError(f"preprocessing failed: {msg}", self.location(file, line),
@@ -405,7 +372,7 @@ class _DevicePass(pcpp.Preprocessor):
             return
         if angled or self.search.kept_header(name):
             if computed:  # kept as the name it made: the output need not define the macro before it
-                original_line = _written_include(original_line, f"<{name}>" if angled else f'"{name}"')
+                original_line = written_include(original_line, f"<{name}>" if angled else f'"{name}"')
             line = "".join(t.value for t in original_line).strip()
             if line not in self.kept:
                 self.kept.append(line)
@@ -604,10 +571,3 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
 __all__ = ["PreprocessedSource", "preprocess", "predefined_macros", "HeaderSearch", "kept_header_dirs",
            "library_header_dirs"]
 
-
-def _written_include(line_tokens: list, header: str) -> list:
-    """The tokens of ``#include <header>`` in place of a computed include's line (its first
-    token's origin, its line end kept)."""
-    first = copy.copy(line_tokens[0])
-    first.value = f"#include {header}"
-    return [first, *(t for t in line_tokens[1:] if "\n" in t.value)]

@@ -317,6 +317,14 @@ class Resolver:
                     return found
         return None
 
+    def brought_alike(self, scope: Scope, simple: str, known: set[str] | None = None) -> set[str]:
+        """The keys that namespace-scope ``using ns::simple;`` declarations around ``scope``
+        bring under the name ``simple``: beside a function of that name declared there, an
+        unqualified call's overload set holds them too (``resolve`` answers one key)."""
+        return {found for level in _levels(scope) for brought in self.using_declarations.get(level, ())
+                if brought.rsplit("::", 1)[-1] == simple
+                and (found := self.resolve(tuple(level.split("::")) if level else (), brought, LocalNames(), known))}
+
     def brought_by(self, key: str, known: set[str] | None = None) -> list[tuple[Scope, str]]:
         """The namespace-scope ``using ns::name;`` declarations that bring in ``key``: (the
         namespace they are in, what they name as written)."""

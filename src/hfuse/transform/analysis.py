@@ -31,6 +31,10 @@ from .recursion import check_recursion
 from .template_parameters import locals_of_type_parameters, through_template_parameter, type_parameters_of
 from .tile_ranks import TileArgument, check_tile_parameters, ranked_tiles, tile_arguments
 
+BY_ARGUMENTS = "by argument-dependent lookup"
+"""How a call's ``other_candidates`` came (``FunctionFacts``): its arguments' namespaces."""
+
+
 @dataclass
 class FunctionFacts:
     function: Function
@@ -78,7 +82,8 @@ class FunctionFacts:
     unseen_bases: list[tuple[str, str, int]] = field(default_factory=list)
     """Unqualified calls in a member function of a class with a base no input defines, which
     may have a member of that name that C++ calls instead: (the key hfuse found, the base, line)."""
-    other_candidates: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)
+    other_candidates: list[tuple[str, tuple[str, ...], int, str]] = field(default_factory=list)
+    """(key, other functions a call of it may find, line, how: ``BY_ARGUMENTS`` or through a using-declaration)."""
     """Unqualified calls with arguments that resolve to one function while the program has
     functions of that name in other namespaces, which C++'s argument-dependent lookup may
     choose instead: (the key resolved, the other keys, line)."""
@@ -304,7 +309,9 @@ def _record_call(
                                   and ((k.rsplit("::", 1)[0] if "::" in k else "") in resolver.type_namespaces
                                        or k in friends)))
             if others:
-                facts.other_candidates.append((key, others, line))
+                facts.other_candidates.append((key, others, line, BY_ARGUMENTS))
+            if brought := tuple(sorted(resolver.brought_alike(function.scope, simple, known) - {key})):
+                facts.other_candidates.append((key, brought, line, "through a using-declaration beside it"))
         if another_instance(target):
             facts.instance_calls.add(key)
         else:
@@ -522,11 +529,11 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                     Location(f.function.file, f.indirect_calls[0], kernel.name),
                     hint="call the helper directly, or keep this kernel unfused",
                 )
-            for key, others, line in f.other_candidates:
+            for key, others, line, how in f.other_candidates:
                 if program.needs_context & {key, *others}:
                     raise HFuseError(
                         f"cannot prove the fused kernel correct: the call of '{key.rsplit('::', 1)[-1]}' may also find "
-                        f"{', '.join(others)} by argument-dependent lookup, and hfuse gives the part its own copy of "
+                        f"{', '.join(others)} {how}, and hfuse gives the part its own copy of "
                         "one of them (it reads the block): it cannot tell which one C++ calls",
                         Location(f.function.file, line, kernel.name),
                         hint=f"qualify the call ({key if '::' in key else '::' + key}(...) or the one you mean), "
