@@ -35,15 +35,10 @@ def test_template_is_written_before_the_member_template_clang_could_not_call(tmp
     path = tmp_path / "cast.cu"
     unit, errors = _errors(path, SOURCE)
     assert errors, "Clang reads the call without 'template' as comparisons"
-    amended = with_template_keywords(errors, {str(path): SOURCE}, lambda name: True)
+    amended = with_template_keywords(errors, {str(path): SOURCE})
     text = amended[str(path)]
     assert "cast_to<T>::template run<N>(d, s); }\ntemplate" in text  # where it was missing
     assert text.count("::template run<N>") == 2  # (the call written with it is left alone)
     assert text.count("\n") == SOURCE.count("\n")  # lines do not move: Clang's lines stay the user's
     assert not _errors(path, text)[1]
 
-
-def test_files_the_caller_does_not_allow_are_left_as_they_are(tmp_path):
-    path = tmp_path / "cast.cu"
-    unit, errors = _errors(path, SOURCE)
-    assert with_template_keywords(errors, {str(path): SOURCE}, lambda name: False) == {}

@@ -326,7 +326,7 @@ def _parse(ci, path: Path, arguments: list[str], sources: Mapping[str, str], ins
             given = [(p, t + "\n" + "".join(references) if p == str(path) else t) for p, t in texts.items()]
             unit = ci.Index.create().parse(str(path), args=used, unsaved_files=given or None)
             errors = errors_of(ci, unit)
-            amended = with_template_keywords(errors, texts, lambda name: True) if errors else {}
+            amended = with_template_keywords(errors, texts) if errors else {}
             if not amended:
                 break
             if any(not editable(name) for name in amended) and "-include-pch" in used:

@@ -1,5 +1,5 @@
-"""What nvcc accepts and Clang does not: the user's texts as Clang reads them, amended so
-that Clang reads them as nvcc compiles them.
+"""What nvcc accepts and Clang does not: the texts Clang reads (the user's and kept
+headers'), amended so that Clang reads them as nvcc compiles them.
 
 nvcc's front end (EDG) accepts a member template of a dependent type called without
 ``template``: ``vec_cast<T, S>::cast<N>(dst, src)`` (FlashInfer's vector casts, in every
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Mapping
 
 OVERLOADED = "reference to overloaded function could not be resolved"
 """Clang's error where a dependent member template was called without ``template`` and read
@@ -26,16 +26,15 @@ _MEMBER_TEMPLATE_CALL = re.compile(r"::\s*(?!template\b)([A-Za-z_]\w*)\s*<")
 KEYWORD = "template "
 
 
-def with_template_keywords(diagnostics, texts: Mapping[str, str],
-                           editable: Callable[[str], bool]) -> dict[str, str]:
-    """The texts (by path; read from disk where ``texts`` has none) of the files that
-    ``editable`` allows, with ``template`` written where ``diagnostics`` (of one parse)
-    report a dependent member template called without it; only the files amended."""
+def with_template_keywords(diagnostics, texts: Mapping[str, str]) -> dict[str, str]:
+    """The texts (by path; read from disk where ``texts`` has none) with ``template`` written
+    where ``diagnostics`` (of one parse) report a dependent member template called without
+    it; only the files amended."""
     places: dict[str, set[tuple[int, int]]] = {}
     known = dict(texts)
 
     def line_of(location) -> str | None:
-        if location.file is None or not editable(location.file.name):
+        if location.file is None:
             return None
         path = location.file.name
         if path not in known:
