@@ -22,8 +22,7 @@ from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.instances import instance_reference
-from .frontend.closure import (DeviceClosure, brings_one_of, device_closure, nominated_namespaces,
-                               template_argument_names)
+from .frontend.closure import DeviceClosure, brings_one_of, device_closure, nominated_namespaces, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
@@ -31,7 +30,7 @@ from .frontend.preprocess import library_header_dirs
 from .frontend.program import Program, is_device_variable, is_extern_shared
 from .spec import Dim3, KernelSpec, with_libraries_apart
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
-from .transform.context import BoundParameter, PartContext
+from .transform.context import BoundParameter, HelperConstant, PartContext
 from .transform.early_exit import functions_of
 from .transform.class_members import constructed_types
 from .transform.context_types import check_context_type, host_made_types, made_parameters, static_members_with_context
@@ -199,6 +198,8 @@ class PreparedKernel:
     constants: tuple[tuple[str, int], ...] = ()
     """The instance's integer constants: template parameters, and what Clang evaluated for
     the expressions hfuse could not (``transform/instance_constants.py``)."""
+    helper_constants: tuple[HelperConstant, ...] = ()
+    """What Clang evaluated of the tile sizes of the helpers it calls."""
     host_made: frozenset[str] = frozenset()
     """Context types of which it takes an object from the host, by value: converted to the
     part's copy where its body is called (``transform/context_types.py``)."""
@@ -308,12 +309,12 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     by_path = {f.path: f for f in files}
     found = [program.kernel(s.name, s.file, s.template_args, overload_choice(s, by_path[s.file], sources, options),
                             s.line) for s in specs]
-    constants = instance_constants(specs, found, files, sources, options)
     closure = device_closure(program, found, [s.template_args for s in specs])
     opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
         {**program.functions, **{k.key: [k] for k in found}}, set(program.extern_shared), program.resolver, opaque,
     )
+    constants = instance_constants(specs, found, files, sources, options, everything)
     meaning, notes, unread = header_meaning(specs, found, files, sources, options, worth_reading(everything, found))
     with noted(notes):  # (a refusal below may have its cause in them: Clang could not read an instance)
         add_header_reads(everything, meaning)
@@ -364,7 +365,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
             host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)
             needs_barrier = kernel.key in everything.has_barrier or _uses(everything, kernel, "cg_block")
             prepared.append(PreparedKernel(spec, kernel, everything, needs_barrier, _uses(everything, kernel, "cg_block"),
-                                           types, symbols, whole_block, constants[len(prepared)], host_made,
+                                           types, symbols, whole_block, *constants[len(prepared)], host_made,
                                            uses_grid_group=_uses(everything, kernel, "cg_grid"),
                                            made=bound, constructed=constructed_types(types)))
         notes = (*notes, *(f"note: {k.name}'s __maxnreg__({k.max_registers}) caps the kernel alone and is not carried "
@@ -374,12 +375,11 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         check_disagreements(specs, found, program)
         check_using_directives([(k.spec, k.function, k.facts) for k in prepared], program)
         check_foreign_functions([(k.spec, k.function, k.facts) for k in prepared], program)
-        kept = [i.text for s in program.files for i in s.items if i.kind == "include"]
+        kept = list(dict.fromkeys(i.text for s in program.files for i in s.items if i.kind == "include"))
         context_helpers = frozenset(everything.needs_context - {k.key for k in found})
         uses = frozenset().union(*(i.references for i in closure.items),
                                  *(i.references for i in program.items if i.function in found))
         values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
-        kept = list(dict.fromkeys(kept))
         libraries = list(dict.fromkeys(d for s in specs for d in library_header_dirs(s.options or options)))
         nvrtc_too = library_device_includes(kept, libraries, meaning.header_files)
         configuration = header_configuration(program.files)
@@ -530,7 +530,7 @@ def _generate(
             whole_block=layout.keeps_block_whole,
             offset=part.offset,
             block_threads=part.threads,
-            kernel_constants=unit_kernel.constants,
+            kernel_constants=unit_kernel.constants, helper_constants=unit_kernel.helper_constants,
             kernel_at=(str(part.kernel.file), part.kernel.line),
             host_made=unit_kernel.host_made,
             static_members=static_members_with_context(unit_kernel.context_types, facts.needs_context),

@@ -24,9 +24,10 @@ from .frontend.options import CompileOptions
 from .frontend.program import Program, is_device_variable, is_shared_variable
 from .spec import KernelSpec
 from .transform.analysis import BY_ARGUMENTS, FunctionFacts, ProgramFacts
+from .transform.context import HelperConstant
 from .transform.device_state import device_state_uses, mutable_static_locals, refuse_shared_device_state
 from .transform.early_exit import functions_of, make_early_exits_safe
-from .transform.instance_constants import constant_questions, template_constants
+from .transform.instance_constants import constant_questions, helper_questions, template_constants
 from .transform.opaque import REFUSAL_HINT, WHOLE_BLOCK_HINT, OpaqueNames
 from .transform.shared_memory import slice_alignment
 from .transform.static_shared import static_shared_bytes
@@ -307,17 +308,24 @@ def _refuse_shared_static_locals(kernels: Sequence[tuple[KernelSpec, Function, P
 
 
 def instance_constants(specs: Sequence[KernelSpec], found: Sequence[Function], files: Sequence[SourceFile],
-                        sources: Mapping[str | Path, str] | None, options: CompileOptions,
-                        ) -> list[tuple[tuple[str, int], ...]]:
-    """Each instance's integer constants, Clang asked for what hfuse's evaluator cannot tell."""
+                       sources: Mapping[str | Path, str] | None, options: CompileOptions, facts: ProgramFacts,
+                       ) -> list[tuple[tuple[tuple[str, int], ...], tuple[HelperConstant, ...]]]:
+    """Each instance's integer constants, and those of the helpers it calls (file, line, text,
+    value), Clang asked for what hfuse's evaluator cannot tell."""
     given = {str(k): v for k, v in (sources or {}).items()}
     kept = {f.path: f.kept_includes for f in files}
     out = []
     for spec, kernel in zip(specs, found):
         asked = constant_questions(kernel, spec.template_args)
-        answers = ask_clang([q for _, q in asked], spec.options or options, kept[spec.file], given)
-        out.append(template_constants(kernel, spec.template_args)
-                   + tuple(("".join(text.split()), value) for (text, _), value in zip(asked, answers) if value is not None))
+        helpers = [(f.function, text, question) for key in facts.reachable(kernel.key) if key != kernel.key
+                   for f in facts.facts[key] for text, question in helper_questions(f.function, kernel.file)]
+        answers = ask_clang([q for _, q in asked] + [q for _, _, q in helpers], spec.options or options,
+                            kept[spec.file], given)
+        mine = template_constants(kernel, spec.template_args) + tuple(
+            ("".join(text.split()), value) for (text, _), value in zip(asked, answers) if value is not None)
+        theirs = tuple((str(h.file), h.line, "".join(text.split()), value)
+                       for (h, text, _), value in zip(helpers, answers[len(asked):]) if value is not None)
+        out.append((mine, theirs))
     return out
 
 

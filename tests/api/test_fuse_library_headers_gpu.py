@@ -2,7 +2,8 @@
 trivial partner computes bit for bit what it computes alone, compiled as ``hfuse tune``
 compiles it (NVRTC): a member template called without ``template`` (read by Clang as
 amended), the same in a kept library header, a kernel of a header read as the user's own
-(-I), a class with host members."""
+(-I), a class with host members, an overload set a using-declaration completes, a helper's
+tile of a file-scope constexpr size (its meta_group_rank counted from the part's first warp)."""
 from __future__ import annotations
 
 import numpy as np
@@ -52,6 +53,16 @@ def _divide(rng, cp) -> Launch:
     return Launch([data, cp.zeros(N, dtype=np.uint32), np.uint32(7), np.int32(N)], Dim3(cdiv(N, 128)), 0, (1,))
 
 
+def _mixed(rng, cp) -> Launch:
+    return Launch([cp.zeros(N, dtype=np.float32), cp.asarray(rng.integers(-5000, 5000, N, dtype=np.int32)),
+                   np.int32(N)], Dim3(cdiv(N, 128)), 0, (0,))
+
+
+def _tile_sums(rng, cp) -> Launch:
+    return Launch([cp.asarray(rng.standard_normal(N, dtype=np.float32)), cp.zeros(N // 16, dtype=np.float32)],
+                  Dim3(N // 128), 0, (1,))
+
+
 CASES = {
     "lenient-apply4": (KernelSpec(REAL_CPP / "lenient.cu", "apply4", Dim3(128), ("__half", "twice")), _apply4,
                        CompileOptions()),
@@ -61,6 +72,9 @@ CASES = {
                           CompileOptions.from_flags(system_include_dirs=[str(REAL_CPP / "sysinclude")])),
     "host-members": (KernelSpec(REAL_CPP / "host_members.cu", "divide", Dim3(128)), _divide,
                      CompileOptions.from_flags(language_flags=["--expt-relaxed-constexpr"])),
+    "helper-tile-constexpr": (KernelSpec(REAL_CPP / "cg_constexpr.cu", "tile_sums", Dim3(128)), _tile_sums,
+                              CompileOptions()),
+    "overload-set": (KernelSpec(REAL_CPP / "overload_sets.cu", "ops::mixed", Dim3(128)), _mixed, CompileOptions()),
 }
 
 

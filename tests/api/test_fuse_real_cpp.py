@@ -137,6 +137,27 @@ def test_a_constexpr_tile_size_is_read(tmp_path):
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
+@pytest.mark.nvcc
+def test_a_helpers_tile_size_of_a_file_scope_constexpr_is_asked_of_clang(tmp_path):
+    # once: "tiled_partition of a thread block into tiles of kHalfWarp threads: only warp-sized
+    # or smaller tiles" for a helper's tile (only the kernel's own tile sizes were asked)
+    pytest.importorskip("clang.cindex")
+    path = C.CORPUS / "real_cpp" / "cg_constexpr.cu"
+    fused = fuse([KernelSpec(path, "scale", Dim3(96)), KernelSpec(path, "tile_sums", Dim3(128))])
+    assert "tiled_partition<kHalfWarp>(cooperative_groups::this_thread_block())" in fused.source
+    assert "partial[(tile.meta_group_rank() - 6u)]" in fused.source  # counted from the part's first warp (96 / 16)
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_a_helpers_tile_of_a_file_scope_constexpr_above_a_warp_is_still_refused(tmp_path):
+    pytest.importorskip("clang.cindex")
+    path = tmp_path / "wide.cu"
+    text = (C.CORPUS / "real_cpp" / "cg_constexpr.cu").read_text().replace("kHalfWarp = 16", "kHalfWarp = 64")
+    path.write_text(text.replace("partial[tile.meta_group_rank()]", "partial[threadIdx.x / 64]"))
+    with pytest.raises(HFuseError, match=r"tiles of kHalfWarp = 64 threads: only warp-sized or smaller"):
+        fuse([KernelSpec(path, "scale", Dim3(96)), KernelSpec(path, "tile_sums", Dim3(128))])
+
+
 def test_align_of_a_sizeof_parses():
     from hfuse.frontend.parse import mask
 
@@ -1346,3 +1367,24 @@ def test_an_overload_a_using_declaration_brings_beside_the_namespaces_own_is_ref
                     "__global__ void k(float* x) { x[threadIdx.x] = detail::f(1.f) + f(x[threadIdx.x]); }\n}\n")
     with pytest.raises(HFuseError, match=r"the call of 'f' may also find lib::detail::f .*a using-declaration"):
         fuse([AXPY, KernelSpec(path, "lib::k", Dim3(64))])
+
+
+OVERLOAD_SETS = C.CORPUS / "real_cpp" / "overload_sets.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_an_overload_set_a_using_declaration_completes_travels_whole(tmp_path):
+    # once did not compile: the using-declaration was kept (its name is written) without
+    # detail::scale, which the closure never reached (it took `scale` for ops' own alone)
+    from hfuse.frontend.options import CompileOptions
+    from toolchain import compile_nvrtc
+
+    for specs in ([AXPY, KernelSpec(OVERLOAD_SETS, "ops::mixed", Dim3(128))],
+                  [KernelSpec(OVERLOAD_SETS, "ops::mixed", Dim3(128)), AXPY]):
+        fused = fuse(specs)
+        assert "__device__ inline float scale(float x) { return 2.0f * x; }" in fused.source
+        assert fused.source.index("inline float scale(float") < fused.source.index("using detail::scale;")
+        compile_nvcc(fused.source, workdir=tmp_path)
+        compile_nvrtc(fused.source, [fused.name_expression],
+                      flags=CompileOptions().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))

@@ -96,12 +96,14 @@ def test_a_using_declaration_into_the_users_namespace_travels_with_what_it_bring
     assert any(t.startswith("enum class Mode") for t in texts) and not any(t.startswith("enum class Unused") for t in texts)
 
 
-def test_a_using_declaration_whose_name_is_written_stays_even_where_its_target_is_not_emitted():
+def test_a_using_declaration_whose_name_is_written_stays_with_the_overload_it_brings():
     # f(float) comes through `using detail::f;` beside lib's own f(int): dropping the declaration
-    # would make the call f(int), silently (kept, the fused file keeps the overload set as written)
+    # would make the call f(int), silently; keeping it without detail::f does not compile (the
+    # closure resolved `f` to lib's own alone): both travel, the overload set as written
     text = ("namespace lib {\nnamespace detail {\n__device__ float f(float v) { return v * 0.5f; }\n}\n"
             "using detail::f;\n__device__ int f(int v) { return v + 1; }\n"
             "__global__ void k(float* x) { x[threadIdx.x] = f(x[threadIdx.x]); }\n}\n")
     program = Program.merge([model_source(Path("overloads.cu"), text)])
     texts = [item.text.strip() for item in device_closure(program, [program.kernel("lib::k", Path("overloads.cu"))]).items]
     assert "using detail::f;" in texts
+    assert "__device__ float f(float v) { return v * 0.5f; }" in texts and "__device__ int f(int v) { return v + 1; }" in texts

@@ -80,25 +80,32 @@ def device_closure(program: Program, kernels: Sequence[Function],
         if item.kind == "other" and item.device and item.text.lstrip().startswith("static_assert"):
             # kept (below), so what it names is kept too (a typedef, a constant)
             pending.append((item.scope, item.text, item.references))
-    while pending:
-        scope, text, references = pending.pop()
-        local = LocalNames.of_text(text)  # a body's own using-directives and -declarations
-        for written in references:
-            key = resolver.resolve(scope, written, local)
-            for index in by_key.get(key, []) if key is not None else []:
-                item = program.items[index]
-                if index in taken or (item.function is not None and item.function.key in kernel_keys):
-                    continue
-                taken.add(index)
-                pending.append((item.scope, item.text, item.references))
-                for member in (outside[id(m)] for m in item.members if id(m) in outside):
-                    if member not in taken:
-                        taken.add(member)
-                        pending.append((program.items[member].scope, program.items[member].text,
-                                        program.items[member].references))
-    written = {name.rsplit("::", 1)[-1] for references in [*(_item_references(program, k) for k in kernels),
-                                                           *(program.items[i].references for i in taken)]
-               for name in references}
+
+    def close(pending: list[tuple[tuple[str, ...], str, frozenset[str]]]) -> None:
+        while pending:
+            scope, text, references = pending.pop()
+            local = LocalNames.of_text(text)  # a body's own using-directives and -declarations
+            for written in references:
+                key = resolver.resolve(scope, written, local)
+                for index in by_key.get(key, []) if key is not None else []:
+                    item = program.items[index]
+                    if index in taken or (item.function is not None and item.function.key in kernel_keys):
+                        continue
+                    taken.add(index)
+                    pending.append((item.scope, item.text, item.references))
+                    for member in (outside[id(m)] for m in item.members if id(m) in outside):
+                        if member not in taken:
+                            taken.add(member)
+                            pending.append((program.items[member].scope, program.items[member].text,
+                                            program.items[member].references))
+
+    close(pending)
+    while brought := _brought_targets(program, by_key, taken, kernels):
+        # a using-declaration kept for a name written (below) needs what it brings: beside the
+        # namespace's own `scale(int)`, `using detail::scale;` adds `scale(float)` a call may pick
+        taken.update(brought)
+        close([(program.items[i].scope, program.items[i].text, program.items[i].references) for i in brought])
+    written = _written_names(program, taken, kernels)
     emitted = {key for i in taken for key in program.items[i].keys} | {k.key for k in kernels}
     for index, item in enumerate(program.items):
         if item.kind == "using" and _device_namespace(program, item):
@@ -128,6 +135,30 @@ def device_closure(program: Program, kernels: Sequence[Function],
                  if i not in taken and item.device and item.kind in ("function", "declaration")
                  and not (item.function is not None and item.function.kind == "global"))
     return DeviceClosure(items, host, unused)
+
+
+def _written_names(program: Program, taken: set[int], kernels: Sequence[Function]) -> set[str]:
+    """The unqualified names the kernels and the items taken write."""
+    return {name.rsplit("::", 1)[-1] for references in [*(_item_references(program, k) for k in kernels),
+                                                        *(program.items[i].references for i in taken)]
+            for name in references}
+
+
+def _brought_targets(program: Program, by_key: dict[str, list[int]], taken: set[int],
+                     kernels: Sequence[Function]) -> list[int]:
+    """The items not yet taken that a using-declaration of the user's own namespace brings
+    where what is taken writes the name it brings."""
+    written = _written_names(program, taken, kernels)
+    found: list[int] = []
+    for item in program.items:
+        brought = using_declaration(item.text) if item.kind == "declaration" else None
+        if brought is None or brought.rsplit("::", 1)[-1] not in written:
+            continue
+        if program.resolver.namespace(item.scope, brought.rsplit("::", 1)[0]) not in program.resolver.namespaces:
+            continue
+        named = program.resolver.resolve(item.scope, brought)
+        found += [i for i in by_key.get(named, []) if i not in taken and i not in found] if named else []
+    return found
 
 
 def brings_one_of(item: TopLevelItem, program: Program, functions: frozenset[str]) -> bool:

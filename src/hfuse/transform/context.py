@@ -22,6 +22,10 @@ class BoundParameter:
     """The type's key (``Square``)."""
 
 
+HelperConstant = tuple[str, int, str, int]
+"""(file, line of a helper's definition, an expression it writes without whitespace, its value)."""
+
+
 @dataclass(frozen=True)
 class PartContext:
     index: int
@@ -51,6 +55,8 @@ class PartContext:
     (``kTile`` = 32 of ``layer_norm<32>``): constants of the kernel's own definition."""
     kernel_at: tuple[str, int] = ("", 0)
     """(file, line) of the kernel's definition, which ``kernel_constants`` belong to."""
+    helper_constants: tuple[HelperConstant, ...] = ()
+    """What Clang evaluated of the helpers' tile sizes (``instance_constants.helper_questions``)."""
     static_members: frozenset[str] = frozenset()
     """Keys of static member functions of context types that read the block: each part's
     copy of the type declares them with the part's context first, as a helper's copy takes

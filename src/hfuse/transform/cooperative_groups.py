@@ -43,10 +43,10 @@ def cooperative_groups_edits(definition: Definition, ctx: PartContext) -> list[T
     block_type = f"hfuse_thread_block<{ctx.barrier_args}>"
     block_vars = cg_block_variables(root, cg)
     tiles: dict[str, int | None] = {}
-    constants = local_constants(root)
-    if (file, definition.line) == ctx.kernel_at:  # the kernel's own body: its instance's constants
-        known = dict(ctx.kernel_constants)
-        constants = {**known, **local_constants(root, known)}
+    # the kernel's own body: its instance's constants; a helper's: what Clang told of its tile sizes
+    known = dict(ctx.kernel_constants) if (file, definition.line) == ctx.kernel_at else {
+        text: value for at, line, text, value in ctx.helper_constants if (at, line) == (file, definition.line)}
+    constants = {**known, **local_constants(root, known)}
     places = tile_places(root, block_vars)
     for node in walk(root):
         if node.type == "call_expression" and called_name(node) == "tiled_partition":
