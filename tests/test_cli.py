@@ -84,6 +84,17 @@ def test_a_kernel_no_file_spells_is_found_where_it_is_defined(tmp_path, capsys, 
     assert "part 1: hdr_kernel" in capsys.readouterr().err
 
 
+def test_a_kernel_no_file_defines_is_named_with_the_kernels_they_write(tmp_path, capsys):
+    (tmp_path / "unit.cu").write_text("template <int N>\n__global__ void __launch_bounds__(256) dequantize_kernel("
+                                      "float* x) { x[threadIdx.x] = N; }\n")
+    assert main(["fuse", str(tmp_path / "unit.cu"), VEC, "-k", "dequantize_krnel:128", "-k", "vec_scale:128",
+                 "-o", str(tmp_path / "f.cu")]) != 0
+    err = capsys.readouterr().err
+    assert "no file defines a kernel named 'dequantize_krnel'" in err
+    assert "kernels written in them: dequantize_kernel (unit.cu), vec_scale (" in err
+    assert "did you mean 'dequantize_kernel'?" in err
+
+
 @pytest.mark.nvcc
 def test_the_builds_language_flags_reach_the_compile_check_and_the_header(tmp_path, capsys):
     # a kernel calling std::max compiles only with --expt-relaxed-constexpr, as in its own build

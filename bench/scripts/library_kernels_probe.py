@@ -89,6 +89,49 @@ CASES = {
 }
 
 
+def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, nvcc_once: bool = False) -> list[dict]:
+    """``spec`` fused with the trivial partner in both orders (stopping at a refusal), each
+    fused file compiled with nvcc and as ``hfuse tune`` compiles it: a row per order.
+    ``nvcc_once``: nvcc compiles the first order only (files that read PyTorch's headers
+    take nvcc 10-20 s; NVRTC still compiles both)."""
+    rows = []
+    for order in ((PARTNER, spec), (spec, PARTNER)):
+        out = {**row, "position": "first" if order[0] is spec else "second"}
+        start = time.perf_counter()
+        try:
+            fused = fuse(list(order), options=options)
+        except HFuseError as exc:
+            out.update(fused=False, refusal=str(exc).splitlines()[0][:300])
+            rows.append(out)
+            print(f"{out['kernel']}: refused: {out['refusal']}", flush=True)
+            break
+        out.update(fused=True, layout=fused.layout.name, fuse_ms=round(1000 * (time.perf_counter() - start)))
+        if not (nvcc_once and rows):
+            nvcc = compile_nvcc(fused.source, flags=options.compiler_flags(pre_includes=False), workdir=workdir,
+                                check=False)
+            out["nvcc"] = nvcc.ok
+        toolchain, _ = toolchain_for([fused.source], options)
+        if toolchain == "nvrtc":
+            nvrtc = compile_nvrtc(fused.source, [fused.name_expression], check=False,
+                                  flags=options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
+            out["nvrtc"] = nvrtc.ok
+        rows.append(out)
+        print(f"{out['kernel']} ({out['position']}): {out['layout']}, {out['fuse_ms']} ms, nvcc "
+              f"{ {True: 'ok', False: 'FAILED'}.get(out.get('nvcc'), 'not run')}, NVRTC {out.get('nvrtc', 'not used')}",
+              flush=True)
+    return rows
+
+
+def summary(rows: list[dict], **about) -> dict:
+    """The rows with how many kernels fused and compiled (nvcc and NVRTC) in both orders."""
+    kernels = {r["kernel"] for r in rows}
+    failed = {r["kernel"] for r in rows if not r.get("fused") or r.get("nvcc") is False or r.get("nvrtc") is False}
+    ok = {k for k in kernels if k not in failed and sum(1 for r in rows if r["kernel"] == k) == 2}
+    return {**about, "kernels": len(kernels), "fused_and_compiled_in_both_orders": len(ok),
+            "date": datetime.date.today().isoformat(), "host": platform.node(), "python": platform.python_version(),
+            "rows": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--include", required=True, type=Path, help="the folder of the library's headers")
@@ -104,39 +147,12 @@ def main() -> None:
             driver = Path(tmp) / f"{Path(header).stem}_driver.cu"
             driver.write_text(f"#include <{header}>\n{DRIVER_HELPERS}")
             spec = KernelSpec(driver, kernel, Dim3(*block), template_args)
-            for order in ((PARTNER, spec), (spec, PARTNER)):
-                row = {"kernel": f"{kernel}<{', '.join(template_args)}>", "header": header,
-                       "position": "first" if order[0] is spec else "second"}
-                start = time.perf_counter()
-                try:
-                    fused = fuse(list(order), options=options)
-                except HFuseError as exc:
-                    row.update(fused=False, refusal=str(exc).splitlines()[0][:300])
-                    rows.append(row)
-                    print(f"{row['kernel']}: refused: {row['refusal']}", flush=True)
-                    break
-                row.update(fused=True, layout=fused.layout.name, fuse_ms=round(1000 * (time.perf_counter() - start)))
-                nvcc = compile_nvcc(fused.source, flags=options.compiler_flags(pre_includes=False),
-                                    workdir=Path(tmp), check=False)
-                row["nvcc"] = nvcc.ok
-                toolchain, _ = toolchain_for([fused.source], options)
-                if toolchain == "nvrtc":
-                    nvrtc = compile_nvrtc(fused.source, [fused.name_expression], check=False,
-                                          flags=options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
-                    row["nvrtc"] = nvrtc.ok
-                rows.append(row)
-                print(f"{row['kernel']} ({row['position']}): {row['layout']}, {row['fuse_ms']} ms, nvcc "
-                      f"{'ok' if row['nvcc'] else 'FAILED'}, NVRTC {row.get('nvrtc', 'not used')}", flush=True)
-    kernels = {r["kernel"] for r in rows}
-    compiled = {r["kernel"] for r in rows if r.get("fused")} - {r["kernel"] for r in rows if r.get("fused") and (
-        not r["nvcc"] or r.get("nvrtc") is False)}
-    summary = {"cases": args.cases, "include": str(args.include), "kernels": len(kernels),
-               "fused_and_compiled_in_both_orders": len(compiled), "date": datetime.date.today().isoformat(),
-               "host": platform.node(), "python": platform.python_version(), "rows": rows}
+            rows += probe(spec, options, Path(tmp), {"kernel": f"{kernel}<{', '.join(template_args)}>", "header": header})
+    result = summary(rows, cases=args.cases, include=str(args.include))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(summary, indent=1) + "\n")
-    print(f"{len(compiled)}/{len(kernels)} kernels fused and compiled (nvcc and NVRTC) in both orders; "
-          f"wrote {args.out}")
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"{result['fused_and_compiled_in_both_orders']}/{result['kernels']} kernels fused and compiled (nvcc and "
+          f"NVRTC) in both orders; wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from .files import write_output
 from .fusion import Fusion
 from .frontend.extract import load_source
 from .frontend.instances import instance_reference
-from .frontend.closure import DeviceClosure, brings_one_of, device_closure, nominated_namespaces, template_argument_names
+from .frontend.closure import DeviceClosure, brings_one_of, declares_one_of, device_closure, nominated_namespaces, template_argument_names
 from .frontend.model import Function, SourceFile, TopLevelItem, namespace_wrap, qualify, scope_names
 from .frontend.options import NO_OPTIONS, CompileOptions
 from .frontend.parse import first_error, line_of, parse
@@ -418,14 +418,10 @@ def device_source(
         program = _merge(files, [kernel])
         function = program.kernel(kernel.name, kernel.file, kernel.template_args,
                                   overload_choice(kernel, files[0], sources, options), kernel.line)
-        kernels = [i for i in program.items if i.function is not None and i.function.kind == "global"
-                   and i.function.file == function.file and i.function.key.split("<")[0].strip() == function.key]
-        item = next(i for i in kernels if i.function is function or i.function.line == function.line)
-        # an explicit specialisation is compiled beside its primary template, as in the file
-        primary = [i for i in kernels if item.function.is_explicit_specialisation and i.function.is_template
-                   and not i.function.is_explicit_specialisation]
-        closure = device_closure(program, [function, *(i.function for i in primary)],
-                                 [kernel.template_args] * (1 + len(primary)))
+        item = program.kernel_item(function)
+        primary = program.primary_items(item)  # (compiled beside its explicit specialisation, as in the file)
+        defined = [function, *(i.function for i in primary if i.function is not None)]
+        closure = device_closure(program, defined, [kernel.template_args] * len(defined))
         uses = frozenset().union(item.references, *(i.references for i in [*closure.items, *primary]))
         kept = list(dict.fromkeys(i.text for s in program.files for i in s.items if i.kind == "include"))
         source = files[0]
@@ -580,7 +576,7 @@ def _generate(
                                                          for m in f.arch_macros])
     shared_items = [
         item for item in prepared.closure.items
-        if not (item.function is not None and item.function.key in prepared.context_helpers)
+        if not declares_one_of(item, prepared.context_helpers)
         and not set(item.keys) & (prepared.context_types | prepared.symbols)
         and not brings_one_of(item, program, prepared.context_helpers)
         and not is_extern_shared(item)  # (every use names the part's own slice now)

@@ -18,6 +18,7 @@ Paths are relative to the config file.
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
@@ -192,6 +193,11 @@ _CLI_KERNEL = re.compile(
 )
 
 
+_WRITTEN_KERNEL = re.compile(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*)?"
+                             r"(?:void\s+)?([A-Za-z_]\w*)\s*[<(]")
+"""A kernel's name as a file writes it (a hint's list: the files are not preprocessed here)."""
+
+
 def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
                         defining: Callable[[str], list[Path]] | None = None) -> KernelSpec:
     """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``; NAME may be
@@ -221,7 +227,12 @@ def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
         if len(files) == 1:
             return KernelSpec(files[0], name, block, targs, line=line)  # fuse() names the file's kernels
         listed = ", ".join(str(f) for f in files) or "no files given"
-        raise HFuseError(f"no file defines a kernel named '{name}' ({listed})", Location(None, None, name))
+        written = {k: f.name for f in files for k in _WRITTEN_KERNEL.findall(sources[f])}
+        close = difflib.get_close_matches(plain, list(written), n=3)
+        hint = ("kernels written in them: " + ", ".join(f"{k} ({f})" for k, f in list(written.items())[:12])
+                + (f" and {len(written) - 12} more" if len(written) > 12 else "")
+                + (f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "")) if written else None
+        raise HFuseError(f"no file defines a kernel named '{name}' ({listed})", Location(None, None, name), hint=hint)
     if len(holders) > 1:
         raise HFuseError(f"'{name}' appears in {', '.join(map(str, holders))}: say which with --kernel FILE:{name}:{block}")
     return KernelSpec(holders[0], name, block, targs, line=line)

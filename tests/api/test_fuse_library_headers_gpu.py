@@ -3,7 +3,9 @@ trivial partner computes bit for bit what it computes alone, compiled as ``hfuse
 compiles it (NVRTC): a member template called without ``template`` (read by Clang as
 amended), the same in a kept library header, a kernel of a header read as the user's own
 (-I), a class with host members, an overload set a using-declaration completes, a helper's
-tile of a file-scope constexpr size (its meta_group_rank counted from the part's first warp)."""
+tile of a file-scope constexpr size (its meta_group_rank counted from the part's first warp),
+a block reduction through a member of an ``auto`` object (DeepSpeed's quantisation shape), a
+kernel template only declared and run as its explicit specialisation."""
 from __future__ import annotations
 
 import numpy as np
@@ -63,6 +65,23 @@ def _tile_sums(rng, cp) -> Launch:
                   Dim3(N // 128), 0, (1,))
 
 
+def _quantize_rows(rng, cp) -> Launch:
+    rows = N // (128 * 4)
+    return Launch([cp.asarray(rng.standard_normal(N, dtype=np.float32)), cp.zeros(N, dtype=np.int8),
+                   cp.zeros(rows, dtype=np.float32)], Dim3(rows), 0, (1, 2))
+
+
+def _row_scales(rng, cp) -> Launch:
+    rows = N // (128 * 4)
+    return Launch([cp.asarray(rng.standard_normal(N, dtype=np.float32)), cp.zeros(rows, dtype=np.float32)],
+                  Dim3(rows), 0, (1,))
+
+
+def _scale_floats(rng, cp) -> Launch:
+    return Launch([cp.zeros(N, dtype=np.float32), cp.asarray(rng.standard_normal(N, dtype=np.float32)),
+                   np.float32(1.25), np.int32(N)], Dim3(cdiv(N // 4, 128)), 0, (0,))
+
+
 CASES = {
     "lenient-apply4": (KernelSpec(REAL_CPP / "lenient.cu", "apply4", Dim3(128), ("__half", "twice")), _apply4,
                        CompileOptions()),
@@ -74,6 +93,12 @@ CASES = {
                      CompileOptions.from_flags(language_flags=["--expt-relaxed-constexpr"])),
     "helper-tile-constexpr": (KernelSpec(REAL_CPP / "cg_constexpr.cu", "tile_sums", Dim3(128)), _tile_sums,
                               CompileOptions()),
+    "member-reduction": (KernelSpec(REAL_CPP / "member_reductions.cu", "qlib::quantize_rows", Dim3(128)),
+                         _quantize_rows, CompileOptions()),
+    "context-type-qualified": (KernelSpec(REAL_CPP / "member_reductions.cu", "row_scales", Dim3(128),
+                                          ("qlib::Kind::Symmetric",)), _row_scales, CompileOptions()),
+    "declared-template-specialised": (KernelSpec(REAL_CPP / "declared_specialisations.cu", "scale_rows", Dim3(128),
+                                                 ("float",)), _scale_floats, CompileOptions()),
     "overload-set": (KernelSpec(REAL_CPP / "overload_sets.cu", "ops::mixed", Dim3(128)), _mixed, CompileOptions()),
 }
 

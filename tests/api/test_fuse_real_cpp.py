@@ -1388,3 +1388,76 @@ def test_an_overload_set_a_using_declaration_completes_travels_whole(tmp_path):
         compile_nvcc(fused.source, workdir=tmp_path)
         compile_nvrtc(fused.source, [fused.name_expression],
                       flags=CompileOptions().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
+
+
+MEMBER_REDUCTIONS = C.CORPUS / "real_cpp" / "member_reductions.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_a_reduction_through_a_member_of_an_auto_object_fuses_with_the_parts_block(tmp_path):
+    # DeepSpeed's quantisation shape, once refused three ways: the warp reached the member
+    # through a call hfuse could not follow, a class taking cg::thread_block in a member was
+    # taken for an alias of it, and a prototype naming the class for a type of its own (then
+    # emitted as written, naming the class no longer emitted; and a helper calling it came
+    # before its copy)
+    from hfuse.frontend.options import CompileOptions
+    from toolchain import compile_nvrtc
+
+    spec = KernelSpec(MEMBER_REDUCTIONS, "qlib::quantize_rows", Dim3(128))
+    for specs in ([AXPY, spec], [spec, AXPY]):
+        fused = fuse(specs)
+        offset = 96 if specs[0] is AXPY else 0
+        assert f"partial[(warp.meta_group_rank() - {offset}u / warp.num_threads())] = v;" in fused.source
+        assert "const int warps = ((128u + warp.num_threads() - 1u) / warp.num_threads());" in fused.source
+        assert "Stats<kind> serial_stats(const float* values);" not in fused.source  # (each part has its copy)
+        compile_nvcc(fused.source, workdir=tmp_path)
+        compile_nvrtc(fused.source, [fused.name_expression],
+                      flags=CompileOptions().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
+
+
+@pytest.mark.nvcc
+def test_a_context_type_named_with_its_namespace_and_template_arguments_is_the_parts_copy(tmp_path):
+    # once: `qlib::Stats<kind> stats;` kept as written (the class no longer emitted): no compile
+    fused = fuse([AXPY, KernelSpec(MEMBER_REDUCTIONS, "row_scales", Dim3(128), ("qlib::Kind::Symmetric",))])
+    assert "qlib::Stats__hf2<kind> stats(hf_ctx);" in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_a_typedef_of_the_thread_block_is_still_refused(tmp_path):
+    path = tmp_path / "alias.cu"
+    path.write_text("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\ntypedef cg::thread_block Block;\n"
+                    "__global__ void k(float* x) { Block b = cg::this_thread_block(); x[threadIdx.x] = 1.f; b.sync(); }\n")
+    with pytest.raises(HFuseError, match=r"'Block' \(alias.cu:3\) stands for cooperative groups' thread_block"):
+        fuse([AXPY, KernelSpec(path, "k", Dim3(64))])
+
+
+DECLARED_SPECIALISATIONS = C.CORPUS / "real_cpp" / "declared_specialisations.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_a_kernel_template_only_declared_is_fused_as_its_explicit_specialisation(tmp_path):
+    # DeepSpeed's transform_kernels.cu: "no __global__ kernel named 'transform_0213'" once
+    from hfuse.api import device_source
+    from hfuse.frontend.options import CompileOptions
+    from toolchain import compile_nvrtc
+
+    nvrtc = CompileOptions().compiler_flags(std=False, pre_includes=False, compiler="nvrtc")
+    for argument, loads in (("float", "reinterpret_cast<const float4*>(in)[i]"), ("__half", "__hmul2(")):
+        spec = KernelSpec(DECLARED_SPECIALISATIONS, "scale_rows", Dim3(128), (argument,))
+        for specs in ([AXPY, spec], [spec, AXPY]):
+            fused = fuse(specs)
+            assert loads in fused.source
+            compile_nvcc(fused.source, workdir=tmp_path)
+            compile_nvrtc(fused.source, [fused.name_expression], flags=nvrtc)
+        original = device_source(spec)
+        compile_nvrtc(original.source, [original.name_expression], flags=nvrtc)
+
+
+def test_an_instance_no_explicit_specialisation_is_for_is_refused():
+    with pytest.raises(HFuseError, match=r"'scale_rows' is only declared at line 5; of its explicit specialisations "
+                                         r"\(scale_rows<float>, scale_rows<__half>\) none is for <int>"):
+        fuse([AXPY, KernelSpec(DECLARED_SPECIALISATIONS, "scale_rows", Dim3(128), ("int",))])
+    with pytest.raises(HFuseError, match=r"only declared at line 5"):
+        fuse([AXPY, KernelSpec(DECLARED_SPECIALISATIONS, "scale_rows", Dim3(128))])

@@ -87,3 +87,25 @@ def test_an_instance_is_matched_by_meaning_where_hfuse_can_tell(args, body):
 def test_an_instance_hfuse_cannot_tell_apart_is_refused():
     with pytest.raises(HFuseError, match=r"cannot tell whether fill<MyHalf, 2> is the instance"):
         _kernel("fill", "MyHalf", "2", text=HALF)
+
+
+DECLARED = """namespace lib {
+template <typename T>
+__global__ void copy(T* out, const T* in);
+
+template <> __global__ void copy<float>(float* out, const float* in) { out[0] = in[0] * 2.f; }
+template <> __global__ void copy<int>(int* out, const int* in) { out[0] = in[0] + 1; }
+}
+"""
+
+
+def test_a_template_only_declared_runs_its_explicit_specialisations():
+    # DeepSpeed's transform_kernels.cu declares each kernel template and defines its instances
+    assert "in[0] * 2.f" in _kernel("lib::copy", "float", text=DECLARED).text
+    assert "in[0] + 1" in _kernel("copy", "int", text=DECLARED).text
+
+
+def test_a_template_only_declared_has_no_instance_of_its_own():
+    with pytest.raises(HFuseError, match=r"'lib::copy' is only declared at line 2; of its explicit specialisations "
+                                         r"\(copy<float>, copy<int>\) none is for <double>"):
+        _kernel("lib::copy", "double", text=DECLARED)

@@ -47,3 +47,31 @@ def test_a_tile_parameter_given_anything_but_a_block_tile_is_refused(statements,
         check_kernel(source.kernels["k"], facts)
     assert err.value.where.line == 1 and f"line {culprit}" in str(err.value)
     assert "'w.meta_group_rank()' asks the place of a tile handed in" in str(err.value)
+
+
+
+STATS = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+         "struct Stats {\n  __device__ int rank(cg::thread_block_tile<32>& w) { return w.meta_group_rank(); }\n};\n"
+         "__device__ Stats make_stats() { return Stats(); }\n")
+
+
+def _fuse(tmp_path, body: str):
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    path = tmp_path / "stats.cu"
+    path.write_text(STATS + "__global__ void k(int* p) {\n  auto warp = cg::tiled_partition<32>(cg::this_thread_block());\n"
+                    + body + "\n}\n__global__ void other(float* x) { x[threadIdx.x] *= 2.f; }\n")
+    return fuse([KernelSpec(path, "other", Dim3(96)), KernelSpec(path, "k", Dim3(128))])
+
+
+def test_a_tile_handed_to_a_member_through_an_object_of_unknown_type_is_proven_by_the_calls_of_its_name(tmp_path):
+    # DeepSpeed: `auto stats = _local_serial_reduce<...>(buf); stats.template get_params<8, 32>(tb, warp);`
+    fused = _fuse(tmp_path, "  auto s = make_stats();\n  p[threadIdx.x] = s.rank(warp);")
+    assert "return (w.meta_group_rank() - 96u / w.num_threads());" in fused.source  # from the part's first warp
+
+
+def test_a_member_call_of_the_name_giving_a_sub_tile_is_refused(tmp_path):
+    with pytest.raises(HFuseError, match=r"'w.meta_group_rank\(\)' asks the place of a tile handed in, and a call \(k, line"):
+        _fuse(tmp_path, "  auto half = cg::tiled_partition<16>(warp);\n  auto s = make_stats();\n"
+                        "  p[threadIdx.x] = s.rank(warp) + s.rank(half);")

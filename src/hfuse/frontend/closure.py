@@ -17,7 +17,7 @@ from typing import Sequence
 
 from .directive_names import DEVICE_NAMESPACES, STD
 from .model import Function, TopLevelItem
-from .program import Program
+from .program import Program, is_prototype
 from .resolve import POINTER_DECLARATOR, LocalNames, using_declaration
 
 # Namespaces of the CUDA toolkit that device code may name: their using-directives and
@@ -159,6 +159,14 @@ def _brought_targets(program: Program, by_key: dict[str, list[int]], taken: set[
         named = program.resolver.resolve(item.scope, brought)
         found += [i for i in by_key.get(named, []) if i not in taken and i not in found] if named else []
     return found
+
+
+def declares_one_of(item: TopLevelItem, functions: frozenset[str]) -> bool:
+    """Whether ``item`` defines or declares (a prototype) a function among ``functions``
+    (keys): where every part has its own copy of it, emitted callees first, neither is."""
+    if item.function is not None:
+        return item.function.key in functions
+    return is_prototype(item) and bool(set(item.keys) & functions)
 
 
 def brings_one_of(item: TopLevelItem, program: Program, functions: frozenset[str]) -> bool:

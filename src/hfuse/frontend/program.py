@@ -11,7 +11,7 @@ from ..errors import HFuseError, Location
 from .directive_names import exposed_to_directives
 from .model import Function, SourceFile, TopLevelItem
 from .resolve import Resolver
-from .specialisation import specialised
+from .specialisation import declared_primary, specialised
 from .parse import compact
 
 _EXTERN_SHARED = re.compile(r"^\s*extern\s+(?:__shared__\s+)(?P<type>[^;\[]*?)\s*(?P<name>\w+)\s*\[\s*\]\s*;\s*$", re.S)
@@ -120,7 +120,7 @@ class Program:
                     program.extern_shared.setdefault(extern.group("name"), element)
                     program.extern_shared_by_source.setdefault(source.path, {})[extern.group("name")] = element
                 symbol = is_device_variable(item) or is_shared_variable(item)
-                if item.device and not symbol and not _is_prototype(item) and (fn is None or fn.kind != "global"):
+                if item.device and not symbol and not is_prototype(item) and (fn is None or fn.kind != "global"):
                     for name in item.keys:
                         definitions.setdefault(name, {}).setdefault(source.path, {})[_normalised(item.text)] = item
                 key = (item.scope, _normalised(item.text), source.path if symbol else None)
@@ -165,7 +165,7 @@ class Program:
         kernels = [f.key for s in files for f in s.functions if f.kind == "global"]
         program.resolver = Resolver.of(program.items, [*program.functions, *kernels])
         program.resolver.value_macros = frozenset(key.split("(")[0] for f in files for key, _ in f.value_macros)
-        declared = {key for item in program.items if _is_prototype(item) and "(" in item.text
+        declared = {key for item in program.items if is_prototype(item) and "(" in item.text
                     and re.search(r"\b__device__\b", item.text) for key in item.keys}
         defined = set(program.functions) | set(kernels) | {f.key for s in files for f in s.functions}
         program.resolver.undefined_device_functions = frozenset(declared - defined)
@@ -173,7 +173,7 @@ class Program:
 
     def _claim(self, owner: dict[str, tuple[TopLevelItem, Path]], name: str, item: TopLevelItem, source: Path) -> None:
         previous, previous_source = owner.setdefault(name, (item, source))
-        if previous is not item and _is_prototype(previous) and not _is_prototype(item):
+        if previous is not item and is_prototype(previous) and not is_prototype(item):
             # a forward declaration claims nothing: the definition does (once, traits.cu's 'struct
             # Params;' hid that another input defined Params differently, and both were emitted)
             owner[name] = (item, source)
@@ -184,7 +184,7 @@ class Program:
             # .cu's explicit specialisation of it): that source compiled
             return
         # (one header, read by two sources with other macros, may define a name two ways: as two files would)
-        if _is_prototype(previous) or _is_prototype(item):
+        if is_prototype(previous) or is_prototype(item):
             return  # a declaration beside its definition
         if previous.function is not None and item.function is not None and previous_source != source:
             by_source = self.function_clashes.setdefault(name, {})
@@ -217,8 +217,38 @@ class Program:
         specialisation for ``template_args`` is what that instance runs (``specialisation.py``)."""
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
-        return specialised(self._kernel_of(source, name, template_args, overload, line), source.functions,
-                           template_args)
+        primary = self._kernel_of(source, name, template_args, overload, line)
+        if any(f is primary for f in source.functions):
+            return specialised(primary, source.functions, template_args)
+        # a prototype's: its instances are its explicit specialisations, and it has no body of its own
+        chosen = specialised(primary, source.functions, template_args) if template_args else primary
+        if chosen is primary:
+            defined = [f.name for f in source.functions if f.is_explicit_specialisation and f.key.split("<")[0] == primary.key]
+            raise HFuseError(f"'{name}' is only declared at line {primary.line}; of its explicit specialisations "
+                             f"({', '.join(defined) or 'none'}) none is for <{', '.join(template_args)}>",
+                             Location(file, primary.line, name),
+                             hint="give the template arguments of one of its specialisations (-k 'NAME<ARGS>:BLOCK')")
+        return chosen
+
+    def kernel_item(self, function: Function) -> TopLevelItem:
+        """The item of ``function``, a kernel ``kernel`` returned (an explicit specialisation's own)."""
+        return next(i for i in self._kernel_items(function)
+                    if i.function is function or i.function.line == function.line)
+
+    def primary_items(self, item: TopLevelItem) -> list[TopLevelItem]:
+        """Where ``item`` is an explicit specialisation of a kernel template, the items that
+        declare the template: its definition, or the prototype of a template only declared."""
+        if item.function is None or not item.function.is_explicit_specialisation:
+            return []
+        key = item.function.key.split("<")[0].strip()
+        return [i for i in self._kernel_items(item.function) if i.function.is_template
+                and not i.function.is_explicit_specialisation] or [
+            i for i in self.items if i.file == item.file and (p := declared_primary(i)) is not None and p.key == key]
+
+    def _kernel_items(self, function: Function) -> list[TopLevelItem]:
+        key = function.key.split("<")[0].strip()
+        return [i for i in self.items if i.function is not None and i.function.kind == "global"
+                and i.function.file == function.file and i.function.key.split("<")[0].strip() == key]
 
     def _kernel_of(self, source: SourceFile, name: str, template_args: Sequence[str],
                    overload: OverloadChoice | None, line: int | None = None) -> Function:
@@ -227,6 +257,10 @@ class Program:
         wanted = compact(name.lstrip(":"))
         overloads = [f for f in source.functions if f.kind == "global" and wanted in (f.key, f.key.split("::")[-1])
                      and not f.is_explicit_specialisation]
+        declared = [p for item in source.items if (p := declared_primary(item)) is not None
+                    and wanted in (p.key, p.key.split("::")[-1])] if not overloads else []
+        if len(declared) == 1 and (line is None or declared[0].line <= line <= declared[0].line + declared[0].text.count("\n")):
+            return declared[0]  # a template only declared, its instances explicit specialisations
         if line is not None:
             at_line = [f for f in overloads if f.line <= line <= f.line + f.text.count("\n")]
             if len(at_line) != 1:
@@ -404,7 +438,7 @@ def _disagreements(definitions: Mapping[str, Mapping[Path, Mapping[str, TopLevel
     return found
 
 
-def _is_prototype(item: TopLevelItem) -> bool:
+def is_prototype(item: TopLevelItem) -> bool:
     """A declaration without a body: a function prototype, or a forward declaration of a
     type (``struct Params;``), which one header may make and another define."""
     if item.kind != "declaration" or item.function is not None or "{" in item.text:

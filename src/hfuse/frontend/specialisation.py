@@ -19,7 +19,8 @@ from typing import Sequence
 
 from ..errors import HFuseError, Location
 from .constant import evaluate
-from .model import Function
+from .extract import model_source
+from .model import Function, TopLevelItem
 from .parse import compact, split_template_args
 
 _HIDDEN_PREFIX = "hf_spec_"
@@ -98,6 +99,21 @@ def _same_arguments(given: Sequence[str], wanted: Sequence[str]) -> bool | None:
 
 def _normalised(primary: Function, args: Sequence[str]) -> tuple[str, ...]:
     return tuple(compact(a) for a in primary.complete_template_args(tuple(args)))
+
+
+def declared_primary(item: TopLevelItem) -> Function | None:
+    """The kernel template a prototype declares (``template <typename T> __global__ void
+    k(T* p);``) whose instances are all explicit specialisations, as DeepSpeed writes its
+    transforms: a Function with an empty body, only ever the template an instance's
+    specialisation is taken as (``Program.kernel`` refuses an instance none is for)."""
+    text = item.text.strip()
+    if item.kind != "declaration" or item.function is not None or "{" in text or not text.endswith(")" + ";") \
+            or not re.match(r"template\s*<\s*[^>\s]", text) or not re.search(r"\b__global__\b", text):
+        return None
+    functions = model_source(item.file, text[:-1] + " {}").functions
+    if len(functions) != 1 or functions[0].kind != "global":
+        return None
+    return replace(functions[0], scope=item.scope, line=item.line)
 
 
 def _as_template_of(specialisation: Function, primary: Function) -> Function:

@@ -19,6 +19,7 @@ from ..frontend.model import (BLOCK_SYNC, OWN_BLOCK_READS, PTX_CLUSTER, PTX_ENDS
                               TopLevelItem, ptx_block_reads, qualify)
 from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_default_argument, line_of,
                               names_a_value, parse, walk)
+from ..frontend.program import is_prototype
 from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS,
                           another_instance, call_reference, called_name, calls_through_pointer, cg_block_variables,
@@ -29,7 +30,7 @@ from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BAR
 from .opaque import REFUSAL_HINT, OpaqueNames
 from .recursion import check_recursion
 from .template_parameters import locals_of_type_parameters, through_template_parameter, type_parameters_of
-from .tile_ranks import TileArgument, check_tile_parameters, ranked_tiles, tile_arguments
+from .tile_ranks import TileArgument, check_tile_parameters, member_callee, ranked_tiles, tile_arguments
 
 BY_ARGUMENTS = "by argument-dependent lookup"
 """How a call's ``other_candidates`` came (``FunctionFacts``): its arguments' namespaces."""
@@ -189,7 +190,7 @@ def analyze(
                 facts.barriers.append((f"cg::{called_name(node)}", line))
             else:
                 callee = _record_call(node, function, facts, line, resolver, known, local, local_types)
-                if callee is not None:
+                if (callee := callee or member_callee(node)) is not None:
                     facts.tile_arguments.extend(tile_arguments(callee, node, function, places, block_vars, line))
             if is_cg_block_call(node):
                 facts.cg_block.append(line)
@@ -459,7 +460,7 @@ def close_over_types(program: ProgramFacts, items: Sequence[TopLevelItem], resol
                 if item.function.key in program.facts and item.function.key not in program.needs_context:
                     program.needs_context.add(item.function.key)
                     changed = True
-            elif not set(item.keys) <= types:
+            elif not set(item.keys) <= types and not is_prototype(item):  # (a prototype names no type)
                 types |= set(item.keys)
                 changed = True
         if changed:

@@ -69,14 +69,22 @@ def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames
         return made[text]  # the kernel's template parameter this instance binds to one
     if text not in ctx.context_type_names:
         return None
-    parent = node.parent
-    written = text
-    if parent is not None and parent.type == "qualified_identifier" and parent.child_by_field_name("name") == node:
-        written = compact(parent.text.decode())
-    key = ctx.resolver.resolve(scope, written, local)
+    key = ctx.resolver.resolve(scope, _written_name(node), local)
     return key if key in ctx.context_types else None
 
 
+
+
+def _written_name(node: ts.Node) -> str:
+    """The name ``node`` ends, with the qualifiers written before it and without its template
+    arguments: ``qlib::Stats`` of ``qlib::Stats<kind>``, ``a::b::S`` of ``a::b::S``."""
+    named = node.parent if node.parent is not None and node.parent.type == "template_type" \
+        and node.parent.child_by_field_name("name") == node else node
+    outer = named
+    while outer.parent is not None and outer.parent.type == "qualified_identifier" \
+            and outer.parent.child_by_field_name("name") == outer:
+        outer = outer.parent
+    return compact(outer.text[: named.start_byte - outer.start_byte].decode() + node.text.decode())
 
 
 def _constructed_type(node: ts.Node) -> ts.Node | None:

@@ -170,6 +170,12 @@ class OpaqueNames:
 
 
 def _cg_block_alias(item: TopLevelItem, resolver: Resolver) -> bool:
+    """A ``typedef``/``using`` alias of cooperative groups' thread_block (in a class too). A
+    class that only takes one in its members' parameters (DeepSpeed's ``GroupStats``) names
+    no alias: its members are read as any function (given the part's block where it is
+    called with one, or refused)."""
+    if not re.search(r"\b(typedef|using)\b", item.text):
+        return False
     for written in item.references:
         text = _plain(written)
         head, _, tail = text.rpartition("::")

@@ -144,7 +144,7 @@ def specialise_part(
     outside = tuple(ScopedCode(member.scope, _rewrite(_early_exits_safe(member, ctx), ctx), member.file, member.line)
                     for item in context_types for member in item.members if member.defined_outside)
     order = _callees_first(kernel.key, program)
-    helpers: list[list[ScopedCode]] = []  # per helper: its copies, then the using-declarations naming them
+    helpers: list[tuple[str, list[ScopedCode]]] = []  # per helper: its copies, then the using-declarations naming them
     for name in order:
         if name in ctx.specialised and name != kernel.key:
             # a helper's early return skips its own later barriers just like a kernel's
@@ -152,15 +152,22 @@ def specialise_part(
                                 fn.file, fn.line)
                      for fn in functions[name] if not fn.owner]  # (a member is rewritten inside its type's copy)
             if group:
-                helpers.append(group + [_using_copy(scope, brought, ctx)
-                                        for scope, brought in ctx.resolver.brought_by(name, set(ctx.known))])
+                helpers.append((name, group + [_using_copy(scope, brought, ctx)
+                                               for scope, brought in ctx.resolver.brought_by(name, set(ctx.known))]))
     body = ScopedCode(kernel.scope, _body_function(kernel, ctx, program), kernel.file, kernel.line)
     # a type copy's members may call helper copies, and a helper may take a type copy: the
     # helpers that name no type copy come first (a member's body sees only what precedes its class)
+    # (and so do the helpers that call such a helper: the helpers come callees first)
     copies = {ctx.clone_name(key.split("::")[-1]) for item in context_types for key in item.keys}
-    naming = re.compile(r"\b(" + "|".join(map(re.escape, sorted(copies))) + r")\b") if copies else None
-    first = [h for g in helpers if naming is None or not any(naming.search(h.text) for h in g) for h in g]
-    later = [h for g in helpers if naming is not None and any(naming.search(h.text) for h in g) for h in g]
+    first: list[ScopedCode] = []
+    later: list[ScopedCode] = []
+    for name, group in helpers:
+        naming = re.compile(r"\b(" + "|".join(map(re.escape, sorted(copies))) + r")\b") if copies else None
+        if naming is not None and any(naming.search(h.text) for h in group):
+            later += group
+            copies.add(ctx.clone_name(name.split("::")[-1]))
+        else:
+            first += group
     return PartCode((*symbol_copies, *first, *type_copies), (*later, *outside), body,
                     "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
 

@@ -7,6 +7,11 @@ first warp (``cooperative_groups._meta_group_edits``). That rewrite is right for
 only if every tile reaching it was cut from the block: one cut from another tile counts its
 parent's tiles, which fusion does not move, and a copy or a tile from elsewhere is unknown.
 ``check_tile_parameters`` proves it over the calls of a kernel, or refuses.
+
+A member called through an object whose type hfuse does not know (DeepSpeed's
+``group_stats.template get_params<...>(tb, warp)``, ``group_stats`` an ``auto`` an earlier
+call returned) is a call of every member of that name: what each such call gives is
+checked for every member function of the name, beside the calls that name it.
 """
 from __future__ import annotations
 
@@ -23,7 +28,18 @@ META_GROUP = ("meta_group_rank", "meta_group_size")
 
 TileArgument = tuple[str, int, "str | int", int]
 """(callee key, argument index, what it is given: a place of ``tile_places`` or the
-caller's own parameter index, line)."""
+caller's own parameter index, line). The callee of a member call whose object's type is
+not known is ``.NAME`` (``member_callee``)."""
+
+
+def member_callee(call: ts.Node) -> str | None:
+    """``.get_params`` of ``obj.get_params(...)`` and ``obj.template get_params<N>(...)``:
+    the callee of a member call, by name alone."""
+    fn = call.child_by_field_name("function")
+    field = fn.child_by_field_name("field") if fn is not None and fn.type == "field_expression" else None
+    while field is not None and field.type in ("dependent_name", "template_method"):
+        field = field.child_by_field_name("name") if field.type == "template_method" else field.named_child(0)
+    return f".{field.text.decode()}" if field is not None and field.type == "field_identifier" else None
 
 
 def ranked_tiles(root: ts.Node) -> list[tuple[str, ts.Node]]:
@@ -68,9 +84,13 @@ def check_tile_parameters(kernel: Function, reachable: Sequence[str], facts: Map
             for callee, index, what, line in f.tile_arguments:
                 given.setdefault((callee, index), []).append((what, name, line))
 
+    members = {name for name in reachable for f in facts[name] if f.function.owner is not None}
+
     def from_block(key: str, index: int, path: frozenset[tuple[str, int]]) -> tuple[str, int] | None:
         """None if every caller gives (key, index) a block tile, else (caller, line) of one that may not."""
         calls = given.get((key, index), [])
+        if key in members:  # and the member calls of its name whose object's type is not known
+            calls = calls + given.get(("." + key.rsplit("::", 1)[-1], index), [])
         if not calls or (key, index) in path:
             return (key, 0)
         for what, caller, line in calls:
