@@ -92,8 +92,8 @@ CASES = {
 def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, nvcc_once: bool = False) -> list[dict]:
     """``spec`` fused with the trivial partner in both orders (stopping at a refusal), each
     fused file compiled with nvcc and as ``hfuse tune`` compiles it: a row per order.
-    ``nvcc_once``: nvcc compiles the first order only (files that read PyTorch's headers
-    take nvcc 10-20 s; NVRTC still compiles both)."""
+    ``nvcc_once``: nvcc compiles the first order only where NVRTC compiles both (files that
+    read PyTorch's headers take nvcc 10-20 s)."""
     rows = []
     for order in ((PARTNER, spec), (spec, PARTNER)):
         out = {**row, "position": "first" if order[0] is spec else "second"}
@@ -106,11 +106,11 @@ def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, n
             print(f"{out['kernel']}: refused: {out['refusal']}", flush=True)
             break
         out.update(fused=True, layout=fused.layout.name, fuse_ms=round(1000 * (time.perf_counter() - start)))
-        if not (nvcc_once and rows):
+        toolchain, _ = toolchain_for([fused.source], options)
+        if not (nvcc_once and rows and toolchain == "nvrtc"):  # (nvcc is then the only compile of this order)
             nvcc = compile_nvcc(fused.source, flags=options.compiler_flags(pre_includes=False), workdir=workdir,
                                 check=False)
             out["nvcc"] = nvcc.ok
-        toolchain, _ = toolchain_for([fused.source], options)
         if toolchain == "nvrtc":
             nvrtc = compile_nvrtc(fused.source, [fused.name_expression], check=False,
                                   flags=options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))

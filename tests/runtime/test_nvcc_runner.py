@@ -110,6 +110,16 @@ def test_a_kept_pytorch_header_asks_for_nvcc_and_says_why(fake_torch):
     assert toolchain_for(["#include <cuda_fp16.h>\n"]) == ("nvrtc", None)
 
 
+def test_device_code_naming_pytorchs_types_asks_for_nvcc(fake_torch):
+    # vLLM's kernels instantiated for c10::Half: the header is kept from NVRTC, the type is not
+    used = USES_PAIR.replace("#include <torch/pair.h>\n", "#ifndef __CUDACC_RTC__\n#include <torch/pair.h>\n#endif\n")
+    toolchain, why = toolchain_for([used])
+    assert toolchain == "nvcc" and "names PyTorch's at::Pair" in why
+    # (a comment, and the C++ launch helper NVRTC never reads, name it harmlessly)
+    helper = "// sums at::Pair values\n#ifndef __CUDACC_RTC__\n#include <torch/pair.h>\nvoid launch(at::Pair* p);\n#endif\n"
+    assert toolchain_for([helper + "__global__ void k(float* x) { x[0] = 1.f; }\n"]) == ("nvrtc", None)
+
+
 @pytest.mark.nvrtc
 def test_an_installed_library_whose_headers_include_host_ones_asks_for_nvcc(tmp_path):
     # once: a library's <veclib/vec.cuh> including <cuda.h> went to NVRTC ("cannot open stdlib.h")

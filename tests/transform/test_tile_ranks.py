@@ -75,3 +75,18 @@ def test_a_member_call_of_the_name_giving_a_sub_tile_is_refused(tmp_path):
     with pytest.raises(HFuseError, match=r"'w.meta_group_rank\(\)' asks the place of a tile handed in, and a call \(k, line"):
         _fuse(tmp_path, "  auto half = cg::tiled_partition<16>(warp);\n  auto s = make_stats();\n"
                         "  p[threadIdx.x] = s.rank(warp) + s.rank(half);")
+
+
+@pytest.mark.parametrize("call", ["rank(h)", "this->rank(h)"])
+def test_a_member_handing_a_sub_tile_to_another_member_is_refused(tmp_path, call):
+    from hfuse.api import fuse
+    from hfuse.spec import Dim3, KernelSpec
+
+    path = tmp_path / "members.cu"
+    path.write_text(STATS.replace("};\n", "  __device__ int halves(cg::thread_block_tile<32>& w) {\n"
+                                  f"    auto h = cg::tiled_partition<16>(w);\n    return {call};\n  }}\n}};\n", 1)
+                    + "__global__ void k(int* p) {\n  auto warp = cg::tiled_partition<32>(cg::this_thread_block());\n"
+                    "  auto s = make_stats();\n  p[threadIdx.x] = s.rank(warp) + s.halves(warp);\n}\n"
+                    "__global__ void other(float* x) { x[threadIdx.x] *= 2.f; }\n")
+    with pytest.raises(HFuseError, match=r"a call \(Stats::halves, line 7\) may give it a tile not cut from the thread"):
+        fuse([KernelSpec(path, "other", Dim3(96)), KernelSpec(path, "k", Dim3(128))])

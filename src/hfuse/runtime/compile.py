@@ -73,6 +73,10 @@ def toolchain_for(sources: Sequence[str], options: CompileOptions | None = None)
             if any((d / header).is_file() for d in libraries) or classify(header) == "unknown" and any(
                     (d / header).is_file() for d in toolkit_dirs):
                 kept.append(header)
+        if dirs and (named := _pytorch_name(source)) is not None:
+            # (hfuse keeps PyTorch's headers from NVRTC; a kernel of c10::Half, as vLLM's, needs them)
+            return "nvcc", (f"its device code names PyTorch's {named}, whose headers NVRTC cannot read (they need "
+                            "the host C++ library)")
     if kept:
         flags = [f"-std={options.emitted_std}" if options is not None else "-std=c++17",
                  *(options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc") if options else ()),
@@ -98,9 +102,27 @@ def _nvrtc_cannot_open(header: str, flags: tuple[str, ...]) -> str | None:
     return None
 
 
+_PYTORCH_NAME = re.compile(r"\b(?:c10|at|torch)::\w+")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def _pytorch_name(source: str) -> str | None:
+    """A name of PyTorch's namespaces (``c10::Half``) in what NVRTC reads of ``source``, its
+    comments aside."""
+    found = _PYTORCH_NAME.search(_COMMENT.sub(" ", "\n".join(nvrtc_lines(source))))
+    return found.group() if found else None
+
+
 def nvrtc_includes(source: str) -> list[str]:
     """The headers ``source`` includes outside the ``#ifndef __CUDACC_RTC__`` blocks hfuse
     writes around what NVRTC must not read."""
+    return [header.group(1) for line in nvrtc_lines(source) if (directive := _DIRECTIVE.match(line))
+            and directive.group(1) == "include" and (header := _HEADER.match(directive.group(2).strip().replace(" ", "")))]
+
+
+def nvrtc_lines(source: str) -> list[str]:
+    """The lines of ``source`` NVRTC reads: all but those of the ``#ifndef __CUDACC_RTC__``
+    blocks (and the ``#else`` of ``#ifdef __CUDACC_RTC__``) hfuse writes."""
     found: list[str] = []
     opened: list[bool | None] = []
     """Per open #if: whether it asks 'NVRTC?' (True), 'not NVRTC?' (False), or something else."""
@@ -109,6 +131,8 @@ def nvrtc_includes(source: str) -> list[str]:
     for line in source.splitlines():
         directive = _DIRECTIVE.match(line)
         if directive is None:
+            if not any(hidden):
+                found.append(line)
             continue
         word, rest = directive.group(1), directive.group(2).strip().replace(" ", "")
         if word in ("if", "ifdef", "ifndef"):
@@ -121,8 +145,8 @@ def nvrtc_includes(source: str) -> list[str]:
         elif word == "endif" and hidden:
             opened.pop()
             hidden.pop()
-        elif word == "include" and not any(hidden) and (header := _HEADER.match(rest)):
-            found.append(header.group(1))
+        elif not any(hidden):
+            found.append(line)
     return found
 
 
