@@ -107,7 +107,7 @@ def declared_primary(item: TopLevelItem) -> Function | None:
     transforms: a Function with an empty body, only ever the template an instance's
     specialisation is taken as (``Program.kernel`` refuses an instance none is for)."""
     text = item.text.strip()
-    if item.kind != "declaration" or item.function is not None or "{" in text or not text.endswith(")" + ";") \
+    if item.kind != "declaration" or item.function is not None or "{" in text or not text.endswith(");") \
             or not re.match(r"template\s*<\s*[^>\s]", text) or not re.search(r"\b__global__\b", text):
         return None
     functions = model_source(item.file, text[:-1] + " {}").functions

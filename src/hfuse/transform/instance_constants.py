@@ -31,7 +31,6 @@ from .cooperative_groups import local_constant_initializers, local_constants, ti
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
-
 def template_constants(kernel: Function, given: Sequence[str]) -> tuple[tuple[str, int], ...]:
     """The kernel's template parameters whose arguments in this instance are integers."""
     values = ((p, evaluate(a)) for p, a in zip(kernel.template_params, kernel.complete_template_args(given)) if p)
