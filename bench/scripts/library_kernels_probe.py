@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT / "tests")]
 
 from toolchain import compile_nvcc, compile_nvrtc  # noqa: E402
 
-from hfuse.api import fuse  # noqa: E402
+from hfuse.api import device_source, fuse  # noqa: E402
 from hfuse.errors import HFuseError  # noqa: E402
 from hfuse.frontend.options import CompileOptions  # noqa: E402
 from hfuse.runtime.compile import toolchain_for  # noqa: E402
@@ -93,7 +93,8 @@ def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, n
     """``spec`` fused with the trivial partner in both orders (stopping at a refusal), each
     fused file compiled with nvcc and as ``hfuse tune`` compiles it: a row per order.
     ``nvcc_once``: nvcc compiles the first order only where NVRTC compiles both (files that
-    read PyTorch's headers take nvcc 10-20 s)."""
+    read PyTorch's headers take nvcc 10-20 s). Where a fused file does not compile, the
+    original is compiled the same way (``original_compiles``)."""
     rows = []
     for order in ((PARTNER, spec), (spec, PARTNER)):
         out = {**row, "position": "first" if order[0] is spec else "second"}
@@ -115,6 +116,15 @@ def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, n
             nvrtc = compile_nvrtc(fused.source, [fused.name_expression], check=False,
                                   flags=options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
             out["nvrtc"] = nvrtc.ok
+        if (out.get("nvcc") is False or out.get("nvrtc") is False) and "original_compiles" not in row:
+            # does the kernel compile unfused, as hfuse tune compiles it? (a library written for an
+            # older toolkit may not: vLLM 0.6.3's cub::Sum, gone in CCCL 3)
+            original = device_source(spec, options=options)
+            compiled = (compile_nvcc(original.source, flags=options.compiler_flags(pre_includes=False),
+                                     workdir=workdir, check=False) if out.get("nvcc") is False else
+                        compile_nvrtc(original.source, [original.name_expression], check=False,
+                                      flags=options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc")))
+            row["original_compiles"] = out["original_compiles"] = compiled.ok
         rows.append(out)
         print(f"{out['kernel']} ({out['position']}): {out['layout']}, {out['fuse_ms']} ms, nvcc "
               f"{ {True: 'ok', False: 'FAILED'}.get(out.get('nvcc'), 'not run')}, NVRTC {out.get('nvrtc', 'not used')}",
@@ -127,7 +137,9 @@ def summary(rows: list[dict], **about) -> dict:
     kernels = {r["kernel"] for r in rows}
     failed = {r["kernel"] for r in rows if not r.get("fused") or r.get("nvcc") is False or r.get("nvrtc") is False}
     ok = {k for k in kernels if k not in failed and sum(1 for r in rows if r["kernel"] == k) == 2}
+    unfused_too = {r["kernel"] for r in rows if r.get("original_compiles") is False}
     return {**about, "kernels": len(kernels), "fused_and_compiled_in_both_orders": len(ok),
+            "failing_where_the_original_does_not_compile_either": len(unfused_too),
             "date": datetime.date.today().isoformat(), "host": platform.node(), "python": platform.python_version(),
             "rows": rows}
 
