@@ -120,7 +120,9 @@ def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, n
             # does the kernel compile unfused, as hfuse tune compiles it? (a library written for an
             # older toolkit may not: vLLM 0.6.3's cub::Sum, gone in CCCL 3)
             original = device_source(spec, options=options)
-            compiled = (compile_nvcc(original.source, flags=options.compiler_flags(pre_includes=False),
+            # (nvcc instantiates a kernel template where host code takes the instance's address)
+            instance = f"\nvoid* hfuse_probe_instance() {{ return (void*)&{original.name_expression}; }}\n"
+            compiled = (compile_nvcc(original.source + instance, flags=options.compiler_flags(pre_includes=False),
                                      workdir=workdir, check=False) if out.get("nvcc") is False else
                         compile_nvrtc(original.source, [original.name_expression], check=False,
                                       flags=options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc")))
