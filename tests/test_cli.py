@@ -91,7 +91,7 @@ def test_a_kernel_no_file_defines_is_named_with_the_kernels_they_write(tmp_path,
                  "-o", str(tmp_path / "f.cu")]) != 0
     err = capsys.readouterr().err
     assert "no file defines a kernel named 'dequantize_krnel'" in err
-    assert "kernels written in them: dequantize_kernel (unit.cu), vec_scale (" in err
+    assert "kernels they define: dequantize_kernel (unit.cu), vec_scale (" in err
     assert "did you mean 'dequantize_kernel'?" in err
 
 

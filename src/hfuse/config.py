@@ -24,7 +24,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
@@ -193,18 +193,14 @@ _CLI_KERNEL = re.compile(
 )
 
 
-_WRITTEN_KERNEL = re.compile(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*)?"
-                             r"(?:void\s+)?([A-Za-z_]\w*)\s*[<(]")
-"""A kernel's name as a file writes it (a hint's list: the files are not preprocessed here)."""
-
-
 def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
-                        defining: Callable[[str], list[Path]] | None = None) -> KernelSpec:
+                        kernels_in: Callable[[], Mapping[Path, Sequence[str]]] | None = None) -> KernelSpec:
     """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``; NAME may be
     qualified (``mylib::scale:256``), and followed by ``@LINE`` where kernels of that name differ
     only in their parameters (``norm<float>@580:256``, the one defined at line 580). The file is
     the one whose text names it; where none does (a kernel in a header a file includes, or one a
-    macro defines), ``defining``: the files whose kernels, preprocessed, have that name."""
+    macro defines), the one whose kernels, preprocessed, have that name: ``kernels_in`` tells
+    each file's (qualified names)."""
     match = _CLI_KERNEL.match(text.strip())
     if not match:
         raise HFuseError(f"--kernel '{text}' is not NAME:BLOCK, NAME<TEMPLATE ARGS>:BLOCK or FILE:NAME:BLOCK (e.g. hist:512, stencil:16x16)")
@@ -221,17 +217,18 @@ def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
         return KernelSpec(file, name, block, targs, line=line)
     plain = name.split("::")[-1]  # a qualified name (mylib::scale) is written 'scale(' in its namespace
     holders = list(dict.fromkeys(f for f in files if re.search(rf"\b{re.escape(plain)}\s*\(", sources[f])))
-    if not holders and defining is not None and len(files) > 1:
-        holders = defining(name)
+    found = kernels_in() if not holders and kernels_in is not None and len(files) > 1 else {}
+    if found:
+        holders = [f for f, kernels in found.items() if any(name.lstrip(":") in (k, k.split("::")[-1]) for k in kernels)]
     if not holders:
         if len(files) == 1:
             return KernelSpec(files[0], name, block, targs, line=line)  # fuse() names the file's kernels
         listed = ", ".join(str(f) for f in files) or "no files given"
-        written = {k: f.name for f in files for k in _WRITTEN_KERNEL.findall(sources[f])}
-        close = difflib.get_close_matches(plain, list(written), n=3)
-        hint = ("kernels written in them: " + ", ".join(f"{k} ({f})" for k, f in list(written.items())[:12])
-                + (f" and {len(written) - 12} more" if len(written) > 12 else "")
-                + (f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "")) if written else None
+        defined = {k: f.name for f, kernels in found.items() for k in kernels}
+        close = difflib.get_close_matches(plain, [k.split("::")[-1] for k in defined], n=3)
+        hint = ("kernels they define: " + ", ".join(f"{k} ({f})" for k, f in list(defined.items())[:12])
+                + (f" and {len(defined) - 12} more" if len(defined) > 12 else "")
+                + (f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "")) if defined else None
         raise HFuseError(f"no file defines a kernel named '{name}' ({listed})", Location(None, None, name), hint=hint)
     if len(holders) > 1:
         raise HFuseError(f"'{name}' appears in {', '.join(map(str, holders))}: say which with --kernel FILE:{name}:{block}")

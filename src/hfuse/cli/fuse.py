@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from pathlib import Path
 
@@ -28,8 +29,8 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
         if not args.kernel:
             raise HFuseError("name the kernels to fuse with --kernel NAME:BLOCK (twice or more), or pass --config FILE")
         options = options_from_flags(args)
-        request = FuseRequest([parse_kernel_option(k, files, sources, _defining(files, sources, options))
-                               for k in args.kernel])
+        kernels_in = _kernels_in(files, sources, options)  # (read once, where a name needs it)
+        request = FuseRequest([parse_kernel_option(k, files, sources, kernels_in) for k in args.kernel])
     request.options = options_from_flags(args, request.options)
     layout, notes = layout_from(args)
     if args.compile_commands:
@@ -80,22 +81,22 @@ def run_fuse(args: argparse.Namespace, console: Console) -> int:
     return status
 
 
-def _defining(files: list[Path], sources: dict[Path, str], options: CompileOptions):
-    """A finder of the files that define a kernel of a given name once preprocessed with
-    ``options`` (in a header they include, or by a macro): ``parse_kernel_option``'s last resort."""
+def _kernels_in(files: list[Path], sources: dict[Path, str], options: CompileOptions):
+    """The kernels each file defines once preprocessed with ``options`` (in a header it
+    includes, or by a macro), read once when first asked: ``parse_kernel_option``'s last
+    resort, and its error's list."""
     from ..frontend.extract import load_source
 
-    def defining(name: str) -> list[Path]:
-        found = []
+    @functools.cache
+    def kernels_in() -> dict[Path, list[str]]:
+        found: dict[Path, list[str]] = {}
         for file in files:
             try:
-                kernels = load_source(file, sources[file], options).kernels
+                found[file] = list(load_source(file, sources[file], options).kernels)
             except HFuseError:
                 continue  # fuse() reports what is wrong with this file
-            if any(name.lstrip(":") in (key, key.split("::")[-1]) for key in kernels):
-                found.append(file)
         return found
-    return defining
+    return kernels_in
 
 
 def _verify(fused, request, args: argparse.Namespace, console: Console) -> int:

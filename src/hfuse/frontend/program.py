@@ -214,7 +214,8 @@ class Program:
         (a C++ compiler's overload resolution, SFINAE included) says which one the instance
         is; ``line`` (where a definition starts) picks one that differ only in their parameters;
         where nothing singles one out, hfuse refuses rather than pick. An explicit
-        specialisation for ``template_args`` is what that instance runs (``specialisation.py``)."""
+        specialisation for ``template_args`` is what that instance runs (``specialisation.py``),
+        also of a template only declared (``declared_primary``), whose other instances are refused."""
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
         primary = self._kernel_of(source, name, template_args, overload, line)

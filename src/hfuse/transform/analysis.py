@@ -84,10 +84,9 @@ class FunctionFacts:
     """Unqualified calls in a member function of a class with a base no input defines, which
     may have a member of that name that C++ calls instead: (the key hfuse found, the base, line)."""
     other_candidates: list[tuple[str, tuple[str, ...], int, str]] = field(default_factory=list)
-    """(key, other functions a call of it may find, line, how: ``BY_ARGUMENTS`` or through a using-declaration)."""
-    """Unqualified calls with arguments that resolve to one function while the program has
-    functions of that name in other namespaces, which C++'s argument-dependent lookup may
-    choose instead: (the key resolved, the other keys, line)."""
+    """Unqualified calls that resolve to one function while C++ may choose another: one of
+    that name in another namespace, by argument-dependent lookup (how: ``BY_ARGUMENTS``), or
+    one a using-declaration brings beside it: (the key resolved, the other keys, line, how)."""
     parameter_calls: list[tuple[str, int]] = field(default_factory=list)
     """Calls through its own template parameters: ``f(x)``, ``f.apply(x)`` or ``F::apply(x)``
     with ``f`` a parameter or local of type ``F``, and ``ACT_FN(x)`` of a non-type one: (the
