@@ -95,6 +95,18 @@ def test_a_kernel_no_file_defines_is_named_with_the_kernels_they_write(tmp_path,
     assert "did you mean 'dequantize_kernel'?" in err
 
 
+def test_a_kernels_file_may_be_named_by_the_name_of_a_file_given(tmp_path, capsys, monkeypatch):
+    # once: "-k norm.cu:k:64" with src/norm.cu among the files read ./norm.cu ("cannot read the source file")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "norm.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["fuse", "src/norm.cu", VEC, "-k", "norm.cu:k:64", "-k", "vec_scale:128", "-o", "f.cu"]) == 0
+    assert "part 1: k" in capsys.readouterr().err
+    # a path that is not there and no file of that name: the file is named in the error
+    assert main(["fuse", "src/norm.cu", VEC, "-k", "other.cu:k:64", "-k", "vec_scale:128", "-o", "f.cu"]) != 0
+    assert "other.cu: cannot read the source file" in capsys.readouterr().err
+
+
 @pytest.mark.nvcc
 def test_the_builds_language_flags_reach_the_compile_check_and_the_header(tmp_path, capsys):
     # a kernel calling std::max compiles only with --expt-relaxed-constexpr, as in its own build

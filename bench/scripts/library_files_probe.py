@@ -3,8 +3,10 @@ fused with the trivial partner in both orders and compiled with nvcc and as ``hf
 compiles it (``library_kernels_probe.probe``). The library is not in the repository (its
 code is not ours): give the folder of its sources, the ``csrc`` folder of its sdist
 (DeepSpeed 0.15.4: ``pip download --no-deps --no-binary=:all: deepspeed==0.15.4``; vLLM
-0.6.3: its sdist from PyPI's file host, as pip cannot build its metadata here). Their files
-include PyTorch's headers: run it where torch is installed::
+0.6.3, llama-cpp-python 0.3.16 (ggml's CUDA backend, ``vendor/llama.cpp/ggml/src/ggml-cuda``),
+auto-gptq 0.7.1 (``autogptq_extension``) and causal-conv1d 1.7.0: their sdists from PyPI's file
+host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml
+cuBLAS's: run it where torch and pip's CUDA headers are installed::
 
     python bench/scripts/library_files_probe.py --root DIR/csrc --cases deepspeed-0.15.4 \\
         --out bench/results/cpu/library_files_deepspeed_0.15.4.json
@@ -20,7 +22,7 @@ import json
 import re
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -117,6 +119,94 @@ VLLM = {
         (("float", "float", "int32_t"), (1024,)),
 }
 
+LLAMA = {
+    ("argsort.cu", "k_argsort_f32_i32", 10): (("GGML_SORT_ORDER_ASC",), (256,)),
+    ("binbcast.cu", "k_bin_bcast", 25): (("op_add", "float", "float", "float"), (128,)),
+    ("binbcast.cu", "k_bin_bcast_unravel", 59): (("op_mul", "float", "half", "float"), (128,)),
+    ("binbcast.cu", "k_repeat_back", 94): (("float",), (128,)),
+    ("clamp.cu", "op_clamp_kernel", 7): (("float",), (256,)),
+    ("concat.cu", "concat_f32_non_cont", 97): (("0",), (256,)),
+    ("conv2d-dw.cu", "conv2d_dw_kernel", 81): (("float", "whcn_layout"), (256,)),
+    ("convert.cu", "dequantize_block", 8): (("QK4_0", "QR4_0", "dequantize_q4_0", "half"), (256,)),
+    ("convert.cu", "dequantize_block_q8_0_f16", 38): (("true",), (32,)),
+    ("convert.cu", "dequantize_block_q4_0", 81): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_q4_1", 109): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_q2_K", 138): (("half",), (64,)),
+    ("convert.cu", "dequantize_block_q3_K", 160): (("float",), (64,)),
+    ("convert.cu", "dequantize_block_q4_K", 200): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_q5_K", 231): (("nv_bfloat16",), (64,)),
+    ("convert.cu", "dequantize_block_q6_K", 265): (("half",), (64,)),
+    ("convert.cu", "dequantize_block_iq2_xxs", 291): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_iq2_xs", 310): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_iq2_s", 327): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_iq3_xxs", 343): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_iq3_s", 366): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_iq1_s", 387): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_iq1_m", 408): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_iq4_nl", 433): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_iq4_xs", 451): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_mxfp4", 468): (("float",), (32,)),
+    ("convert.cu", "convert_unary", 615): (("float", "half"), (256,)),
+    ("count-equal.cu", "count_equal", 6): (("int",), (128,)),
+    ("cpy.cu", "cpy_flt", 10): (("cpy_1_flt<float, half>",), (64,)),
+    ("cpy.cu", "cpy_f32_q", 65): (("cpy_blck_f32_q8_0", "QK8_0"), (1,)),
+    ("cpy.cu", "cpy_q_f32", 93): (("cpy_blck_q_f32<dequantize_q4_0, QK4_0>", "QK4_0"), (1,)),
+    ("cross-entropy-loss.cu", "cross_entropy_loss_f32", 8): (("true",), (256,)),
+    ("cross-entropy-loss.cu", "cross_entropy_loss_back_f32", 52): (("false",), (256,)),
+    ("fattn-tile-f16.cu", "flash_attn_tile_ext_f16", 7): (("64", "32", "8", "false"), (32, 8)),
+    ("fattn-tile-f32.cu", "flash_attn_tile_ext_f32", 7): (("64", "32", "8", "false"), (32, 8)),
+    ("fattn-wmma-f16.cu", "flash_attn_ext_f16", 24): (("64", "16", "4", "get_VKQ_stride(64, 4, 16)", "half", "false"),
+                                                      (32, 4)),
+    ("getrows.cu", "k_get_rows", 5): (("QK4_0", "QR4_0", "dequantize_q4_0", "float"), (256,)),
+    ("getrows.cu", "k_get_rows_float", 42): (("half", "float"), (256,)),
+    ("getrows.cu", "k_get_rows_back_float", 69): (("float", "float"), (256,)),
+    ("gla.cu", "gated_linear_attn_f32", 4): (("64",), (64,)),
+    ("im2col.cu", "im2col_kernel", 5): (("half",), (256,)),
+    ("mean.cu", "divide_by_count", 9): (("float",), (1,)),
+    ("mmf.cu", "mul_mat_f", 10): (("half", "32", "8", "4"), (32, 4)),
+    ("mmvf.cu", "mul_mat_vec_f", 6): (("half", "float", "1", "128"), (128,)),
+    ("mmvq.cu", "mul_mat_vec_q", 139): (("GGML_TYPE_Q4_0", "1"), (32, 4)),
+    ("norm.cu", "norm_f32", 4): (("1024",), (1024,)),
+    ("norm.cu", "group_norm_f32", 51): (("32",), (32,)),
+    ("norm.cu", "rms_norm_f32", 107): (("1024", "true"), (1024,)),
+    ("norm.cu", "rms_norm_back_f32", 166): (("32",), (32,)),
+    ("norm.cu", "l2_norm_f32", 252): (("1024",), (1024,)),
+    ("pool2d.cu", "pool2d_nchw_kernel", 3): (("float", "float"), (256,)),
+    ("quantize.cu", "quantize_mmq_q8_1", 50): (("MMQ_Q8_1_DS_LAYOUT_D4",), (128,)),
+    ("rope.cu", "rope_norm", 40): (("true", "false", "float"), (1, 256)),
+    ("rope.cu", "rope_neox", 82): (("true", "true", "half"), (1, 256)),
+    ("rope.cu", "rope_multi", 124): (("false", "false", "float"), (1, 256)),
+    ("rope.cu", "rope_vision", 182): (("true", "false", "half"), (1, 256)),
+    ("set-rows.cu", "k_set_rows_quant", 7): (("block_q8_0", "QK8_0", "quantize_f32_q8_0_block"), (256,)),
+    ("set-rows.cu", "k_set_rows", 85): (("float", "half"), (256,)),
+    ("softmax.cu", "soft_max_f32", 46): (("true", "256", "256", "half"), (256,)),
+    ("ssm-conv.cu", "ssm_conv_f32", 3): (("128", "4"), (128,)),
+    ("ssm-conv.cu", "ssm_conv_long_token_f32", 48): (("128", "4", "32"), (128,)),
+    ("ssm-scan.cu", "ssm_scan_f32", 18): (("128", "16", "4"), (128,)),
+    ("ssm-scan.cu", "ssm_scan_f32_group", 117): (("16", "128"), (128,)),
+    ("unary.cu", "unary_op_kernel", 90): (("op_gelu", "float"), (256,)),
+    ("unary.cu", "unary_gated_op_kernel", 208): (("op_silu", "half"), (256,)),
+    ("unary.cu", "swiglu_oai_kernel", 305): (("float",), (256,)),
+    ("unary.cu", "silu_back_kernel", 385): (("float",), (256,)),
+    ("unary.cu", "leaky_relu_kernel", 431): (("half",), (256,)),
+    ("wkv.cu", "rwkv_wkv_f32", 4): (("64",), (64,)),
+    ("wkv.cu", "rwkv_wkv7_f32", 68): (("64",), (64,)),
+}
+
+CONV1D = {
+    ("causal_conv1d_fwd.cu", "causal_conv1d_fwd_kernel", 46):
+        (("Causal_conv1d_fwd_kernel_traits<128, 4, false, at::Half, at::Half>",), (128,)),
+    ("causal_conv1d_fwd.cu", "causal_conv1d_channellast_fwd_kernel", 205):
+        (("Causal_conv1d_channellast_fwd_kernel_traits<128, 4, 64, true, float, float>", "false"), (128,)),
+    ("causal_conv1d_bwd.cu", "causal_conv1d_bwd_kernel", 53):
+        (("Causal_conv1d_bwd_kernel_traits<128, 4, true, true, at::BFloat16, float>", "false"), (128,)),
+    ("causal_conv1d_bwd.cu", "causal_conv1d_channellast_bwd_kernel", 329):
+        (("Causal_conv1d_channellast_bwd_kernel_traits<128, 4, 64, true, true, float, float>", "false", "false",
+          "false"), (128,)),
+    ("causal_conv1d_update.cu", "causal_conv1d_update_kernel", 23):
+        (("Causal_conv1d_update_kernel_traits<64, 4, at::Half, float>", "false"), (64,)),
+}
+
 
 @dataclass(frozen=True)
 class Library:
@@ -133,6 +223,10 @@ class Library:
     undefines: tuple[str, ...] = ()
     flags: tuple[str, ...] = ("--use_fast_math", "--expt-relaxed-constexpr")
     """PyTorch's extension builder adds --expt-relaxed-constexpr (``COMMON_NVCC_FLAGS``)."""
+    std: str = "c++20"
+    every_kernel: dict = field(default_factory=dict)
+    """file: (template arguments, block) of each of its kernels the table does not name (a
+    template's arguments; the others take none)."""
 
 
 LIBRARIES = {
@@ -151,29 +245,69 @@ LIBRARIES = {
     "vllm-0.6.3": Library(
         (".",), VLLM, files=tuple(dict.fromkeys(f for f, _, _ in VLLM)), defines=("ENABLE_FP8",),
         flags=("--expt-relaxed-constexpr",)),
+    # ggml/src/ggml-cuda/CMakeLists.txt and ggml/src/CMakeLists.txt (Linux, CUDA graphs on): C++17, fast
+    # math, extended lambdas; its own headers only (no PyTorch). The backend's dispatcher (ggml-cuda.cu)
+    # and the files of template instances (template-instances/) are left out: their kernels come from
+    # the headers the other files include
+    "ggml-cuda-llama-cpp-python-0.3.16": Library(
+        ("../../include", "..", "."), LLAMA, skipped=("ggml-cuda.cu", "template-instances/", "vendors/"),
+        defines=("GGML_SCHED_MAX_COPIES=4", "_XOPEN_SOURCE=600", "_GNU_SOURCE", "GGML_CUDA_PEER_MAX_BATCH_SIZE=128",
+                 "GGML_CUDA_USE_GRAPHS"),
+        flags=("--use_fast_math", "--extended-lambda"), std="c++17"),
+    # setup.py: PyTorch's CUDAExtension with no flags of its own (so torch's COMMON_NVCC_FLAGS: the
+    # no-half defines kept, relaxed constexpr), C++20 as torch 2.14's headers need. The sdist has the
+    # GEMV kernels' files whole (cuda_64/, cuda_256/: one kernel template per bit width, at the block
+    # width of its folder, instantiated for float as AT_DISPATCH_FLOATING_TYPES does); exllama/,
+    # exllamav2/ and marlin/ lack their headers there
+    "auto-gptq-0.7.1": Library(
+        (), {}, files=("cuda_64/autogptq_cuda_kernel_64.cu", "cuda_256/autogptq_cuda_kernel_256.cu"),
+        defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__"), flags=("--expt-relaxed-constexpr",),
+        every_kernel={"cuda_64/autogptq_cuda_kernel_64.cu": (("float",), (64,)),
+                      "cuda_256/autogptq_cuda_kernel_256.cu": (("float",), (256,))}),
+    # setup.py: the half/bfloat16 operators on, relaxed constexpr, extended lambdas, fast math; C++20
+    # for torch 2.14's headers. CUB block loads and stores through each kernel's traits struct
+    "causal-conv1d-1.7.0": Library(
+        (".",), CONV1D,
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_OPERATORS__",
+                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
+                   "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
 }
-_KERNEL = re.compile(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)?"
+_KERNEL = re.compile(r"(?:static\s+)?__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)?"
                      r"(?:std::enable_if_t<.*?>\s*)?(\w+)\s*\(", re.DOTALL)
 """(The SFINAE return type of vLLM's ``fused_add_rms_norm_kernel``: up to the first ``>`` a
 name and ``(`` follow.)"""
 
 
+def _blanked(text: str) -> str:
+    """The text with comments and preprocessor lines blanked (newlines kept, so offsets hold)."""
+    def blank(match: re.Match) -> str:
+        return re.sub(r"[^\n]", " ", match.group())
+    return re.sub(r"//[^\n]*|/\*.*?\*/|^[ \t]*#[^\n]*", blank, text, flags=re.DOTALL | re.MULTILINE)
+
+
+_HEADER = re.compile(r"template\s*<[^;{}]*>\s*(?:__launch_bounds__\s*\([^;{}]*\)\s*)?$")
+"""A template header right before a kernel (ggml's ``__launch_bounds__(...)`` may stand between)."""
+
+
 def kernels(path: Path) -> list[tuple[str, int, bool]]:
     """(name, the line its definition starts on, whether it is a template) of each kernel; a
-    prototype only where no definition of its name follows (its instances then are explicit
-    specialisations, and it is the kernel asked for)."""
-    text = path.read_text()
+    prototype only where no definition of its name follows (a template's, whose instances then
+    are explicit specialisations: it is the kernel asked for). Commented-out kernels are not kernels."""
+    text = _blanked(path.read_text())
     found, prototypes = [], []
     for match in _KERNEL.finditer(text):
-        line = text.count("\n", 0, match.start()) + 1
-        header = re.search(r"template\s*<[^;{}]*>\s*$", text[max(0, match.start() - 400):match.start()])
-        starts = line - header.group().count("\n") if header else line
+        before = text[max(0, match.start() - 600):match.start()]
+        header = _HEADER.search(before)
+        start = match.start() - len(before) + header.start() if header else match.start()
         rest = re.search(r"[;{]", text[match.end():])
         declared_only = rest is not None and rest.group() == ";"
         (prototypes if declared_only else found).append(
-            (match.group(1), starts, header is not None and "<>" not in "".join(header.group().split())))
-    defined = {name for name, _, templated in found if templated}
-    return sorted(found + [p for p in prototypes if p[0] not in defined], key=lambda k: k[1])
+            (match.group(1), text.count("\n", 0, start) + 1,
+             header is not None and "<>" not in "".join(header.group().split())))
+    defined = {(name, templated) for name, _, templated in found}
+    return sorted(found + [p for p in prototypes if (p[0], p[2]) not in defined], key=lambda k: k[1])
 
 
 def main() -> None:
@@ -185,7 +319,7 @@ def main() -> None:
     args = parser.parse_args()
     library = LIBRARIES[args.cases]
     options = CompileOptions.from_flags(  # (PyTorch's headers are found by hfuse itself)
-        include_dirs=[*(str(args.root / d) for d in library.includes), *cuda_include_dirs()], std="c++20",
+        include_dirs=[*(str(args.root / d) for d in library.includes), *cuda_include_dirs()], std=library.std,
         defines=list(library.defines), undefines=list(library.undefines), language_flags=list(library.flags))
     arguments = library.template_arguments
     rows = []
@@ -197,10 +331,12 @@ def main() -> None:
                 continue
             for name, line, templated in kernels(path):
                 row = {"kernel": f"{relative}:{name}@{line}"}
-                if templated and (relative, name, line) not in arguments:
+                every_kernel = library.every_kernel.get(relative)
+                if templated and (relative, name, line) not in arguments and every_kernel is None:
                     rows.append({**row, "fused": False, "refusal": "no template arguments in the script's table"})
                     continue
-                given, block = arguments.get((relative, name, line), ((), (128,)))
+                default = (every_kernel[0] if templated else (), every_kernel[1]) if every_kernel else ((), (128,))
+                given, block = arguments.get((relative, name, line), default)
                 spec = KernelSpec(path, name, Dim3(*block), given, line=line)
                 rows += probe(spec, options, Path(tmp), {**row, "template_args": list(given)}, nvcc_once=True)
     result = summary(rows, cases=args.cases, root=str(args.root))

@@ -32,7 +32,7 @@ from .errors import HFuseError, Location
 from .files import read_text_file
 from .layouts import Layout, layout_of
 from .frontend.options import NO_OPTIONS, CompileOptions
-from .frontend.parse import split_template_args
+from .frontend.parse import read_source_file, split_template_args
 from .spec import Dim3, KernelSpec
 from .registers import RegisterCap
 
@@ -195,7 +195,8 @@ _CLI_KERNEL = re.compile(
 
 def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
                         kernels_in: Callable[[], Mapping[Path, Sequence[str]]] | None = None) -> KernelSpec:
-    """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel``; NAME may be
+    """``NAME:BLOCK``, ``NAME<float, 4>:BLOCK`` or ``FILE:NAME:BLOCK`` from ``--kernel`` (FILE a path,
+    or the name of one of ``files`` where no such path is there); NAME may be
     qualified (``mylib::scale:256``), and followed by ``@LINE`` where kernels of that name differ
     only in their parameters (``norm<float>@580:256``, the one defined at line 580). The file is
     the one whose text names it; where none does (a kernel in a header a file includes, or one a
@@ -212,7 +213,11 @@ def parse_kernel_option(text: str, files: list[Path], sources: dict[Path, str],
     targs = split_template_args(match.group("targs")) if match.group("targs") is not None else ()
     if match.group("file"):
         file = Path(match.group("file"))
+        named = [f for f in files if f.parts[-len(file.parts):] == file.parts]
+        if not file.exists() and len(named) == 1:
+            file = named[0]  # the name of a file given among FILES (norm.cu for ggml-cuda/norm.cu)
         if file not in files:
+            sources[file] = read_source_file(file)  # (a file not among FILES: the other options may look in it)
             files.append(file)
         return KernelSpec(file, name, block, targs, line=line)
     plain = name.split("::")[-1]  # a qualified name (mylib::scale) is written 'scale(' in its namespace

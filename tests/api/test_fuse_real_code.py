@@ -309,11 +309,45 @@ def test_a_call_through_a_pointer_is_refused_but_a_cast_is_not(tmp_path):
                     "__global__ void cast(int* p, long long x) { p[0] = (u32)(x >> 32) + lane(); }\n"
                     "__global__ void indirect(int* p, int (*f)(int)) { p[0] = (*f)(p[1]); }\n"
                     "__global__ void z(int* p) { p[threadIdx.x] = 0; }\n"
-                    "__device__ int pick() { int (*g)() = lane; return g(); }\n")  # lane's address is taken
+                    "__device__ int pick() { int (*g)() = lane; return g(); }\n"  # lane's address is taken
+                    "__device__ int lane_plus(int v) { return v + (threadIdx.x & 31); }\n"
+                    "__device__ int pick_plus(int v) { int (*g)(int) = lane_plus; return g(v); }\n")  # and lane_plus's
     fuse([KernelSpec(path, "cast", 32), KernelSpec(path, "z", 32)])
-    with pytest.raises(HFuseError, match="through a pointer") as err:
+    with pytest.raises(HFuseError, match=r"through a pointer, and some helpers it may hold \(taking 1 argument\) "
+                                         r".*lane_plus") as err:
         fuse([KernelSpec(path, "indirect", 32), KernelSpec(path, "z", 32)])
     assert f"{path}:5" in str(err.value)
+
+
+def test_a_call_through_a_pointer_runs_only_functions_of_as_many_parameters_as_it_passes(tmp_path):
+    # ggml's mul_mat_vec_q calls vec_dot(vx, vy, kbx, kby) through a constexpr pointer while the
+    # file takes the addresses of tile loaders of 5 parameters that read threadIdx: once refused.
+    # No default argument fills a parameter in a call through a pointer, so f(p[1]) runs a
+    # function of one parameter (or of a pack, or C's ...), never lane() or the loaders
+    path = tmp_path / "arity.cu"
+    loader = "__device__ void load(int* t, int i, int j, int k, int n) { t[threadIdx.x] = i + j + k + n; }\n"
+    path.write_text("__device__ int lane() { return threadIdx.x & 31; }\n" + loader +
+                    "__device__ int twice(int v) { return 2 * v; }\n"
+                    "__device__ int pick(int* t) { int (*g)() = lane; void (*h)(int*, int, int, int, int) = load;\n"
+                    "  h(t, 1, 2, 3, 4); return g(); }\n__device__ int (*d_twice)(int) = twice;\n"
+                    "__global__ void indirect(int* p, int (*f)(int)) { p[0] = (*f)(p[1]); }\n"
+                    "__global__ void z(int* p) { p[threadIdx.x] = 0; }\n")
+    fused = fuse([KernelSpec(path, "indirect", 32), KernelSpec(path, "z", 32)])
+    assert "p[0] = (*f)(p[1]);" in fused.source
+    # nor, where its value is used, a void function of one parameter (a statement may call one)
+    path.write_text(path.read_text() + "__device__ void mark(int v) { if (threadIdx.x == v) v = 0; }\n"
+                    "__device__ void pick_mark() { void (*g)(int) = mark; g(1); }\n"
+                    "__global__ void statement(int* p, void (*f)(int)) { f(p[1]); }\n")
+    fuse([KernelSpec(path, "indirect", 32), KernelSpec(path, "z", 32)])
+    with pytest.raises(HFuseError, match="through a pointer.*mark"):
+        fuse([KernelSpec(path, "statement", 32), KernelSpec(path, "z", 32)])
+    for taker in ("template <typename... A> __device__ int any(A... a) { return threadIdx.x; }\n"
+                  "__device__ int pick_any() { int (*g)(int) = any<int>; return g(1); }\n",
+                  "__device__ int varargs(int n, ...) { return threadIdx.x; }\n"
+                  "__device__ int pick_var() { int (*g)(int, ...) = varargs; return g(1); }\n"):
+        path.write_text(path.read_text() + taker)
+        with pytest.raises(HFuseError, match="through a pointer"):
+            fuse([KernelSpec(path, "indirect", 32), KernelSpec(path, "z", 32)])
 
 
 POINTERS = """typedef float (*unary_op)(float);

@@ -465,6 +465,17 @@ MAKERS["rms_norm_f32<32>"] = lambda rng, cp, b: _ggml_rms(rng, cp, 4)
 MAKERS["rms_norm_f32<256>"] = lambda rng, cp, b: _ggml_rms(rng, cp, 1)
 
 
+def _super_blocks(rng, cp) -> Launch:
+    """Super-blocks of 144 bytes: d and dmin (halves), 8 scale bytes, 128 bytes of nibbles."""
+    n_blocks = N // 256
+    halves = rng.uniform(0.01, 0.1, (n_blocks, 2)).astype(np.float16).view(np.uint8).reshape(n_blocks, 4)
+    rest = rng.integers(0, 256, (n_blocks, 136)).astype(np.uint8)
+    return Launch([cp.asarray(np.concatenate([halves, rest], axis=1)), _zeros(cp, N)], Dim3(n_blocks), 0, (1,))
+
+
+MAKERS["dequantize_block_q4_super<float>"] = lambda rng, cp, b: _super_blocks(rng, cp)
+
+
 def _aten_rms(rng, cp, make) -> Launch:
     return Launch([make(rng, cp, ROWS * COLS), make(rng, cp, COLS), _zeros(cp, ROWS * COLS, make(rng, cp, 1).dtype),
                    np.int32(COLS), np.float32(1e-5)], Dim3(ROWS), 0, (2,))

@@ -382,3 +382,17 @@ def test_std_names_nvcc_gives_without_an_include_are_given_to_nvrtc(tmp_path):
     assert plan_includes([], uses=frozenset({"exp", "stdio"})).lines == ()  # unqualified: NVRTC's built-ins
     limits = "\n".join(plan_includes(["#include <climits>"], uses=frozenset({"INT_MAX"})).lines)
     assert limits.count("#include <cuda/std/climits>") == 1
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_std_memset_and_memcpy_are_given_to_nvrtc(tmp_path):
+    # once: auto-gptq's std::memset(&res2, 0, sizeof(half2)) (<cstring> by way of torch's headers)
+    # compiled with nvcc only: NVRTC declares ::memset and ::memcpy, not std's
+    sources = []
+    for kept in (["#include <cstring>"], ["#include <torch/extension.h>"]):
+        plan = plan_includes(kept, uses=frozenset({"std::memset", "std::memcpy"}))
+        sources.append("\n".join([*plan.lines, 'extern "C" __global__ void k(float* f) {',
+                                  "  float z[2]; std::memset(z, 0, sizeof z); std::memcpy(f, z, sizeof z);", "}", ""]))
+        assert compile_nvrtc(sources[-1], ["k"], check=False).ok
+    assert compile_nvcc(sources[0], workdir=tmp_path, check=False).ok  # (nvcc: the <cstring> kept)

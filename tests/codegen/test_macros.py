@@ -49,6 +49,17 @@ def test_a_function_like_use_comes_back_whole(tmp_path):
     assert "#define SQR(x) ((x)*(x))" in defines and "#define TID threadIdx.x" in defines
 
 
+def test_a_macro_named_only_in_a_kept_uses_arguments_is_defined_too(tmp_path):
+    # once: ggml's GGML_TABLE_BEGIN(uint32_t, iq1s_grid_gpu, NGRID_IQ1S) came back with
+    # GGML_TABLE_BEGIN defined around it and NGRID_IQ1S not ("identifier is undefined")
+    text = ("#define NGRID 8\n#define TABLE(type, name, size) type name[size]\n"
+            "__device__ float f(int i) { TABLE(float, t, NGRID); t[i] = 1.f; return t[0]; }\n")
+    expanded, (texts, defines, undefs) = _section(tmp_path, text)
+    assert "TABLE(float, t, NGRID);" in texts[0]
+    assert defines == ["#define NGRID 8", "#define TABLE(type, name, size) type name[size]"]
+    assert undefs == ["#undef NGRID", "#undef TABLE"]
+
+
 def test_a_definition_naming_a_kept_macro_as_written_keeps_none_in_its_section(tmp_path):
     path = tmp_path / "k.cu"
     path.write_text(FILE)

@@ -235,6 +235,7 @@ _STD_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
         "bit_xor", "invoke", "reference_wrapper", "ref", "cref")),
     "algorithm": ("::cuda::std::", ("min", "max", "clamp", "minmax")),
     "abs": ("::", ("abs", "labs", "llabs")),
+    "cstring": ("::", ("memcpy", "memset")),  # (NVRTC's built-ins, which <cstring> puts in std under nvcc)
     "math": ("::", tuple(n for base in (
         "fabs", "fmod", "remainder", "remquo", "fma", "fmax", "fmin", "fdim", "nan", "exp", "exp2", "expm1",
         "log", "log10", "log2", "log1p", "pow", "sqrt", "cbrt", "hypot", "sin", "cos", "tan", "asin", "acos",
@@ -409,7 +410,8 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``limits.h``'s ``INT_MAX``; ``uint``;
     ``int64_t``; ``std::exp``, ``std::max``, ``std::numeric_limits``, ``std::is_same``, by
     way of the host's ``<cmath>``), when the code uses it. These also stand in for a host
-    header NVRTC leaves out (``torch/extension.h`` brings the fixed-width integers under nvcc)."""
+    header NVRTC leaves out (``torch/extension.h`` brings the fixed-width integers under nvcc).
+    GNU's ``__extension__`` (it only silences pedantic warnings) is defined away for NVRTC."""
     rtc: list[str] = []
     if uses & set(_STD_NAMES["ints"][1]) and "ints" not in planner.std_done:
         rtc += ["#include <cuda/std/cstdint>", *planner.rtc_extras(("ints",))]
@@ -420,11 +422,13 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
         rtc.append(climits)
     for group in _std_groups(uses):
         if group not in planner.std_done:
-            headers = next(h for h, extras in _LIBCUXX.values() if group in extras)
+            headers = next((h for h, extras in _LIBCUXX.values() if group in extras), "")  # (cstring: none)
             rtc += [*(f"#include <{h}>" for h in headers.split()), *planner.rtc_extras((group,))]
     if any(_IMPLICIT_MATH.match(u) for u in uses) and "math_macros" not in planner.macros_done:
         rtc += ["#include <cuda/std/cmath>", *planner.rtc_extras(("math", "math_macros"))]
     rtc += [f"typedef {t} {name};" for name, t in _IMPLICIT_TYPES.items() if name in uses]
+    if "__extension__" in uses:  # (GNU's "no pedantic warning here", a keyword to nvcc's host compiler)
+        rtc.append("#define __extension__")
     if uses & _DRIVER_DEVICE_TYPES:
         rtc.append(_TENSOR_MAP)
     if rtc:

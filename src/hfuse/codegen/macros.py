@@ -154,7 +154,7 @@ class Resugared:
 
     text: str
     names: frozenset[str] = frozenset()
-    """The macros written back."""
+    """The macros written back, and those their arguments name."""
     spans: tuple[tuple[int, int], ...] = ()
     """Where, in ``text``: each span preprocesses to exactly the expanded text it replaced,
     and leaves no macro name behind (so nothing after it can join its expansion)."""
@@ -218,7 +218,8 @@ def resugar(expanded: str, original: str, macros: Mapping[str, UserMacro],
             continue
         pieces.append(expanded[stop:end])
         pieces.append(spelling)
-        names.add(name)
+        # the use and the macros its arguments name (``TABLE(uint32_t, grid, NGRID)``): each defined
+        names.update({name, *(n for n in _IDENTIFIER.findall(_code(spelling)) if n in macros)})
         kept.append((start, stop, spelling))
         end = start
     pieces.append(expanded[:end])

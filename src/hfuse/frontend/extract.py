@@ -242,6 +242,8 @@ def _references(node: ts.Node) -> frozenset[str]:
             found.add(current.text.decode())  # int64_t, size_t: the grammar's primitives, a header's typedefs
         elif current.type == "offsetof_expression":
             found.add("offsetof")  # a macro of stddef.h the grammar reads as a keyword
+        elif current.type == "__extension__":
+            found.add("__extension__")  # GNU's keyword, which NVRTC does not know (codegen/includes.py)
         stack.extend(current.children)
     return frozenset(found)
 

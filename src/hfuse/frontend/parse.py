@@ -299,8 +299,8 @@ def names_a_value(node: ts.Node) -> bool:
     (``g(f)``, ``apply<f>``), an address (``&f``), an initializer or the right of ``=``, a
     branch of ``?:`` (``c ? f : g``), a returned value, a cast's operand."""
     parent = node.parent
-    if parent is None or node.type not in ("identifier", "qualified_identifier", "type_identifier"):
-        return False
+    if parent is None or node.type not in ("identifier", "qualified_identifier", "type_identifier", "template_function"):
+        return False  # (a template_function: an instance's address, ``g = apply<int>``)
     if node.type == "type_identifier":
         return (parent.type == "type_descriptor" and parent.text == node.text and parent.parent is not None
                 and parent.parent.type == "template_argument_list")

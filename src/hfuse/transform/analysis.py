@@ -22,9 +22,9 @@ from ..frontend.parse import (compact, declarator_name, hidden_by_local, in_defa
 from ..frontend.program import is_prototype
 from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS,
-                          another_instance, call_reference, called_name, calls_through_pointer, cg_block_variables,
-                          cg_spellings, gives_the_block, grid_group_uses, grid_use_text, is_block_sync_call,
-                          library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
+                          PointerCall, another_instance, call_reference, called_name, calls_through_pointer,
+                          cg_block_variables, cg_spellings, gives_the_block, grid_group_uses, grid_use_text,
+                          is_block_sync_call, library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
                           is_cg_sync_call, is_cg_wait_call, is_extern_shared_declaration, is_static_shared_declaration,
                           tile_places)
 from .opaque import REFUSAL_HINT, OpaqueNames
@@ -75,8 +75,8 @@ class FunctionFacts:
     raw_thread_index: list[tuple[str, int]] = field(default_factory=list)
     """Of ``whole_block``, what reads the thread's index (``threadIdx``, ``%tid``) where hfuse
     cannot rewrite it: correct only in a 1-D block (why, line)."""
-    indirect_calls: list[int] = field(default_factory=list)
-    """Lines of calls through a pointer (which function runs is unknown)."""
+    indirect_calls: list[PointerCall] = field(default_factory=list)
+    """Calls through a pointer (which function runs is unknown)."""
     function_values: list[tuple[str, int]] = field(default_factory=list)
     """The program's functions it uses as values, not calls (``&f``, ``g(f)``, ``apply<f>``):
     (key, line). Through such a value no part's copy of a function can be reached."""
@@ -276,7 +276,7 @@ def _record_call(
     if target is not None and (reference is None or target.type == "identifier" and hidden_by_local(target)):
         # (a local's name: a lambda, functor or pointer of its own, not the program's function of that name)
         if calls_through_pointer(target, function.scope, resolver, local):
-            facts.indirect_calls.append(line)
+            facts.indirect_calls.append(PointerCall.of(node, line))
         return
     if reference is None:
         return
@@ -291,7 +291,7 @@ def _record_call(
             key, own_member = member, True
         elif member is not None and resolver is not None:
             if simple in resolver.pointer_fields:
-                facts.indirect_calls.append(line)
+                facts.indirect_calls.append(PointerCall.of(node, line))
             return  # a data member (a functor, a pointer): what it calls is its type's, not a namespace's function
         elif unseen is not None and key is not None:
             facts.unseen_bases.append((key, unseen, line))
@@ -318,7 +318,7 @@ def _record_call(
             facts.plain_calls.add(key)
         return key
     if resolver is not None and resolver.resolve(function.scope, reference, local, resolver.pointer_variables):
-        facts.indirect_calls.append(line)  # a variable of the program's that holds a function
+        facts.indirect_calls.append(PointerCall.of(node, line))  # a variable of the program's that holds a function
         return None
     if "::" in reference:
         facts.outside_calls.append((reference, line))
@@ -521,14 +521,17 @@ def check_kernel(kernel: Function, program: ProgramFacts) -> None:
                         Location(f.function.file, line, kernel.name),
                         hint=f"call {key.rsplit('::', 1)[-1]}(...) directly, or keep this kernel unfused",
                     )
-            if f.indirect_calls and helpers_with_context:
-                raise HFuseError(
-                    "cannot prove the fused kernel correct: it calls a function through a pointer, and some helpers "
-                    f"read the block's built-ins or synchronise ({', '.join(sorted(helpers_with_context)[:3])}): "
-                    "hfuse cannot tell which runs",
-                    Location(f.function.file, f.indirect_calls[0], kernel.name),
-                    hint="call the helper directly, or keep this kernel unfused",
-                )
+            for call in f.indirect_calls:
+                targets = {k for k in helpers_with_context if any(call.may_run(g.function) for g in program.facts[k])}
+                if targets:
+                    count = "its" if call.arguments is None else call.arguments
+                    raise HFuseError(
+                        "cannot prove the fused kernel correct: it calls a function through a pointer, and some "
+                        f"helpers it may hold (taking {count} argument{'' if count == 1 else 's'}) read the block's "
+                        f"built-ins or synchronise ({', '.join(sorted(targets)[:3])}): hfuse cannot tell which runs",
+                        Location(f.function.file, call.line, kernel.name),
+                        hint="call the helper directly, or keep this kernel unfused",
+                    )
             for key, others, line, how in f.other_candidates:
                 if program.needs_context & {key, *others}:
                     raise HFuseError(

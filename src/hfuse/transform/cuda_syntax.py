@@ -4,11 +4,13 @@ memory declarations. One definition of each, for the analysis and every rewrite.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import tree_sitter as ts
 
 from ..frontend.parse import (compact, declarator_name, declares_function_pointer, hidden_by_local,
                               local_declaration, walk)
+from ..frontend.model import Function
 from ..frontend.resolve import LocalNames, Resolver
 
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
@@ -48,6 +50,58 @@ def calls_through_pointer(target: ts.Node, scope: tuple[str, ...], resolver: Res
     written = declared.child_by_field_name("type")
     return declares_function_pointer(declared) or resolver is not None and written is not None \
         and resolver.holds_function(scope, compact(written.text.decode()), local)
+
+
+@dataclass(frozen=True)
+class PointerCall:
+    """A call through a pointer to a function (which function runs, hfuse cannot see)."""
+
+    line: int
+    arguments: int | None
+    """How many arguments it passes; None where a pack expansion (``f(args...)``) hides it."""
+    value_used: bool
+    """Whether its value is used (``s += f(x)``): then no ``void`` function is the pointer's."""
+
+    @classmethod
+    def of(cls, call: ts.Node, line: int) -> "PointerCall":
+        given = call.child_by_field_name("arguments")
+        given = [a for a in given.named_children if a.type != "comment"] if given is not None else None
+        count = None if given is None or any(a.type == "parameter_pack_expansion" for a in given) else len(given)
+        parent = call.parent
+        if parent is not None and parent.type in ("assignment_expression", "init_declarator"):
+            used = parent.child_by_field_name("right" if parent.type == "assignment_expression" else "value") == call
+        else:
+            used = parent is not None and parent.type in _VALUE_PARENTS
+        return cls(line, count, used)
+
+    def may_run(self, function: Function) -> bool:
+        """Whether the pointer may hold ``function``: a call through a pointer passes every
+        parameter (no default argument fills one in), so only a function of as many parameters
+        (or taking a pack or C's ``...``) can be its, and one returning ``void`` only where the
+        value is not used."""
+        head = function.text.split("{", 1)[0]
+        if self.value_used and _returns_void(head, function.name):
+            return False
+        if self.arguments is None or "..." in head:
+            return True
+        return len([p for p in function.params if p.text.strip() != "void"]) == self.arguments
+
+
+_VALUE_PARENTS = frozenset({"binary_expression", "argument_list", "subscript_expression", "subscript_argument_list",
+                            "initializer_list"})
+"""Where a call's value is used whatever the function (``return f()`` is not: a void function
+may return a void call)."""
+_SPECIFIERS = frozenset({"static", "inline", "constexpr", "extern", "__device__", "__host__", "__forceinline__",
+                         "__noinline__", "__inline__"})
+
+
+def _returns_void(head: str, name: str) -> bool:
+    """Whether a definition's head (``static __device__ __forceinline__ void f(``) declares it
+    to return ``void``: only where nothing but specifiers and ``void`` stand before the name."""
+    before = re.split(rf"\b{re.escape(name)}\s*\(", re.sub(r"^\s*template\s*<.*?>\s*(?=[A-Za-z_])", "", head,
+                                                            flags=re.S), maxsplit=1)[0]
+    words = [w for w in re.findall(r"[^\s]+", before) if w not in _SPECIFIERS]
+    return words == ["void"]
 
 
 def another_instance(target: ts.Node | None) -> bool:

@@ -1,7 +1,9 @@
 // Quantised blocks the way a C-flavoured inference engine writes them: typedef'd
 // anonymous structs checked by static_assert, function pointers as template arguments, a
-// constexpr selector that returns a function pointer, an enum as a template argument,
-// `static` kernels, 2D blocks (rows along threadIdx.y).
+// constexpr selector that returns a function pointer (beside a traits table holding the
+// addresses of loaders that read the block), an enum as a template argument,
+// `static` kernels, 2D blocks (rows along threadIdx.y), a GNU `__extension__` anonymous union
+// behind a macro (a keyword to gcc, unknown to NVRTC).
 #include <cstdint>
 #include <cuda_fp16.h>
 
@@ -26,6 +28,28 @@ typedef struct {
     int8_t qs[QK8_0];
 } block_q8_0;
 static_assert(sizeof(block_q8_0) == sizeof(half) + QK8_0, "wrong q8_0 block size/padding");
+
+#ifdef _MSC_VER
+#define QUANT_EXTENSION
+#else
+#define QUANT_EXTENSION __extension__
+#endif
+
+// a super-block: 8 sub-blocks of 32 4-bit values with 6-bit scales; its two half scales read
+// as one half2 too
+#define QK_SUPER 256
+typedef struct {
+    QUANT_EXTENSION union {
+        struct {
+            half d;     // scale of the sub-block scales
+            half dmin;  // scale of the sub-block minimums
+        };
+        half2 dm;
+    };
+    uint8_t scales[QK_SUPER / 32];
+    uint8_t qs[QK_SUPER / 2];
+} block_q4_super;
+static_assert(sizeof(block_q4_super) == 2 * sizeof(half) + QK_SUPER / 32 + QK_SUPER / 2, "wrong super-block size");
 
 enum qtype { QTYPE_Q4_0 = 2, QTYPE_Q8_0 = 8 };
 
@@ -84,6 +108,22 @@ constexpr __device__ vec_dot_t get_vec_dot(qtype type) {
         type == QTYPE_Q8_0 ? vec_dot_q8_0 :
         nullptr;
 }
+
+// tile loaders of the matrix-matrix path, their addresses in a traits table; they read the
+// block. A call through a vec_dot_t (4 arguments, its value used) can run none of them
+typedef void (*load_tiles_t)(const char * x, int * tile, int kbx0, int i_max, int stride);
+
+template <int rows>
+static __device__ __forceinline__ void load_tiles_q4_0(const char * x, int * tile, int kbx0, int i_max, int stride) {
+    for (int i = threadIdx.y; i < rows && i < i_max; i += blockDim.y) {
+        tile[i * WARP_SIZE + threadIdx.x] = ((const int *) x)[(kbx0 + i) * stride + threadIdx.x];
+    }
+}
+
+template <qtype type> struct mmq_traits;
+template <> struct mmq_traits<QTYPE_Q4_0> {
+    static constexpr load_tiles_t load_tiles = load_tiles_q4_0<64>;
+};
 
 constexpr __host__ __device__ int get_qk(qtype type) {
     return type == QTYPE_Q4_0 ? QK4_0 : QK8_0;
@@ -145,5 +185,25 @@ static __global__ void rms_norm_f32(const float * x, float * dst, const int ncol
     const float scale = rsqrtf(mean + eps);
     for (int col = tid; col < ncols; col += block_size) {
         dst[row * ncols + col] = scale * x[row * ncols + col];
+    }
+}
+
+// one block of 32 threads per super-block, each thread 8 values of its sub-block
+template <typename dst_t>
+static __global__ void dequantize_block_q4_super(const void * __restrict__ vx, dst_t * __restrict__ yy) {
+    const block_q4_super * x = (const block_q4_super *) vx;
+    const int64_t i = blockIdx.x;
+    const int tid = threadIdx.x;
+    const int sub = tid / 4;         // sub-block 0..7
+    const int part = tid % 4;        // 8 of its 32 values
+    const float2 dm = __half22float2(x[i].dm);
+    const float scale = dm.x * (x[i].scales[sub] & 0x3F);
+    const float minimum = dm.y * (x[i].scales[sub] >> 6);
+    dst_t * y = yy + i * QK_SUPER + sub * 32 + part * 8;
+    const uint8_t * q = x[i].qs + sub * 16 + part * 4;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+        y[2 * l + 0] = scale * (q[l] & 0xF) - minimum;
+        y[2 * l + 1] = scale * (q[l] >> 4) - minimum;
     }
 }

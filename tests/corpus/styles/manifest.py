@@ -312,6 +312,7 @@ CASES = (
     Case("ggml_quant.cu", "mul_mat_vec_q<QTYPE_Q8_0>", "32x2"),
     Case("ggml_quant.cu", "rms_norm_f32<32>", "32x4"),
     Case("ggml_quant.cu", "rms_norm_f32<256>", 256),
+    Case("ggml_quant.cu", "dequantize_block_q4_super<float>", 32),
     # blockwise quantisation: CUB block load/store/reduce typedefs, an enum template argument,
     # explicit instantiations stamped out by a macro
     Case("blockwise_quant.cu", "quantize_blockwise<half, 1024, 4, Linear8>", 256, layout="interblock"),
