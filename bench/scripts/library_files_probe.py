@@ -193,6 +193,33 @@ LLAMA = {
     ("wkv.cu", "rwkv_wkv7_f32", 68): (("64",), (64,)),
 }
 
+PACKED = "typename vllm::PackedTypeConverter<c10::Half>::Type"
+FP8 = "vllm::Fp8KVCacheDataType::kFp8E4M3"
+VLLM_19 = {
+    ("layernorm_kernels.cu", "rms_norm_kernel", 13): ((BF16, "8", "2"), (256,)),
+    ("layernorm_kernels.cu", "fused_add_rms_norm_kernel", 90): ((HALF, "8"), (256,)),
+    ("layernorm_kernels.cu", "fused_add_rms_norm_kernel", 147): (("float", "0"), (256,)),
+    ("layernorm_quant_kernels.cu", "rms_norm_static_fp8_quant_kernel", 21): ((HALF, "c10::Float8_e4m3fn", "8"),
+                                                                            (256,)),
+    ("layernorm_quant_kernels.cu", "fused_add_rms_norm_static_fp8_quant_kernel", 79): ((BF16, "8", "c10::Float8_e4m3fn"),
+                                                                                      (256,)),
+    ("layernorm_quant_kernels.cu", "fused_add_rms_norm_static_fp8_quant_kernel", 144): (("float", "0",
+                                                                                        "c10::Float8_e4m3fn"), (256,)),
+    ("activation_kernels.cu", "act_and_mul_kernel", 29): ((HALF, PACKED, f"vllm::silu_kernel<{HALF}>",
+                                                           f"vllm::packed_silu_kernel<{PACKED}>", "true", "true"),
+                                                          (256,)),
+    ("activation_kernels.cu", "activation_kernel", 457): (("float", "vllm::gelu_new_kernel<float>", "false"), (256,)),
+    ("pos_encoding_kernels.cu", "rotary_embedding_kernel", 76): ((BF16, "true"), (128,)),
+    ("cache_kernels.cu", "copy_blocks_kernel", 79): ((HALF,), (256,)),
+    ("cache_kernels.cu", "copy_blocks_mla_kernel", 109): ((BF16,), (256,)),
+    ("cache_kernels.cu", "reshape_and_cache_kernel", 143): ((HALF, "uint8_t", FP8), (256,)),
+    ("cache_kernels.cu", "reshape_and_cache_flash_kernel", 203): ((BF16, BF16, AUTO), (256,)),
+    ("cache_kernels.cu", "concat_and_cache_mla_kernel", 291): ((HALF, HALF, AUTO), (256,)),
+    ("cache_kernels.cu", "concat_and_cache_ds_mla_kernel", 335): ((BF16, "uint8_t", FP8), (256,)),
+    ("cache_kernels.cu", "convert_fp8_kernel", 763): (("uint8_t", HALF, FP8), (512,)),
+    ("sampler.cu", "apply_repetition_penalties_kernel", 15): ((HALF,), (256,)),
+}
+
 CONV1D = {
     ("causal_conv1d_fwd.cu", "causal_conv1d_fwd_kernel", 46):
         (("Causal_conv1d_fwd_kernel_traits<128, 4, false, at::Half, at::Half>",), (128,)),
@@ -224,6 +251,9 @@ class Library:
     flags: tuple[str, ...] = ("--use_fast_math", "--expt-relaxed-constexpr")
     """PyTorch's extension builder adds --expt-relaxed-constexpr (``COMMON_NVCC_FLAGS``)."""
     std: str = "c++20"
+    header_kernels: dict = field(default_factory=dict)
+    """file: ((kernel, template arguments, block), ...) defined in the headers it includes (the
+    file instantiates them)."""
     every_kernel: dict = field(default_factory=dict)
     """file: (template arguments, block) of each of its kernels the table does not name (a
     template's arguments; the others take none)."""
@@ -265,10 +295,30 @@ LIBRARIES = {
                  "__CUDA_NO_HALF2_OPERATORS__"), flags=("--expt-relaxed-constexpr",),
         every_kernel={"cuda_64/autogptq_cuda_kernel_64.cu": (("float",), (64,)),
                       "cuda_256/autogptq_cuda_kernel_256.cu": (("float",), (256,))}),
+    # as 0.6.3 (CMakeLists.txt: torch's flags without the no-half defines, -DENABLE_FP8), C++20 for
+    # torch 2.14's headers; norms, fused norm + fp8 quantisation, activations, rope, KV caches,
+    # sampling penalties
+    "vllm-0.19.1": Library((".",), VLLM_19, files=tuple(dict.fromkeys(f for f, _, _ in VLLM_19)),
+                           defines=("ENABLE_FP8",), flags=("--expt-relaxed-constexpr",)),
     # setup.py: the half/bfloat16 operators on, relaxed constexpr, extended lambdas, fast math; C++20
     # for torch 2.14's headers. CUB block loads and stores through each kernel's traits struct
     "causal-conv1d-1.7.0": Library(
         (".",), CONV1D,
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_OPERATORS__",
+                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
+                   "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+    # setup.py as causal-conv1d's; the selective scans' kernels are in the .cuh files each .cu
+    # instantiates (CUB block loads, stores, scans and reductions through the traits struct)
+    "mamba-ssm-2.3.1": Library(
+        ("selective_scan",), {}, files=("selective_scan/selective_scan_fwd_fp16.cu",
+                                        "selective_scan/selective_scan_bwd_bf16_real.cu"),
+        header_kernels={
+            "selective_scan/selective_scan_fwd_fp16.cu": (("selective_scan_fwd_kernel", (
+                "Selective_Scan_fwd_kernel_traits<128, 16, 1, true, true, true, true, at::Half, float>",), (128,)),),
+            "selective_scan/selective_scan_bwd_bf16_real.cu": (("selective_scan_bwd_kernel", (
+                "Selective_Scan_bwd_kernel_traits<128, 16, true, true, true, false, true, at::BFloat16, float>",),
+                (128,)),)},
         undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_OPERATORS__",
                    "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
                    "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
@@ -339,6 +389,10 @@ def main() -> None:
                 given, block = arguments.get((relative, name, line), default)
                 spec = KernelSpec(path, name, Dim3(*block), given, line=line)
                 rows += probe(spec, options, Path(tmp), {**row, "template_args": list(given)}, nvcc_once=True)
+            for name, given, block in library.header_kernels.get(relative, ()):
+                spec = KernelSpec(path, name, Dim3(*block), given)
+                rows += probe(spec, options, Path(tmp), {"kernel": f"{relative}:{name}", "template_args": list(given)},
+                              nvcc_once=True)
     result = summary(rows, cases=args.cases, root=str(args.root))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

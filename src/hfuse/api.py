@@ -33,7 +33,8 @@ from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, cl
 from .transform.context import BoundParameter, HelperConstant, PartContext
 from .transform.early_exit import functions_of
 from .transform.class_members import constructed_types
-from .transform.context_types import check_context_type, host_made_types, made_parameters, static_members_with_context
+from .transform.context_types import (check_context_type, host_made_types, made_parameters, static_members_with_context,
+                                      type_aliases)
 from .transform.measured_types import check_measuring_templates
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
@@ -530,7 +531,7 @@ def _generate(
             kernel_at=(str(part.kernel.file), part.kernel.line),
             host_made=unit_kernel.host_made,
             static_members=static_members_with_context(unit_kernel.context_types, facts.needs_context),
-            constructed_types=unit_kernel.constructed,
+            constructed_types=unit_kernel.constructed, context_type_aliases=type_aliases(unit_kernel.context_types),
             made_parameters=unit_kernel.made,
         )
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]

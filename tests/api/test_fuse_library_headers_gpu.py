@@ -5,7 +5,8 @@ amended), the same in a kept library header, a kernel of a header read as the us
 (-I), a class with host members, an overload set a using-declaration completes, a helper's
 tile of a file-scope constexpr size (its meta_group_rank counted from the part's first warp),
 a block reduction through a member of an ``auto`` object (DeepSpeed's quantisation shape), a
-kernel template only declared and run as its explicit specialisation."""
+kernel template only declared and run as its explicit specialisation, a block scan of the
+user's own made through a traits struct's member alias (mamba's selective scan)."""
 from __future__ import annotations
 
 import numpy as np
@@ -82,6 +83,11 @@ def _scale_floats(rng, cp) -> Launch:
                    np.float32(1.25), np.int32(N)], Dim3(cdiv(N // 4, 128)), 0, (0,))
 
 
+def _suffix_scan(rng, cp) -> Launch:
+    x = cp.asarray(rng.integers(-8, 8, N).astype(np.float16))  # (integers: sums exact in any order)
+    return Launch([x, cp.zeros(N, dtype=np.float32), np.int32(N - 5)], Dim3(cdiv(N, 128)), 128 * 4, (1,))
+
+
 CASES = {
     "lenient-apply4": (KernelSpec(REAL_CPP / "lenient.cu", "apply4", Dim3(128), ("__half", "twice")), _apply4,
                        CompileOptions()),
@@ -100,6 +106,8 @@ CASES = {
     "declared-template-specialised": (KernelSpec(REAL_CPP / "declared_specialisations.cu", "scale_rows", Dim3(128),
                                                  ("float",)), _scale_floats, CompileOptions()),
     "overload-set": (KernelSpec(REAL_CPP / "overload_sets.cu", "ops::mixed", Dim3(128)), _mixed, CompileOptions()),
+    "traits-alias-scan": (KernelSpec(REAL_CPP / "traits_aliases.cu", "suffix_scan_kernel", Dim3(128),
+                                     ("Scan_kernel_traits<128, __half>",)), _suffix_scan, CompileOptions()),
 }
 
 

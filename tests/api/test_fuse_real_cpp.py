@@ -1432,6 +1432,42 @@ def test_a_typedef_of_the_thread_block_is_still_refused(tmp_path):
         fuse([AXPY, KernelSpec(path, "k", Dim3(64))])
 
 
+TRAITS_ALIASES = C.CORPUS / "real_cpp" / "traits_aliases.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_an_object_made_through_a_traits_structs_member_alias_gets_the_parts_view(tmp_path):
+    # mamba's selective scan: typename Ktraits::BlockReverseScanT(smem) of a class that reads
+    # threadIdx; the alias's target became the part's copy, whose constructors take the part's
+    # view of the block, but the object was made without it: the output did not compile
+    from hfuse.frontend.options import CompileOptions
+    from toolchain import compile_nvrtc
+
+    spec = KernelSpec(TRAITS_ALIASES, "suffix_scan_kernel", Dim3(128), ("Scan_kernel_traits<128, __half>",))
+    for specs in ([AXPY, spec], [spec, AXPY]):
+        fused = fuse(specs)
+        part = 2 if specs[0] is AXPY else 1
+        assert "typename Ktraits::SuffixScanT(hf_ctx, storage).Scan(v)" in fused.source
+        assert "typename Ktraits::SuffixScanT scanner(hf_ctx, storage);" in fused.source
+        assert f"using SuffixScanT = BlockSuffixSum__hf{part}<float, kThreads>;" in fused.source
+        compile_nvcc(fused.source, workdir=tmp_path)
+        compile_nvrtc(fused.source, [fused.name_expression],
+                      flags=CompileOptions().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
+
+
+def test_a_member_alias_of_two_meanings_is_no_alias_of_the_type():
+    from hfuse.frontend.model import TopLevelItem
+    from hfuse.transform.context_types import type_aliases
+
+    traits = TopLevelItem("declaration", "struct T { using ScanT = Scan<float, 4>; typedef Scan<int, 2> Other; "
+                          "using Ptr = Scan<float, 4>*; };", ("T",), None, 1)
+    scan = TopLevelItem("declaration", "template <typename V, int N> struct Scan { };", ("Scan",), None, 1)
+    assert type_aliases([traits, scan]) == (("Other", "Scan"), ("ScanT", "Scan"))
+    other = TopLevelItem("declaration", "struct U { using ScanT = int; };", ("U",), None, 1)
+    assert type_aliases([traits, scan, other]) == (("Other", "Scan"),)
+
+
 DECLARED_SPECIALISATIONS = C.CORPUS / "real_cpp" / "declared_specialisations.cu"
 
 

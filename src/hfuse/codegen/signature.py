@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from ..partition import Part
+from ..transform.context_types import names_a_scope
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,9 @@ def _host_made(sig: PartSignature, types: frozenset[str]) -> PartSignature:
     params, arguments = [], []
     for declared, name in zip(sig.params, sig.names):
         head = declared[: declared.rfind(name)]
-        if not types_named.search(head):
-            params.append(declared)
+        if all(names_a_scope(head, m.end()) for m in types_named.finditer(head)):
+            # (none, or only as the scope of a member type: ``typename Traits<128>::input_t*`` is the copy's)
+            params.append(types_named.sub(lambda m: f"{m.group(1)}__hf{i}", head) + declared[len(head):])
             arguments.append(name)
             continue
         params.append(types_named.sub(lambda m: f"{m.group(1)}__hf{i}_host", head) + declared[len(head):])

@@ -480,6 +480,18 @@ def _call_members(program: ProgramFacts, items: Sequence[TopLevelItem], resolver
             members.setdefault(key, set()).update(m.key for m in item.members if m.key in program.facts)
     if not any(members.values()):
         return
+    # a type that names another runs its members too (a traits struct's `using ScanT = Scan<...>`,
+    # whose objects a kernel naming the traits makes: `typename Ktraits::ScanT(smem).Run(x)`)
+    naming = {key: {resolver.resolve(item.scope, r) for r in item.references} & members.keys() - {key}
+              for item in items if item.function is None and item.kind == "declaration" for key in item.keys}
+    changed = True
+    while changed:
+        changed = False
+        for key, named in naming.items():
+            more = set().union(*(members[n] for n in named)) - members.get(key, set())
+            if more:
+                members.setdefault(key, set()).update(more)
+                changed = True
     for item in items:
         if item.function is None or item.function.key not in program.facts:
             continue

@@ -65,6 +65,8 @@ class PartContext:
     """The kernel's template parameters this instance binds to a context type: objects of
     them the kernel's body makes (``Op op;``) are given the part's view of the block
     (``context_types.made_parameters``)."""
+    context_type_aliases: tuple[tuple[str, str], ...] = ()
+    """(alias, key): member aliases of context types (``context_types.type_aliases``)."""
     constructed_types: frozenset[str] = frozenset()
     """Keys of context types that declare constructors taking arguments: each copy's
     constructors take the part's context first, and so does every object made with

@@ -68,9 +68,32 @@ def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames
     if made and text in made:
         return made[text]  # the kernel's template parameter this instance binds to one
     if text not in ctx.context_type_names:
-        return None
+        # ``typename Ktraits::ScanT(smem)``: a traits struct's member alias of one
+        qualified = node.parent is not None and node.parent.type == "qualified_identifier" \
+            and node.parent.child_by_field_name("name") == node
+        return dict(ctx.context_type_aliases).get(text) if qualified else None
     key = ctx.resolver.resolve(scope, _written_name(node), local)
     return key if key in ctx.context_types else None
+
+
+_MEMBER_ALIAS = re.compile(r"\busing\s+(\w+)\s*=\s*([^;]+);|\btypedef\s+([^;]+?)\s+(\w+)\s*;")
+_ALIASED = re.compile(r"(?:typename\s+)?(?:::)?(?:\w+\s*::\s*)*(\w+)\s*(?:<.*>)?", re.S)
+
+
+def type_aliases(types: Sequence[TopLevelItem]) -> tuple[tuple[str, str], ...]:
+    """(alias, key) of the member aliases the context types declare of a context type
+    (``using BlockReverseScanT = BlockReverseScan<scan_t, kNThreads>;`` in a traits struct that
+    is one because it names it): ``typename Ktraits::BlockReverseScanT(smem)`` makes an object
+    of the type, which the part's copy constructs with its context. A name aliased two ways is
+    left out."""
+    keys = {key.split("::")[-1]: key for item in types for key in item.keys}
+    found: dict[str, set[str]] = {}
+    for item in types:
+        for match in _MEMBER_ALIAS.finditer(item.text):
+            alias, aliased = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+            named = _ALIASED.fullmatch(aliased.strip())
+            found.setdefault(alias, set()).add(keys.get(named.group(1), "") if named else "")
+    return tuple(sorted((alias, next(iter(k))) for alias, k in found.items() if len(k) == 1 and "" not in k))
 
 
 
@@ -126,7 +149,8 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
                     Location(file, line_base + line_of(node), ctx.kernel),
                     hint="read threadIdx/blockIdx in a free helper that takes the object (or in the kernel), or keep "
                          "this kernel unfused")
-            if node.text.decode() not in made:  # (a template parameter keeps its name)
+            if node.text.decode() in ctx.context_type_names and node.text.decode() not in made:
+                # (a template parameter keeps its name, and so does an alias: the struct's copy names the copy)
                 edits.append(TextEdit.replace(node, ctx.clone_name(node.text.decode())))
         elif node.type == "compound_literal_expression":  # S{} and S<T>{}: a temporary of the type
             named = node.child_by_field_name("type")
@@ -362,9 +386,10 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
     for param in kernel.params:
         head = param.declaration[: param.name_start] if param.name_start >= 0 else param.declaration
         whole = _IDENTIFIER.sub(lambda m: bound.get(m.group(0), m.group(0)), head)
-        named = next((n for n in _IDENTIFIER.findall(whole) if n in names), None)
+        named = next((m.group() for m in _IDENTIFIER.finditer(whole) if m.group() in names
+                      and not names_a_scope(whole, m.end())), None)
         if named is None:
-            continue
+            continue  # (``const typename Ktraits::input_t*``: a member type of it, no object of it)
         item = names[named]
         why = _not_by_value(whole, named, param.text) or _not_convertible(item) or _static_reader(item, needs_context)
         if why is None:
@@ -391,6 +416,21 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
                 hint=f"take the {named} object as a kernel parameter (by value), or keep this kernel unfused",
             )
     return frozenset(found)
+
+
+def names_a_scope(text: str, end: int) -> bool:
+    """Whether the name ending at ``end`` of ``text`` is the scope of a qualified name
+    (``Traits<128, float>::input_t``): its template arguments, then ``::``."""
+    depth, at = 0, end
+    while at < len(text):
+        if text[at] == "<":
+            depth += 1
+        elif text[at] == ">":
+            depth -= 1
+        elif depth == 0 and not text[at].isspace():
+            break
+        at += 1
+    return text.startswith("::", at)
 
 
 def _bound(kernel: Function, given: Sequence[str]) -> dict[str, str]:
