@@ -218,6 +218,15 @@ VLLM_19 = {
     ("cache_kernels.cu", "concat_and_cache_ds_mla_kernel", 335): ((BF16, "uint8_t", FP8), (256,)),
     ("cache_kernels.cu", "convert_fp8_kernel", 763): (("uint8_t", HALF, FP8), (512,)),
     ("sampler.cu", "apply_repetition_penalties_kernel", 15): ((HALF,), (256,)),
+    ("activation_kernels.cu", "act_and_mul_kernel_with_param", 252): (
+        (HALF, PACKED, f"vllm::fatrelu_kernel<{HALF}>", f"vllm::packed_fatrelu_kernel<{PACKED}>", "true"), (256,)),
+    ("activation_kernels.cu", "swigluoai_and_mul_kernel", 312): ((BF16, f"vllm::swigluoai_and_mul<{BF16}>"), (256,)),
+    ("cache_kernels.cu", "indexer_k_quant_and_cache_kernel", 438): ((BF16, "uint8_t", FP8), (32, 4)),
+    ("cache_kernels.cu", "cp_gather_indexer_k_quant_cache_kernel", 502): (("8",), (32, 8)),
+    ("cache_kernels.cu", "gather_and_maybe_dequant_cache", 839): ((BF16, "uint8_t", FP8, "576", "64"), (64,)),
+    ("cache_kernels.cu", "cp_gather_cache", 1076): (("uint16_t",), (1024,)),
+    ("sampler.cu", "topKPerRowPrefill", 540): (("512", "false"), (512,)),
+    ("sampler.cu", "topKPerRowDecode", 563): (("512", "true", "true"), (512,)),
 }
 
 CONV1D = {

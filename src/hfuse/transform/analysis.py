@@ -24,9 +24,9 @@ from ..frontend.resolve import LocalNames, Resolver
 from .cuda_syntax import (CG_NAMESPACES, CLUSTER_NAMES, GRID_WIDE_USE, NAMED_BARRIER_BUILTINS, SYNC_BUILTINS,
                           PointerCall, another_instance, call_reference, called_name, calls_through_pointer,
                           cg_block_variables, cg_spellings, gives_the_block, grid_group_uses, grid_use_text,
-                          is_block_sync_call, library_block_collective, is_builtin_reference, is_cg_block_call, is_cg_block_type,
-                          is_cg_sync_call, is_cg_wait_call, is_extern_shared_declaration, is_static_shared_declaration,
-                          tile_places)
+                          is_block_sync_call, library_block_collective, is_builtin_reference, is_cg_block_call,
+                          is_cg_block_type, is_cg_sync_call, is_cg_wait_call, is_extern_shared_declaration,
+                          is_static_shared_declaration, tile_places)
 from .opaque import REFUSAL_HINT, OpaqueNames
 from .recursion import check_recursion
 from .template_parameters import locals_of_type_parameters, through_template_parameter, type_parameters_of

@@ -96,8 +96,6 @@ def type_aliases(types: Sequence[TopLevelItem]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((alias, next(iter(k))) for alias, k in found.items() if len(k) == 1 and "" not in k))
 
 
-
-
 def _written_name(node: ts.Node) -> str:
     """The name ``node`` ends, with the qualifiers written before it and without its template
     arguments: ``qlib::Stats`` of ``qlib::Stats<kind>``, ``a::b::S`` of ``a::b::S``."""
