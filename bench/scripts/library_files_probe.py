@@ -4,7 +4,8 @@ compiles it (``library_kernels_probe.probe``). The library is not in the reposit
 code is not ours): give the folder of its sources, the ``csrc`` folder of its sdist
 (DeepSpeed 0.15.4: ``pip download --no-deps --no-binary=:all: deepspeed==0.15.4``; vLLM
 0.6.3, llama-cpp-python 0.3.16 (ggml's CUDA backend, ``vendor/llama.cpp/ggml/src/ggml-cuda``),
-auto-gptq 0.7.1 (``autogptq_extension``) and causal-conv1d 1.7.0: their sdists from PyPI's file
+auto-gptq 0.7.1 (``autogptq_extension``), causal-conv1d 1.7.0, mamba-ssm 2.3.1 and vLLM 0.19.1
+(``csrc`` each): their sdists from PyPI's file
 host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml
 cuBLAS's: run it where torch and pip's CUDA headers are installed::
 
@@ -163,7 +164,7 @@ LLAMA = {
     ("gla.cu", "gated_linear_attn_f32", 4): (("64",), (64,)),
     ("im2col.cu", "im2col_kernel", 5): (("half",), (256,)),
     ("mean.cu", "divide_by_count", 9): (("float",), (1,)),
-    ("mmf.cu", "mul_mat_f", 10): (("half", "32", "8", "4"), (32, 4)),
+    ("mmf.cu", "mul_mat_f", 10): (("half2", "32", "8", "4"), (32, 4)),
     ("mmvf.cu", "mul_mat_vec_f", 6): (("half", "float", "1", "128"), (128,)),
     ("mmvq.cu", "mul_mat_vec_q", 139): (("GGML_TYPE_Q4_0", "1"), (32, 4)),
     ("norm.cu", "norm_f32", 4): (("1024",), (1024,)),

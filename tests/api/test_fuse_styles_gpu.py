@@ -466,7 +466,7 @@ MAKERS["rms_norm_f32<256>"] = lambda rng, cp, b: _ggml_rms(rng, cp, 1)
 
 
 def _super_blocks(rng, cp) -> Launch:
-    """Super-blocks of 144 bytes: d and dmin (halves), 8 scale bytes, 128 bytes of nibbles."""
+    """Super-blocks of 140 bytes: d and dmin (halves), 8 scale bytes, 128 bytes of nibbles."""
     n_blocks = N // 256
     halves = rng.uniform(0.01, 0.1, (n_blocks, 2)).astype(np.float16).view(np.uint8).reshape(n_blocks, 4)
     rest = rng.integers(0, 256, (n_blocks, 136)).astype(np.uint8)

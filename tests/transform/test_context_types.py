@@ -728,3 +728,16 @@ def test_a_member_type_of_such_a_type_in_shared_memory_is_not_the_type():
     fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "k", Dim3(128))],
                  sources={"k.cu": UNCONSTRUCTED.replace("USE", "__shared__ Tile::Storage s; Tile t; t.put(s.spare[0]);")})
     assert "Tile__hf2::Storage s;" in fused.source and "Tile__hf2 t(hf_ctx);" in fused.source
+
+
+def test_a_name_followed_by_its_arguments_and_two_colons_is_a_scope():
+    from hfuse.transform.context_types import names_a_scope
+
+    def ends(text: str, name: str) -> int:
+        return text.index(name) + len(name)
+
+    assert names_a_scope("const typename Traits<128, float>::input_t*", ends("const typename Traits", "Traits"))
+    assert names_a_scope("Traits :: input_t", 6)
+    assert not names_a_scope("const Traits<128, float>& t", ends("const Traits", "Traits"))
+    assert not names_a_scope("Vec<Traits> v", ends("Vec<Traits", "Traits"))  # (an argument of another template)
+    assert not names_a_scope("Traits", 6)

@@ -84,8 +84,9 @@ def type_aliases(types: Sequence[TopLevelItem]) -> tuple[tuple[str, str], ...]:
     """(alias, key) of the member aliases the context types declare of a context type
     (``using BlockReverseScanT = BlockReverseScan<scan_t, kNThreads>;`` in a traits struct that
     is one because it names it): ``typename Ktraits::BlockReverseScanT(smem)`` makes an object
-    of the type, which the part's copy constructs with its context. A name aliased two ways is
-    left out."""
+    of the type, which the part's copy constructs with its context. A name these types alias
+    two ways is left out (one that a struct of no such type aliases otherwise would be given the
+    context where it makes an object: a compile error, never a silent one)."""
     keys = {key.split("::")[-1]: key for item in types for key in item.keys}
     found: dict[str, set[str]] = {}
     for item in types:
@@ -424,6 +425,8 @@ def names_a_scope(text: str, end: int) -> bool:
         if text[at] == "<":
             depth += 1
         elif text[at] == ">":
+            if depth == 0:
+                break  # (``Vec<Traits>``: the name ends an argument list)
             depth -= 1
         elif depth == 0 and not text[at].isspace():
             break
