@@ -244,6 +244,46 @@ CONV1D = {
         (("Causal_conv1d_update_kernel_traits<64, 4, at::Half, float>", "false"), (64,)),
 }
 
+MMCV = {
+    # the templates over something else than one scalar type: furthest point sampling over its block
+    ("common/cuda/furthest_point_sample_cuda_kernel.cuh", "furthest_point_sampling_forward_cuda_kernel", 19):
+        (("512",), (512,)),
+    ("common/cuda/furthest_point_sample_cuda_kernel.cuh", "furthest_point_sampling_with_dist_forward_cuda_kernel",
+     87): (("512",), (512,)),
+}
+QUANTO = {
+    # the instances their launchers make (gemv: group 128, one batch row; the GEMMs: the configuration
+    # for up to 32 rows and the one for many; the Marlins: 256 threads, 1 x 8 x 8 blocks, 4 stages, the
+    # whole column one group)
+    ("awq/v2/gemv_cuda.cu", "gemv_kernel", 73): (("2", "1", "256", "128"), (256,)),
+    ("awq/v2/gemm_cuda.cu", "gemm_w4a16_T1", 292): (("16", "128", "128", "16", "32", "64", "4", "128", "2"), (32, 4)),
+    ("awq/v2/gemm_cuda.cu", "gemm_w4a16_T2", 744): (("64", "128", "64", "64", "32", "64", "4", "128"), (32, 4)),
+    ("marlin/marlin_cuda_kernel.cu", "Marlin", 191): (("256", "1", "8", "8", "4", "-1"), (256,)),
+    ("marlin/fp8_marlin.cu", "Marlin", 265): (("half", "8", "256", "1", "8", "8", "4", "-1"), (256,)),
+    ("marlin/gptq_marlin_repack.cu", "marlin_repack_kernel", 32): (("256", "4", "false"), (256,)),
+}
+LN = "layer_norm::Kernel_traits<{w}, {i}, {r}, {o}, float, uint32_t, {h}, 1, 4, 1, 16>"
+LN_FINAL = "layer_norm::Kernel_traits_finalize<{h}, {w}, {i}, {r}, {o}, float, uint32_t, {c}, 1024, 4>"
+FP16, BFLOAT16 = dict(w="half", i="half", r="float", o="half"), dict(w="nv_bfloat16", i="nv_bfloat16",
+                                                                   r="nv_bfloat16", o="nv_bfloat16")
+FLASH_LN = {
+    # file: ((kernel, template arguments, block), ...): the instances its REGISTER_*_LAUNCHER lines make
+    # (Kernel_traits of 4 x 1 warps, 16-byte loads; the finalize kernels' 32 x 32 threads), with
+    # dropout and colscale on, even columns
+    "ln_fwd_1024.cu": (("layer_norm::ln_fwd_kernel", (LN.format(h=1024, **FP16), "true", "true", "false", "true"),
+                        (128,)),),
+    "ln_bwd_2048.cu": (("layer_norm::ln_bwd_kernel", (LN.format(h=2048, **BFLOAT16), "true", "true", "false", "true"),
+                        (128,)),
+                       ("layer_norm::ln_bwd_finalize_kernel", (LN_FINAL.format(h=2048, c="true", **BFLOAT16), "true",
+                                                               "true"), (1024,))),
+    "ln_parallel_fwd_1024.cu": (("layer_norm::ln_parallel_residual_fwd_kernel",
+                                 (LN.format(h=1024, **FP16), "true", "false", "true"), (128,)),),
+    "ln_parallel_bwd_4096.cu": (("layer_norm::ln_parallel_residual_bwd_kernel",
+                                 (LN.format(h=4096, **BFLOAT16), "false", "false", "true"), (128,)),
+                                ("layer_norm::ln_parallel_residual_bwd_finalize_kernel",
+                                 (LN_FINAL.format(h=4096, c="false", **BFLOAT16), "true"), (1024,))),
+}
+
 
 @dataclass(frozen=True)
 class Library:
@@ -264,9 +304,18 @@ class Library:
     header_kernels: dict = field(default_factory=dict)
     """file: ((kernel, template arguments, block), ...) defined in the headers it includes (the
     file instantiates them)."""
+    launched: bool = False
+    """Kernel templates the table does not name take the arguments and block of the first launch
+    in their file written in literals (``k<4, half><<<grid, 256>>>``; block 256 where it is not one)."""
+    inactive: tuple = ()
+    """(file, line) of kernels an ``#if`` on the architecture leaves out for sm_90 (stubs for older GPUs)."""
     every_kernel: dict = field(default_factory=dict)
     """file: (template arguments, block) of each of its kernels the table does not name (a
     template's arguments; the others take none)."""
+    included_kernels: tuple = ()
+    """(header folder, template arguments, block): every kernel of the headers in that folder a
+    file includes is a case of the first file including it (mmcv's ``*_cuda_kernel.cuh``); a
+    template of as many parameters as arguments takes them, others need the table (by header)."""
 
 
 LIBRARIES = {
@@ -333,6 +382,48 @@ LIBRARIES = {
                    "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
                    "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
         flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+    # setup.py: PyTorch's CUDAExtension with no flags of its own (torch's no-half defines and relaxed
+    # constexpr), MMCV_WITH_CUDA, its three include folders; C++20 for torch 2.14's headers. The
+    # kernels are templates over the scalar type in common/cuda/*_cuda_kernel.cuh, which the files of
+    # pytorch/cuda/ include and instantiate (float among their dispatched types), at its
+    # THREADS_PER_BLOCK of 512
+    "mmcv-2.2.0": Library(
+        ("pytorch", "common", "common/cuda"), MMCV, skipped=("parrots/", "mlu/", "mps/", "npu/"),
+        defines=("MMCV_WITH_CUDA", "__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                 "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr",), included_kernels=("common/cuda", ("float",), (512,))),
+    # library/extensions/cuda/__init__.py: extended lambdas, fast math, QUANTO_CUDA_ARCH (the GPU's, 900
+    # here), torch's flags (the no-half defines, relaxed constexpr), C++20 for torch 2.14's headers; the
+    # Marlin kernels' stubs for GPUs before sm_80 are left out as the build leaves them
+    "optimum-quanto-0.2.7": Library(
+        (".",), QUANTO, skipped=("hip/",), inactive=(("marlin/fp8_marlin.cu", 55), ("marlin/gptq_marlin_repack.cu", 14)),
+        defines=("QUANTO_CUDA_ARCH=900", "__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                 "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+    # the sdist's setup.py builds nothing itself (the kernels are built at first use): PyTorch's
+    # extension flags (the no-half defines, relaxed constexpr), C++20 for torch 2.14's headers. The
+    # exllamav2 GEMMs' kernels are in the headers q_gemm.cu instantiates (first block, one row of m);
+    # other kernel templates take the first instance their file launches in literals
+    "gptqmodel-7.7.0": Library(
+        ("exllamav2/cuda", "exllamav3", "."), {},
+        files=("exllamav2/cuda/q_matrix.cu", "exllamav2/cuda/q_gemm.cu", "awq/quantization/gemv_cuda.cu",
+               "awq/quantization/gemm_cuda_gen.cu", "exllamav3/quant/hadamard.cu", "exllamav3/quant/util.cu",
+               "gptq_block/gptq_block.cu", "vptq/vptq_kernel.cu", "marlin/gptq_marlin.cu",
+               "paroquant/rotation.cu", "hadamard/fast_hadamard_transform_cuda.cu"),
+        header_kernels={"exllamav2/cuda/q_gemm.cu": (("gemm_half_q_half_kernel", ("true", "1"), (128,)),
+                                                     ("gemm_half_q_half_gptq_kernel", ("true", "1"), (128,)))},
+        defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr",), launched=True),
+    # csrc/layer_norm/setup.py (flash-attn's dropout_layer_norm extension): the half and bfloat16
+    # operators on, relaxed constexpr, extended lambdas, fast math, its own folder; C++20 for torch
+    # 2.14's headers. The kernels are in the .cuh files each ln_*.cu instantiates through its traits
+    "flash-attn-2.8.3-layer-norm": Library(
+        (".",), {}, files=tuple(FLASH_LN), header_kernels=FLASH_LN,
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_OPERATORS__",
+                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
+                   "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
 }
 _KERNEL = re.compile(r"(?:static\s+)?__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)?"
                      r"(?:std::enable_if_t<.*?>\s*)?(\w+)\s*\(", re.DOTALL)
@@ -370,6 +461,86 @@ def kernels(path: Path) -> list[tuple[str, int, bool]]:
     return sorted(found + [p for p in prototypes if (p[0], p[2]) not in defined], key=lambda k: k[1])
 
 
+_LITERAL = r"(?:[\w:]+(?:<[\w:, ]*>)?|-?\d+[uUlLfF]*)"
+"""A template argument written as a literal, a type or a qualified constant (``256``, ``half``,
+``c10::Half``, ``Vec<int, 4>``): no name of the launching function's own."""
+
+
+_TYPES = frozenset({"float", "double", "half", "__half", "half2", "__half2", "nv_bfloat16", "__nv_bfloat16", "int",
+                    "unsigned", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t",
+                    "uint64_t", "bool", "char"})
+
+
+def launched(path: Path, name: str) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """The template arguments and block of the first launch of kernel ``name`` in ``path`` whose
+    arguments are literals (a ``<<<...>>>`` launch or a kernel pointer taken)."""
+    text = _blanked(path.read_text())
+    instance = re.compile(rf"\b{re.escape(name.split('::')[-1])}\s*<\s*({_LITERAL}(?:\s*,\s*{_LITERAL})*)\s*>"
+                          rf"\s*(<<<[^>]*>>>|[,);])")
+    for match in instance.finditer(text):
+        arguments = tuple(a.strip() for a in re.split(r",(?![^<]*>)", match.group(1)))
+        if not all(re.fullmatch(r"-?\d+[uUlLfF]*|true|false", a) or a in _TYPES or "::" in a for a in arguments):
+            continue  # (a parameter of the launcher's, a macro's, a constant of its own: not a literal)
+        block = re.match(r"<<<[^,]*,\s*(\d+)\s*[,>]", match.group(2))
+        return arguments, (int(block.group(1)) if block else 256,)
+    return None
+
+
+def _included(path: Path, root: Path, included_kernels: tuple, seen: set) -> list[Path]:
+    """The headers of the ``included_kernels`` folder that ``path`` includes and no file before it did."""
+    if not included_kernels:
+        return []
+    folder = root / included_kernels[0]
+    headers = []
+    for name in re.findall(r'^\s*#\s*include\s*"([^"]+)"', path.read_text(), re.MULTILINE):
+        header = folder / name
+        if header.is_file() and header not in seen:
+            seen.add(header)
+            headers.append(header)
+    return headers
+
+
+def _header_cases(path: Path, header: Path, root: Path, library: Library, options: CompileOptions,
+                  workdir: Path) -> list[dict]:
+    """Rows of every kernel of ``header``, fused from ``path`` (the file that includes it)."""
+    rows = []
+    _, default, block = library.included_kernels
+    relative = str(header.relative_to(root))
+    for name, line, templated in kernels(header):
+        row = {"kernel": f"{path.relative_to(root)}:{relative}:{name}@{line}"}
+        given, block_of = library.template_arguments.get((relative, name, line), (None, block))
+        if given is None:
+            parameters = _template_parameters(header, line) if templated else []
+            if len(parameters) != len(default if templated else ()) or not all(
+                    re.match(r"(?:typename|class)\b", p) for p in parameters):
+                rows.append({**row, "not_probed": "no template arguments in the script's table"})
+                continue
+            given = default if templated else ()
+        rows += probe(KernelSpec(path, name, Dim3(*block_of), tuple(given)), options, workdir,
+                      {**row, "template_args": list(given)}, nvcc_once=True)
+    return rows
+
+
+def _template_parameters(path: Path, line: int) -> list[str]:
+    """The parameters the template header starting on ``line`` declares (at top level)."""
+    text = _blanked(path.read_text())
+    start = sum(len(row) + 1 for row in text.split("\n")[:line - 1])
+    header = text[text.index("<", start) + 1:]
+    depth, parameters = 0, [""]
+    for char in header:
+        if char in "<([":
+            depth += 1
+        elif char in ")]" or (char == ">" and depth):
+            depth -= 1
+        elif char == ">":
+            break
+        elif char == "," and depth == 0:
+            parameters.append("")
+            continue
+        parameters[-1] += char
+    return [p.strip() for p in parameters]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", required=True, type=Path, help="the folder of the library's sources")
@@ -382,7 +553,7 @@ def main() -> None:
         include_dirs=[*(str(args.root / d) for d in library.includes), *cuda_include_dirs()], std=library.std,
         defines=list(library.defines), undefines=list(library.undefines), language_flags=list(library.flags))
     arguments = library.template_arguments
-    rows = []
+    rows, seen = [], set()
     with tempfile.TemporaryDirectory() as tmp:
         for path in sorted(args.root.rglob("*.cu")):
             relative = str(path.relative_to(args.root))
@@ -390,15 +561,22 @@ def main() -> None:
                     or (args.only and not any(o in relative for o in args.only)):
                 continue
             for name, line, templated in kernels(path):
+                if (relative, line) in library.inactive:
+                    continue
                 row = {"kernel": f"{relative}:{name}@{line}"}
                 every_kernel = library.every_kernel.get(relative)
+                if templated and (relative, name, line) not in arguments and every_kernel is None \
+                        and library.launched and (found := launched(path, name)) is not None:
+                    every_kernel = found  # (the first instance the file's own launches name in literals)
                 if templated and (relative, name, line) not in arguments and every_kernel is None:
-                    rows.append({**row, "fused": False, "refusal": "no template arguments in the script's table"})
+                    rows.append({**row, "not_probed": "no template arguments in the script's table"})
                     continue
                 default = (every_kernel[0] if templated else (), every_kernel[1]) if every_kernel else ((), (128,))
                 given, block = arguments.get((relative, name, line), default)
                 spec = KernelSpec(path, name, Dim3(*block), given, line=line)
                 rows += probe(spec, options, Path(tmp), {**row, "template_args": list(given)}, nvcc_once=True)
+            for header in _included(path, args.root, library.included_kernels, seen):
+                rows += _header_cases(path, header, args.root, library, options, Path(tmp))
             for name, given, block in library.header_kernels.get(relative, ()):
                 spec = KernelSpec(path, name, Dim3(*block), given)
                 rows += probe(spec, options, Path(tmp), {"kernel": f"{relative}:{name}", "template_args": list(given)},

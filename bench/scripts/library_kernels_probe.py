@@ -136,11 +136,12 @@ def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, n
 
 def summary(rows: list[dict], **about) -> dict:
     """The rows with how many kernels fused and compiled (nvcc and NVRTC) in both orders."""
-    kernels = {r["kernel"] for r in rows}
+    kernels = {r["kernel"] for r in rows if "not_probed" not in r}  # (no instance known to the script)
     failed = {r["kernel"] for r in rows if not r.get("fused") or r.get("nvcc") is False or r.get("nvrtc") is False}
     ok = {k for k in kernels if k not in failed and sum(1 for r in rows if r["kernel"] == k) == 2}
     unfused_too = {r["kernel"] for r in rows if r.get("original_compiles") is False}
-    return {**about, "kernels": len(kernels), "fused_and_compiled_in_both_orders": len(ok),
+    return {**about, "kernels": len(kernels), "not_probed": sum(1 for r in rows if "not_probed" in r),
+            "fused_and_compiled_in_both_orders": len(ok),
             "failing_where_the_original_does_not_compile_either": len(unfused_too),
             "date": datetime.date.today().isoformat(), "host": platform.node(), "python": platform.python_version(),
             "rows": rows}

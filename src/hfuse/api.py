@@ -32,15 +32,15 @@ from .spec import Dim3, KernelSpec, with_libraries_apart
 from .transform.analysis import ProgramFacts, check_kernel, close_over_calls, close_over_symbols, close_over_types
 from .transform.context import BoundParameter, HelperConstant, PartContext
 from .transform.early_exit import functions_of
+from .transform.aliases import type_aliases
 from .transform.class_members import constructed_types
-from .transform.context_types import (check_context_type, host_made_types, made_parameters, static_members_with_context,
-                                      type_aliases)
+from .transform.context_types import check_context_type, host_made_types, made_parameters, static_members_with_context
 from .transform.measured_types import check_measuring_templates
 from .transform.opaque import opaque_names
 from .transform.header_reads import add_header_reads, add_unchecked_calls
 from .frontend.clang import read_meaning
 from .partition import MAX_BLOCK_THREADS, Part, Partition, make_partition, padded
-from .header_meaning import header_meaning, overload_choice, worth_reading
+from .header_meaning import arguments_alike, header_meaning, overload_choice, worth_reading
 from .part_facts import (address_taken, check_device_state, check_disagreements, check_free_operators,
                          check_function_arguments, check_members_agree, check_own_blocks, check_parameter_calls,
                          check_foreign_functions, check_shared_types, check_static_shared, check_stored_functions,
@@ -309,7 +309,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     program = _merge(files, specs)
     by_path = {f.path: f for f in files}
     found = [program.kernel(s.name, s.file, s.template_args, overload_choice(s, by_path[s.file], sources, options),
-                            s.line) for s in specs]
+                            s.line, arguments_alike(s, by_path[s.file], sources, options)) for s in specs]
     closure = device_closure(program, found, [s.template_args for s in specs])
     opaque = opaque_names(program.items, program.resolver)
     everything = close_over_calls(
@@ -418,7 +418,8 @@ def device_source(
         kernel = _as_compiled([kernel], files)[0]
         program = _merge(files, [kernel])
         function = program.kernel(kernel.name, kernel.file, kernel.template_args,
-                                  overload_choice(kernel, files[0], sources, options), kernel.line)
+                                  overload_choice(kernel, files[0], sources, options), kernel.line,
+                                  arguments_alike(kernel, files[0], sources, options))
         item = program.kernel_item(function)
         primary = program.primary_items(item)  # (compiled beside its explicit specialisation, as in the file)
         defined = [function, *(i.function for i in primary if i.function is not None)]

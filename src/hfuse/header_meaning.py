@@ -11,9 +11,11 @@ from typing import Mapping, Sequence
 
 from .errors import HFuseError, Location
 from .frontend.clang import Meaning, instantiated_lines, read_meaning
+from .frontend.clang_constants import ConstantQuestion, ask_clang
 from .frontend.instances import instance_reference
 from .frontend.model import Function, SourceFile
 from .frontend.program import OverloadChoice
+from .frontend.specialisation import ArgumentsAlike
 from .frontend.options import CompileOptions
 from .spec import KernelSpec
 from .transform.analysis import ProgramFacts
@@ -93,3 +95,19 @@ def worth_reading(everything: ProgramFacts, kernels: Sequence[Function]) -> froz
     return frozenset((os.path.realpath(fn.function.file), fn.function.line)
                      for key, facts in everything.facts.items() for fn in facts
                      if key in reached or fn.function.owner is not None or fn.function.hidden_friend)
+
+
+def arguments_alike(spec: KernelSpec, source: SourceFile, sources: Mapping[str | Path, str] | None,
+                    options: CompileOptions) -> ArgumentsAlike:
+    """Clang's answer to whether template arguments spelled apart are the same (``float`` and
+    ``at::Half`` beside mmcv's ``template <> __global__ void k<at::Half>``): each pair read
+    after the file, in the kernel's namespace (``__is_same`` of types, ``==`` of values)."""
+    given = {str(k): v for k, v in (sources or {}).items()}
+
+    def alike(kernel: Function, pairs: Sequence[tuple[str, str, bool]]) -> tuple[bool | None, ...]:
+        questions = [ConstantQuestion(source.path, kernel.scope, f"__is_same({a}, {b})" if is_type else f"({a}) == ({b})")
+                     for a, b, is_type in pairs]
+        answers = ask_clang(questions, spec.options or options, tuple(source.kept_includes), given)
+        return tuple(None if answer is None else bool(answer) for answer in answers)
+    return alike
+

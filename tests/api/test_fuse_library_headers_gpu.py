@@ -6,7 +6,10 @@ amended), the same in a kept library header, a kernel of a header read as the us
 tile of a file-scope constexpr size (its meta_group_rank counted from the part's first warp),
 a block reduction through a member of an ``auto`` object (DeepSpeed's quantisation shape), a
 kernel template only declared and run as its explicit specialisation, a block scan of the
-user's own made through a traits struct's member alias (mamba's selective scan)."""
+user's own made through a traits struct's member alias (mamba's selective scan), row statistics
+through Stats classes whose member aliases shadow the templates they name and whose reducer
+member the user's initialiser list makes (flash-attn's layer norm), and a kernel instance
+that a specialisation spelled with a library's alias of float is (mmcv's ``k<at::Half>`` shape)."""
 from __future__ import annotations
 
 import numpy as np
@@ -88,6 +91,18 @@ def _suffix_scan(rng, cp) -> Launch:
     return Launch([x, cp.zeros(N, dtype=np.float32), np.int32(N - 5)], Dim3(cdiv(N, 128)), 128 * 4, (1,))
 
 
+def _row_norm(rng, cp) -> Launch:
+    rows, cols = N // 128, 100  # (a row a block; 28 threads of each hold no column)
+    x = cp.asarray(rng.standard_normal(rows * cols).astype(np.float16))
+    return Launch([x, cp.zeros(rows * cols, dtype=np.float16), cp.zeros(2 * rows, dtype=np.float32), np.int32(cols)],
+                  Dim3(rows), 0, (1, 2))
+
+
+def _box_areas(rng, cp) -> Launch:
+    wh = cp.asarray(rng.standard_normal(2 * N, dtype=np.float32))  # (negative sizes: the specialisation clamps)
+    return Launch([wh, cp.zeros(N, dtype=np.float32), np.int32(N)], Dim3(cdiv(N, 128)), 0, (1,))
+
+
 CASES = {
     "lenient-apply4": (KernelSpec(REAL_CPP / "lenient.cu", "apply4", Dim3(128), ("__half", "twice")), _apply4,
                        CompileOptions()),
@@ -108,6 +123,10 @@ CASES = {
     "overload-set": (KernelSpec(REAL_CPP / "overload_sets.cu", "ops::mixed", Dim3(128)), _mixed, CompileOptions()),
     "traits-alias-scan": (KernelSpec(REAL_CPP / "traits_aliases.cu", "suffix_scan_kernel", Dim3(128),
                                      ("Scan_kernel_traits<128, __half>",)), _suffix_scan, CompileOptions()),
+    "row-stats-classes": (KernelSpec(REAL_CPP / "row_stats.cu", "row_norm_kernel", Dim3(128),
+                                     ("Norm_traits<float, 4>",)), _row_norm, CompileOptions()),
+    "spelled-specialisation": (KernelSpec(REAL_CPP / "spelled_specialisations.cu", "box_areas", Dim3(128),
+                                          ("float",)), _box_areas, CompileOptions()),
 }
 
 

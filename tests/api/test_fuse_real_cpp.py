@@ -7,6 +7,7 @@ import pytest
 
 from hfuse.api import fuse
 from hfuse.errors import HFuseError
+from hfuse.frontend.options import CompileOptions
 from hfuse.spec import Dim3, KernelSpec
 
 from corpus import cases as C
@@ -1458,7 +1459,7 @@ def test_an_object_made_through_a_traits_structs_member_alias_gets_the_parts_vie
 
 def test_a_member_alias_of_two_meanings_is_no_alias_of_the_type():
     from hfuse.frontend.model import TopLevelItem
-    from hfuse.transform.context_types import type_aliases
+    from hfuse.transform.aliases import type_aliases
 
     traits = TopLevelItem("declaration", "struct T { using ScanT = Scan<float, 4>; typedef Scan<int, 2> Other; "
                           "using Ptr = Scan<float, 4>*; };", ("T",), None, 1)
@@ -1497,3 +1498,53 @@ def test_an_instance_no_explicit_specialisation_is_for_is_refused():
         fuse([AXPY, KernelSpec(DECLARED_SPECIALISATIONS, "scale_rows", Dim3(128), ("int",))])
     with pytest.raises(HFuseError, match=r"only declared at line 5"):
         fuse([AXPY, KernelSpec(DECLARED_SPECIALISATIONS, "scale_rows", Dim3(128))])
+
+
+SPELLED = C.CORPUS / "real_cpp" / "spelled_specialisations.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(isinstance(__import__("hfuse.frontend.clang", fromlist=["x"]).clang_arguments(CompileOptions()),
+                               str), reason="Clang (libclang-ng) cannot read CUDA here")
+@pytest.mark.parametrize("argument, helper", [
+    ("float", "clamped_area("),  # box_areas<boxlib::real> is box_areas<float>: Clang says so
+    ("boxlib::Half16", "half_area("),
+    ("double", "= area("),  # neither specialisation: the primary
+])
+def test_an_instance_runs_the_specialisation_a_compiler_says_it_is(tmp_path, argument, helper):
+    # mmcv's bbox_overlaps: template <> __global__ void k<at::Half>, asked for k<float>, was refused
+    # ("cannot tell"); asked for k<c10::Half>, the output lacked the helpers the specialisation calls
+    fused = fuse([AXPY, KernelSpec(SPELLED, "box_areas", Dim3(128), (argument,))])
+    assert helper in fused.source
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+ROW_STATS = C.CORPUS / "real_cpp" / "row_stats.cu"
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
+def test_stats_classes_as_normalisation_libraries_write_them(tmp_path):
+    # flash-attn's layer norm: each of these made the output fail to compile (or refused it)
+    from toolchain import compile_nvrtc
+
+    spec = KernelSpec(ROW_STATS, "row_norm_kernel", Dim3(128), ("Norm_traits<float, 4>",))
+    for specs in ([AXPY, spec], [spec, AXPY]):
+        fused = fuse(specs)
+        part = 2 if specs[0] is AXPY else 1
+        # a member alias that shadows the class template keeps its name (typename Ktraits::Stats reads it)
+        assert f"using Reducer = Reducer__hf{part}<T, WARPS>;" in fused.source
+        assert f"using Stats = rowstats::Stats__hf{part}<T, WARPS>;" in fused.source
+        assert "using Stats = typename Ktraits::Stats;" in fused.source
+        # a member of such a type made by the user's initialiser list, and an object of a local alias of it
+        assert "reducer_(hf_part_ctx, smem, hf_ctx.threadIdx.x / 32, lane)" in fused.source
+        assert "Stats stats(hf_ctx, smem, col % 32);" in fused.source
+        # a member template's specialisations, defined outside the class template's specialisations
+        assert fused.source.count("template <>\ntemplate <typename V, typename R>\ninline __device__ R Pick<") == 2
+        # the barrier of Stats::compute's reducer_.sum (a member of an alias's type, of a partial
+        # specialisation's family) is the part's
+        assert "hfuse_sync<1, 128>();" in fused.source
+        compile_nvcc(fused.source, workdir=tmp_path)
+        compile_nvrtc(fused.source, [fused.name_expression],
+                      flags=CompileOptions().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
+

@@ -384,6 +384,21 @@ def test_std_names_nvcc_gives_without_an_include_are_given_to_nvrtc(tmp_path):
     assert limits.count("#include <cuda/std/climits>") == 1
 
 
+@pytest.mark.nvrtc
+def test_float_h_macros_a_left_out_host_header_brought_are_given_to_nvrtc():
+    # once: mmcv's focal loss uses FLT_MIN, which PyTorch's headers bring (nvcc has no float.h
+    # of its own); NVRTC leaves those headers out, so hfuse tune could not compile the kernel
+    plan = plan_includes([], uses=frozenset({"FLT_MIN", "DBL_EPSILON"}))
+    source = "\n".join([*plan.lines, 'extern "C" __global__ void k(float* f, double* d) {',
+                        "f[0] = fmaxf(f[1], FLT_MIN); d[0] = DBL_EPSILON;", "}", ""])
+    assert compile_nvrtc(source, ["k"], check=False).ok
+    text = "\n".join(plan.lines)
+    assert text.startswith("#ifdef __CUDACC_RTC__") and text.count("#define FLT_MIN ") == 1
+    # the file's own <cfloat> gave them already: not twice
+    kept = "\n".join(plan_includes(["#include <cfloat>"], uses=frozenset({"FLT_MIN"})).lines)
+    assert kept.count("#define FLT_MIN ") == 1
+
+
 @pytest.mark.nvcc
 @pytest.mark.nvrtc
 def test_std_memset_and_memcpy_are_given_to_nvrtc(tmp_path):

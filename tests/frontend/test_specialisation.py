@@ -89,6 +89,24 @@ def test_an_instance_hfuse_cannot_tell_apart_is_refused():
         _kernel("fill", "MyHalf", "2", text=HALF)
 
 
+def test_arguments_hfuse_cannot_compare_are_asked_of_the_compiler():
+    # mmcv's bbox_overlaps: template <> __global__ void k<at::Half>, asked for k<float>: PyTorch's
+    # headers say what at::Half is, so only a C++ compiler can tell (Clang, in hfuse.api)
+    asked = []
+
+    def alike(kernel, pairs):
+        asked.extend(pairs)
+        return [{a, b} == {"MyHalf", "__half"} for a, b, _ in pairs]
+
+    path = Path("k.cu")
+    program = Program([model_source(path, HALF)])
+    assert "9.f" in program.kernel("fill", path, ("MyHalf", "2"), alike=alike).text
+    assert asked == [("__half", "MyHalf", True)]  # (the specialisation's argument first; 2 == 2 needs no one)
+    assert "T(kVec)" in program.kernel("fill", path, ("MyFloat", "2"), alike=alike).text  # not alike: the primary
+    with pytest.raises(HFuseError, match=r"cannot tell whether fill<MyHalf, 2> is the instance"):
+        program.kernel("fill", path, ("MyHalf", "2"), alike=lambda kernel, pairs: [None for _ in pairs])
+
+
 DECLARED = """namespace lib {
 template <typename T>
 __global__ void copy(T* out, const T* in);

@@ -387,6 +387,9 @@ class _Planner:
 
 
 _IMPLICIT_MATH = re.compile(r"^(M_[A-Z0-9_]+|INFINITY|NAN|HUGE_VALF?)$")
+_IMPLICIT_FLOAT = frozenset(name for name, _ in _FLOAT_MACROS)
+"""float.h's macros: not implicit under nvcc, but a host header NVRTC leaves out brings them
+(mmcv's ``FLT_MIN`` by way of PyTorch's)."""
 _IMPLICIT_LIMITS = re.compile(r"^(?:(?:S|U)?CHAR|U?SHRT|U?INT|U?LONG|U?LLONG)_(?:MAX|MIN)$|^CHAR_BIT$")
 """limits.h's macros, which nvcc's implicit ``cuda_runtime.h`` brings along too."""
 _IMPLICIT_TYPES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": "unsigned long", "ssize_t": "long",
@@ -410,8 +413,10 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``limits.h``'s ``INT_MAX``; ``uint``;
     ``int64_t``; ``std::exp``, ``std::max``, ``std::numeric_limits``, ``std::is_same``, by
     way of the host's ``<cmath>``), when the code uses it. These also stand in for a host
-    header NVRTC leaves out (``torch/extension.h`` brings the fixed-width integers under nvcc).
-    GNU's ``__extension__`` (it only silences pedantic warnings) is defined away for NVRTC."""
+    header NVRTC leaves out (``torch/extension.h`` brings the fixed-width integers under nvcc,
+    and float.h's ``FLT_MIN``).
+    GNU's ``__extension__`` (it only silences pedantic warnings) is defined away for NVRTC, and
+    its ``__asm__``/``__volatile__`` are defined as ``asm``/``volatile``."""
     rtc: list[str] = []
     if uses & set(_STD_NAMES["ints"][1]) and "ints" not in planner.std_done:
         rtc += ["#include <cuda/std/cstdint>", *planner.rtc_extras(("ints",))]
@@ -426,9 +431,14 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
             rtc += [*(f"#include <{h}>" for h in headers.split()), *planner.rtc_extras((group,))]
     if any(_IMPLICIT_MATH.match(u) for u in uses) and "math_macros" not in planner.macros_done:
         rtc += ["#include <cuda/std/cmath>", *planner.rtc_extras(("math", "math_macros"))]
+    if uses & _IMPLICIT_FLOAT and "float_macros" not in planner.macros_done:
+        rtc += ["#include <cuda/std/cfloat>", *planner.rtc_extras(("float_macros",))]
     rtc += [f"typedef {t} {name};" for name, t in _IMPLICIT_TYPES.items() if name in uses]
     if "__extension__" in uses:  # (GNU's "no pedantic warning here", a keyword to nvcc's host compiler)
         rtc.append("#define __extension__")
+    # GNU's spellings of asm and volatile (AWQ's ``__asm__ __volatile__("ldmatrix...")``)
+    rtc += [f"#define {gnu} {plain}" for gnu, plain in (("__asm__", "asm"), ("__volatile__", "volatile"))
+            if gnu in uses]
     if uses & _DRIVER_DEVICE_TYPES:
         rtc.append(_TENSOR_MAP)
     if rtc:

@@ -193,10 +193,14 @@ def _takes_functions(program: Program, kernel: Function) -> bool:
 
 
 def _item_references(program: Program, kernel: Function) -> frozenset[str]:
+    """What the kernel's item names (an explicit specialisation's, which ``specialised``
+    returns rewritten as a template of the primary's parameters: its item by where it starts)."""
     for item in program.items:
         if item.function is kernel:
             return item.references
-    return frozenset()
+    return next((item.references for item in program.items if item.function is not None
+                 and item.function.is_explicit_specialisation and item.function.kind == "global"
+                 and (item.function.file, item.function.line) == (kernel.file, kernel.line)), frozenset())
 
 
 def _device_namespace(program: Program, item: TopLevelItem) -> bool:

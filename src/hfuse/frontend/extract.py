@@ -149,6 +149,11 @@ def _items(node: ts.Node, data: bytes, where: Origin, scope: Scope) -> list[TopL
     if node.type == "template_declaration":
         # a comment may come first, a C++20 requires-clause after the parameters
         inner = [c for c in node.named_children if c.type not in ("template_parameter_list", "comment", "requires_clause")]
+        while inner and inner[0].type == "template_declaration":
+            # ``template <> template <class T> R Get<0>::of(const T&)``: a member template of a
+            # class template's explicit specialisation, defined outside it
+            inner = [c for c in inner[0].named_children
+                     if c.type not in ("template_parameter_list", "comment", "requires_clause")]
         if inner and inner[0].type == "function_definition":
             definition = inner[0]
     if definition.type == "function_definition":
@@ -242,8 +247,8 @@ def _references(node: ts.Node) -> frozenset[str]:
             found.add(current.text.decode())  # int64_t, size_t: the grammar's primitives, a header's typedefs
         elif current.type == "offsetof_expression":
             found.add("offsetof")  # a macro of stddef.h the grammar reads as a keyword
-        elif current.type == "__extension__":
-            found.add("__extension__")  # GNU's keyword, which NVRTC does not know (codegen/includes.py)
+        elif current.type in ("__extension__", "__asm__", "__volatile__"):
+            found.add(current.type)  # GNU's keywords, which NVRTC does not know (codegen/includes.py)
         stack.extend(current.children)
     return frozenset(found)
 
@@ -422,9 +427,16 @@ def _function(
         params = tuple(_param(p, data) for p in declarator.child_by_field_name("parameters").named_children
                        if p.type != "comment")
     template_header, template_params, template_defaults, template_pack = "", (), (), None
+    enclosing, whole = "", outer
+    while outer.type == "template_declaration" and definition.parent is not None \
+            and definition.parent.type == "template_declaration" and definition.parent != outer:
+        # the outer headers of a nested one (``template <> template <class T>``): the function's
+        # own parameters are the innermost's
+        enclosing += "template " + _text(outer.child_by_field_name("parameters"), data) + " "
+        outer = next(c for c in outer.named_children if c.type == "template_declaration")
     if outer.type == "template_declaration":
         plist = outer.child_by_field_name("parameters")
-        template_header = "template " + _text(plist, data)
+        template_header = enclosing + "template " + _text(plist, data)
         requires = next((c for c in outer.named_children if c.type == "requires_clause"), None)
         if requires is not None:  # the constraint is part of which template this is
             template_header += " " + _text(requires, data)
@@ -440,13 +452,13 @@ def _function(
         if child.type == "launch_bounds":  # the arguments as written (constant expressions)
             bounds = tuple(_text(n, data) for n in child.named_children if n.type != "comment")
     body = definition.child_by_field_name("body")
-    head = data[outer.start_byte : body.start_byte if body is not None else outer.end_byte].decode()
+    head = data[whole.start_byte : body.start_byte if body is not None else whole.end_byte].decode()
     return Function(
         name=name,
         kind=_function_kind(definition),
         file=path,
         line=line,
-        text=_text(outer, data),
+        text=_text(whole, data),
         params=params,
         template_header=template_header,
         template_params=template_params,

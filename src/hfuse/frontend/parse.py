@@ -48,6 +48,9 @@ _TYPENAME_CAST = re.compile(rb"\btypename(?=\s+(?:::)?\w+(?:\s*<[^;{}()]*?>)?(?:
 """``typename Ktraits::BlockLoadT(smem).Load(...)``: a functional cast to a dependent type (CUB
 through a traits struct, as Mamba's scans write it), which the grammar does not parse. The
 parser sees the cast without ``typename``, a call of the qualified name."""
+_CONVERSION_CALL = re.compile(rb"(?<=\.|>)(\s*)(operator\s+(?:const\s+)?[A-Za-z_][\w:]*(?:\s*[*&])*)(?=\s*\()")
+"""``x.operator __half()``: a conversion function called by name (mmcv's warp reductions of
+PyTorch's Half), which the grammar does not parse: the parser sees a member of one name."""
 # A lambda's execution space (``[] __device__(float v) {...}``): the grammar knows none there.
 _LAMBDA_SPACE = re.compile(rb"(?<=\])(\s*)((?:__device__|__host__)(?:\s+(?:__device__|__host__))?)(?=\s*[(\{])")
 
@@ -104,6 +107,7 @@ def mask(source: bytes) -> bytes:
     masked = _SPACE_BEFORE_FRIEND.sub(_friend_first, masked)
     masked = _DECLTYPE_BRACED.sub(lambda m: b"_" * len(m.group(0)), masked)
     masked = _TYPENAME_CAST.sub(lambda m: b" " * len(m.group(0)), masked)
+    masked = _CONVERSION_CALL.sub(lambda m: m.group(1) + b"operator" + b"_" * (len(m.group(2)) - 8), masked)
     return _PRAGMA.sub(_as_comment, masked)
 
 

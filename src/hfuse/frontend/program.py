@@ -11,7 +11,7 @@ from ..errors import HFuseError, Location
 from .directive_names import exposed_to_directives
 from .model import Function, SourceFile, TopLevelItem
 from .resolve import Resolver
-from .specialisation import declared_primary, specialised
+from .specialisation import ArgumentsAlike, declared_primary, specialised
 from .parse import compact
 
 _EXTERN_SHARED = re.compile(r"^\s*extern\s+(?:__shared__\s+)(?P<type>[^;\[]*?)\s*(?P<name>\w+)\s*\[\s*\]\s*;\s*$", re.S)
@@ -206,7 +206,8 @@ class Program:
         )
 
     def kernel(self, name: str, file: Path, template_args: Sequence[str] = (),
-               overload: OverloadChoice | None = None, line: int | None = None) -> Function:
+               overload: OverloadChoice | None = None, line: int | None = None,
+               alike: ArgumentsAlike | None = None) -> Function:
         """The ``__global__`` function ``name`` (plain or qualified) of ``file``, or a clear error.
 
         Kernels that share a name (overloads) are told apart by the template arguments they
@@ -215,14 +216,15 @@ class Program:
         is; ``line`` (where a definition starts) picks one that differ only in their parameters;
         where nothing singles one out, hfuse refuses rather than pick. An explicit
         specialisation for ``template_args`` is what that instance runs (``specialisation.py``),
-        also of a template only declared (``declared_primary``), whose other instances are refused."""
+        also of a template only declared (``declared_primary``), whose other instances are refused;
+        ``alike`` (a C++ compiler) compares the arguments hfuse cannot (``float``, ``at::Half``)."""
         source = next((s for s in self.files if s.path == file), None)
         assert source is not None, file
         primary = self._kernel_of(source, name, template_args, overload, line)
         if any(f is primary for f in source.functions):
-            return specialised(primary, source.functions, template_args)
+            return specialised(primary, source.functions, template_args, alike)
         # a prototype's: its instances are its explicit specialisations, and it has no body of its own
-        chosen = specialised(primary, source.functions, template_args) if template_args else primary
+        chosen = specialised(primary, source.functions, template_args, alike) if template_args else primary
         if chosen is primary:
             defined = [f.name for f in source.functions if f.is_explicit_specialisation and f.key.split("<")[0] == primary.key]
             raise HFuseError(f"'{name}' is only declared at line {primary.line}; of its explicit specialisations "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..errors import HFuseError, Location
 from .constant import evaluate
@@ -23,13 +23,19 @@ from .extract import model_source
 from .model import Function, TopLevelItem
 from .parse import compact, split_template_args
 
+ArgumentsAlike = Callable[[Function, Sequence[tuple[str, str, bool]]], Sequence["bool | None"]]
+"""A C++ compiler's answer to whether pairs of template arguments of a kernel (``(a, b, a
+type?)``, read in its namespace) are the same: each True, False or None (cannot tell)."""
+
 _HIDDEN_PREFIX = "hf_spec_"
 """The specialisation's template parameters are named so that its body cannot mention them."""
 
 
-def specialised(primary: Function, functions: Sequence[Function], template_args: Sequence[str]) -> Function:
+def specialised(primary: Function, functions: Sequence[Function], template_args: Sequence[str],
+                alike: ArgumentsAlike | None = None) -> Function:
     """The definition ``primary<template_args>`` runs (``primary`` when no explicit
-    specialisation of the kernel is for these arguments)."""
+    specialisation of the kernel is for these arguments). Arguments spelled apart that hfuse
+    cannot compare (``float`` and PyTorch's ``at::Half``) are asked of ``alike``."""
     if not primary.is_template:
         return primary
     wanted = _normalised(primary, template_args)
@@ -48,7 +54,10 @@ def specialised(primary: Function, functions: Sequence[Function], template_args:
                      "or keep this kernel unfused",
             )
         inside = candidate.name[candidate.name.index("<") + 1 : candidate.name.rindex(">")]
-        same = _same_arguments(_normalised(primary, split_template_args(inside)), wanted)
+        given = _normalised(primary, split_template_args(inside))
+        same = _same_arguments(given, wanted)
+        if same is None and alike is not None:
+            same = _asked(primary, given, wanted, alike)
         if same is True:
             return _as_template_of(candidate, primary)
         if same is None and undecided is None:
@@ -95,6 +104,17 @@ def _same_arguments(given: Sequence[str], wanted: Sequence[str]) -> bool | None:
             return False
         verdict = None
     return verdict
+
+
+def _asked(primary: Function, given: Sequence[str], wanted: Sequence[str], alike: ArgumentsAlike) -> bool | None:
+    """``_same_arguments`` of the pairs it cannot tell, asked of a C++ compiler."""
+    header = primary.template_header
+    declared = split_template_args(header[header.index("<") + 1:header.rindex(">")]) if "<" in header else []
+    kinds = [re.match(r"(?:typename|class)\b", d.strip()) is not None for d in declared]
+    pairs = [(a, b, i < len(kinds) and kinds[i]) for i, (a, b) in enumerate(zip(given, wanted))
+             if _same_arguments([a], [b]) is None]
+    answers = list(alike(primary, pairs))
+    return False if False in answers else True if answers and all(answers) else None
 
 
 def _normalised(primary: Function, args: Sequence[str]) -> tuple[str, ...]:

@@ -13,7 +13,9 @@ over the block, qualified or after a using-directive; the block's barrier and th
 index in inline PTX, which only a layout that keeps the block whole takes; one file's overload
 set that another file's lacks a member of; a call through a variable that holds a function;
 a class template one file specialises and another does not; block-reading types with a
-constructor of their own and value-initialised), optionally inside a grid-stride loop, a
+constructor of their own and value-initialised; a class whose member alias shadows the
+block-reading class template it names, made through a traits struct's alias, and a member
+template specialised outside its class template's specialisations), optionally inside a grid-stride loop, a
 template and a namespace. Every
 thread ends by writing ``v`` to its own element of ``out``, so the result is
 deterministic and compared bit for bit.
@@ -38,7 +40,7 @@ STEP_KINDS = ("arith", "static_smem", "dynamic_smem", "wrapper_smem", "loop_barr
               "sync_count", "sync_and", "sync_or", "helper_builtin", "helper_barrier", "shuffle", "vote",
               "atomic", "block_exit", "vector_smem", "unroll_regs", "specialised", "cub_warp", "helper_scratch",
               "file_shared", "cg_async_copy", "ptx_barrier", "ptx_tid", "overload_set", "pointer_call",
-              "class_family", "context_ctor", "lenient_member")
+              "class_family", "context_ctor", "lenient_member", "stats_class")
 WARP_STEPS = {"shuffle", "vote", "cub_warp", "helper_scratch"}
 """Steps that need whole warps (the block a multiple of 32)."""
 FLAT_STEPS = {"ptx_tid"}
@@ -316,6 +318,19 @@ def _step_code(step: Step, j: int, r: KernelRecipe, helpers: list[str]) -> list[
                        "{ return v * N + (threadIdx.x & 1u); }\n};\n"
                        "template <typename T, int N> __device__ unsigned fz_conv(unsigned v) { return FzConv<T>::conv<N>(v); }")
         return [f"v = fz_conv<unsigned, {c % 4 + 1}>(v) ^ (unsigned)cuda::std::numeric_limits<unsigned char>::max();"]
+    if k == "stats_class":  # flash-attn's layer norm: `using Reducer = Reducer<T>;` in a class, made via traits
+        helpers.append("template <typename T> struct FzReducer {\n  T scale;\n"
+                       "  __device__ explicit FzReducer(T s) : scale(s) {}\n"
+                       "  __device__ T apply(T v) const { return v * scale + (T)(threadIdx.x & 3u); }\n};\n"
+                       "template <int I> struct FzPick {\n  template <typename V> static __device__ V of(V a, V b);\n};\n"
+                       "template <>\ntemplate <typename V>\n__device__ V FzPick<0>::of(V a, V b) { return a ^ b; }\n"
+                       "template <>\ntemplate <typename V>\n__device__ V FzPick<1>::of(V a, V b) { return a + 2u * b; }\n"
+                       "template <typename T> struct FzStats {\n  using FzReducer = FzReducer<T>;\n"
+                       "  __device__ explicit FzStats(T s) : red_(s) {}\n"
+                       "  __device__ T run(T v) const { return red_.apply(v); }\n  FzReducer red_;\n};\n"
+                       "struct FzTraits {\n  using Stats = FzStats<unsigned>;\n};")
+        return [f"{{ using FzS{j} = FzTraits::Stats; FzS{j} st{j}({c}u); "
+                f"v = FzPick<{c % 2}>::of<unsigned>(st{j}.run(v), {c}u); }}"]
     if k == "block_exit":
         return [f"if (bid % {c % 4 + 2} == {c % 2}) {{ if (i < n) out[i] = v ^ 0xdeadu; return; }}"]
     raise ValueError(k)

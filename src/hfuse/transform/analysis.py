@@ -482,16 +482,16 @@ def _call_members(program: ProgramFacts, items: Sequence[TopLevelItem], resolver
         return
     # a type that names another runs its members too (a traits struct's `using ScanT = Scan<...>`,
     # whose objects a kernel naming the traits makes: `typename Ktraits::ScanT(smem).Run(x)`)
-    naming = {key: {resolver.resolve(item.scope, r) for r in item.references} & members.keys() - {key}
-              for item in items if item.function is None and item.kind == "declaration" for key in item.keys}
-    changed = True
-    while changed:
-        changed = False
-        for key, named in naming.items():
-            more = set().union(*(members[n] for n in named)) - members.get(key, set())
-            if more:
-                members.setdefault(key, set()).update(more)
-                changed = True
+    own = {key: set(keys) for key, keys in members.items()}
+    naming: dict[str, set[str]] = {}
+    for item in items:  # (a class template's specialisations share its key: what any of them names)
+        for key in item.keys if item.function is None and item.kind == "declaration" else ():
+            named = {resolver.resolve(item.scope, r) for r in item.references} & members.keys() - {key}
+            naming.setdefault(key, set()).update(named)
+    while more := {key: extra for key, named in naming.items()
+                   if (extra := set().union(*(members[n] for n in named)) - members.get(key, set()))}:
+        for key, extra in more.items():
+            members.setdefault(key, set()).update(extra)
     for item in items:
         if item.function is None or item.function.key not in program.facts:
             continue
@@ -500,8 +500,14 @@ def _call_members(program: ProgramFacts, items: Sequence[TopLevelItem], resolver
         if item.function.defined_outside:  # its qualifier names its class: like a member written inside, it
             named.discard(qualify(item.function.scope, item.function.owner))  # calls what it calls by name
         called = set().union(*(members.get(key, set()) for key in named)) - {item.function.key}
-        if called:
-            for facts in program.facts[item.function.key]:
+        for facts in program.facts[item.function.key] if called else ():
+            facts.calls.update(called)
+    for item in items:  # a member written in its class runs what the class's members' types do (``reducer_.sum(v)``)
+        keys = item.keys if item.function is None else ()
+        called = set().union(*(members[n] for key in keys for n in naming.get(key, ()))) - set().union(
+            *(own.get(key, set()) for key in keys))
+        for member in item.members if called else ():
+            for facts in program.facts.get(member.key, []) if not member.defined_outside else ():
                 facts.calls.update(called)
     program.propagate()
 

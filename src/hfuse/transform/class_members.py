@@ -110,6 +110,22 @@ def _views(body: ts.Node, copies: frozenset[str], written: str) -> str:
                    and not re.search(rf"(?<![\w.]){re.escape(m.name)}\s*[({{]", written))
 
 
+def _given_views(listed: ts.Node | None, body: ts.Node, copies: frozenset[str]) -> list[TextEdit]:
+    """The part's view given first to the members whose type is a part's copy of a type that
+    the user's initialiser list ``listed`` makes with values (``reducer_(params, lane)``:
+    ``reducer_(hf_part_ctx, params, lane)``, as the copy's constructors take it)."""
+    viewed = {m.name for m in _declared_members(body) if m.type_names & copies}
+    edits = []
+    for node in listed.named_children if listed is not None else ():
+        name = next((c for c in node.named_children if c.type == "field_identifier"), None)
+        values = node.named_children[-1] if node.named_children else None
+        if node.type == "field_initializer" and name is not None and name.text.decode() in viewed \
+                and values is not None and values.type in ("argument_list", "initializer_list"):
+            given = "hf_part_ctx" + (", " if values.named_children else "")
+            edits.append(TextEdit(values.start_byte + 1, values.start_byte + 1, given))
+    return edits
+
+
 def struct_body(text: str) -> tuple[ts.Node, ts.Node] | None:
     """The first struct/class specifier of ``text`` that has a body, and its body."""
     for node in walk(parse(text.encode()).root_node):
@@ -214,6 +230,7 @@ def constructor_edits(body: ts.Node, plain: str, initialiser: str,
                                   "const hfuse_ctx& hf_part_ctx" + (", " if given else "")))
             listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)
             init = initialiser + _views(body, copies, listed.text.decode() if listed is not None else "")
+            edits += _given_views(listed, body, copies)
             # (one whose parameters all have defaults is the one ``S s;`` calls)
             takes_none = takes_none or all(p.type == "optional_parameter_declaration" for p in given)
         listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)

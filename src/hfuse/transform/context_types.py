@@ -52,6 +52,7 @@ from .calls import context_parameter
 from .context import CTX, BoundParameter, PartContext
 from .definition import Definition
 from .edits import TextEdit, apply_edits
+from .aliases import ALIASED, MEMBER_ALIAS, LocalAliases
 from .class_members import (constructor_edits, data_members, is_copy_constructor, is_member_function, struct_body,
                             member_initialisers, user_constructors, value_constructors)
 
@@ -67,34 +68,14 @@ def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames
     text = node.text.decode()
     if made and text in made:
         return made[text]  # the kernel's template parameter this instance binds to one
-    if text not in ctx.context_type_names:
-        # ``typename Ktraits::ScanT(smem)``: a traits struct's member alias of one
+    key = ctx.resolver.resolve(scope, _written_name(node), local) if text in ctx.context_type_names else None
+    if key is None:
+        # ``typename Ktraits::ScanT(smem)``: a traits struct's member alias of one (of a
+        # template parameter: hfuse resolves no name in it)
         qualified = node.parent is not None and node.parent.type == "qualified_identifier" \
             and node.parent.child_by_field_name("name") == node
         return dict(ctx.context_type_aliases).get(text) if qualified else None
-    key = ctx.resolver.resolve(scope, _written_name(node), local)
     return key if key in ctx.context_types else None
-
-
-_MEMBER_ALIAS = re.compile(r"\busing\s+(\w+)\s*=\s*([^;]+);|\btypedef\s+([^;]+?)\s+(\w+)\s*;")
-_ALIASED = re.compile(r"(?:typename\s+)?(?:::)?(?:\w+\s*::\s*)*(\w+)\s*(?:<.*>)?", re.S)
-
-
-def type_aliases(types: Sequence[TopLevelItem]) -> tuple[tuple[str, str], ...]:
-    """(alias, key) of the member aliases the context types declare of a context type
-    (``using BlockReverseScanT = BlockReverseScan<scan_t, kNThreads>;`` in a traits struct that
-    is one because it names it): ``typename Ktraits::BlockReverseScanT(smem)`` makes an object
-    of the type, which the part's copy constructs with its context. A name these types alias
-    two ways is left out (one that a struct of no such type aliases otherwise would be given the
-    context where it makes an object: a compile error, never a silent one)."""
-    keys = {key.split("::")[-1]: key for item in types for key in item.keys}
-    found: dict[str, set[str]] = {}
-    for item in types:
-        for match in _MEMBER_ALIAS.finditer(item.text):
-            alias, aliased = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
-            named = _ALIASED.fullmatch(aliased.strip())
-            found.setdefault(alias, set()).add(keys.get(named.group(1), "") if named else "")
-    return tuple(sorted((alias, next(iter(k))) for alias, k in found.items() if len(k) == 1 and "" not in k))
 
 
 def _written_name(node: ts.Node) -> str:
@@ -124,7 +105,14 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
     root, scope, local = definition.root, definition.scope, definition.local
     file, line_base = str(definition.file), definition.line_base
     made = {bound.name: bound.key for bound in ctx.made_parameters} if (file, definition.line) == ctx.kernel_at else {}
+    aliases = LocalAliases(root)
     edits: list[TextEdit] = []
+
+    def named(node: ts.Node) -> str | None:  # (an alias's use: the type it names)
+        if not aliases.shadowed(node):
+            return _type_named(node, ctx, scope, local, made)
+        target = aliases.target(node)
+        return _type_named(target, ctx, scope, local, made) if target is not None else None
 
     def refuse(node: ts.Node, why: str) -> HFuseError:
         return HFuseError(why, Location(file, line_base + line_of(node), ctx.kernel),
@@ -132,7 +120,7 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
                                "(S s{p, 4}), or keep this kernel unfused")
 
     for node in walk(root):
-        if _type_named(node, ctx, scope, local, made) is not None:
+        if named(node) is not None:
             if (member := _static_reader_given(node, ctx, scope, local)) is not None:
                 raise HFuseError(
                     f"'{node.text.decode()}' is given as a template argument, and its static member '{member}' reads "
@@ -148,34 +136,36 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
                     Location(file, line_base + line_of(node), ctx.kernel),
                     hint="read threadIdx/blockIdx in a free helper that takes the object (or in the kernel), or keep "
                          "this kernel unfused")
-            if node.text.decode() in ctx.context_type_names and node.text.decode() not in made:
+            if node.text.decode() in ctx.context_type_names and node.text.decode() not in made \
+                    and not aliases.shadowed(node) \
+                    and ctx.resolver.resolve(scope, _written_name(node), local) in ctx.context_types:
                 # (a template parameter keeps its name, and so does an alias: the struct's copy names the copy)
                 edits.append(TextEdit.replace(node, ctx.clone_name(node.text.decode())))
         elif node.type == "compound_literal_expression":  # S{} and S<T>{}: a temporary of the type
-            named = node.child_by_field_name("type")
+            written = node.child_by_field_name("type")
             value = node.child_by_field_name("value")
-            while named is not None and named.type in ("qualified_identifier", "template_type"):
-                named = named.child_by_field_name("name")
-            key = _type_named(named, ctx, scope, local, made) if named is not None and value is not None else None
+            while written is not None and written.type in ("qualified_identifier", "template_type"):
+                written = written.child_by_field_name("name")
+            key = named(written) if written is not None and value is not None else None
             if key is None:
                 continue
             if value.named_children and (key not in ctx.constructed_types or _designated(value)):
-                raise refuse(node, f"a '{named.text.decode()}' is initialised with values; hfuse's per-part copy of "
+                raise refuse(node, f"a '{written.text.decode()}' is initialised with values; hfuse's per-part copy of "
                              "the type takes only the part's context and values in order")
             edits.append(_with_context(value))
         elif node.type == "call_expression":
-            named = _constructed_type(node)
-            key = _type_named(named, ctx, scope, local, made) if named is not None else None
+            constructed = _constructed_type(node)
+            key = named(constructed) if constructed is not None else None
             if key is None:
                 continue
             args = node.child_by_field_name("arguments")
             if args.named_children and key not in ctx.constructed_types:
-                raise refuse(node, f"'{named.text.decode()}' is constructed with arguments and declares no constructor "
+                raise refuse(node, f"'{constructed.text.decode()}' is constructed with arguments and declares no constructor "
                              "that takes them; hfuse gives each part's copy of this type only a context-taking one")
             edits.append(_with_context(args))
         elif node.type in ("declaration", "field_declaration"):
             type_node = node.child_by_field_name("type")
-            keys = {_type_named(n, ctx, scope, local, made) for n in walk(type_node) if not _is_scope(n)} - {None} \
+            keys = {named(n) for n in walk(type_node) if not _is_scope(n)} - {None} \
                 if type_node is not None else set()
             if not keys:
                 continue
@@ -545,6 +535,10 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
                             and re.sub(r"<.*", "", compact(b.text.decode()), flags=re.S).rsplit("::", 1)[-1]
                             .endswith(f"__hf{ctx.index}"))
             copy_names = frozenset(ctx.clone_name(name) for name in ctx.context_type_names)
+            # (and the aliases of one: ``using Reducer = Reducer__hf2<T, 1>;`` then ``Reducer reducer_;``)
+            copy_names |= {alias for alias, _ in ctx.context_type_aliases} | {
+                m.group(1) or m.group(4) for m in MEMBER_ALIAS.finditer(body.text.decode())
+                if (named := ALIASED.fullmatch((m.group(2) or m.group(3)).strip())) and named.group(1) in copy_names}
             own, view_alone = constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)", copy_names)
             edits += own
             member = f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"

@@ -18,6 +18,7 @@ from ..errors import HFuseError, Location
 from ..frontend.model import Function, TopLevelItem
 from ..frontend.parse import parse, walk
 from .context import BoundParameter
+from .aliases import type_aliases
 
 _TYPE_PARAMETER = re.compile(r"(?:typename|class)\s*(?:\.\.\.\s*)?(\w+)")
 
@@ -31,9 +32,10 @@ def check_measuring_templates(kernel: Function, spec_name: str, reachable: Seque
     if not names:
         return
     reached = _reached(kernel, reachable, names, {b.name for b in bound})
+    aliases = frozenset(alias for alias, _ in type_aliases(types))
     for fn in reachable:
         for param in _TYPE_PARAMETER.findall(fn.template_header):
-            what = _measures(fn, param)
+            what = _measures(fn, param, aliases)
             if what is not None and (fn.name, param) in reached:
                 raise HFuseError(
                     f"'{fn.name}' {what} its type parameter '{param}', and this kernel gives it a type that reads "
@@ -44,9 +46,11 @@ def check_measuring_templates(kernel: Function, spec_name: str, reachable: Seque
                          "kernel unfused")
 
 
-def _measures(fn: Function, param: str) -> str | None:
+def _measures(fn: Function, param: str, aliases: frozenset[str] = frozenset()) -> str | None:
     """What ``fn``'s body does with type parameter ``param`` that the part's copy of a type
-    would change (None: nothing)."""
+    would change (None: nothing). A ``__shared__`` variable is one of the type where its type
+    is the parameter, or a member alias of it that names a block-reading type (``aliases``);
+    not where a member's value sizes it (``__shared__ float smem[Ktraits::WARPS];``)."""
     if not fn.is_template or fn.is_explicit_specialisation:
         return None
     body = fn.text[fn.text.find("{"):] if "{" in fn.text else ""
@@ -55,7 +59,8 @@ def _measures(fn: Function, param: str) -> str | None:
             ("takes the size or alignment of", rf"\b(?:sizeof|alignof|__alignof__)\s*\(\s*(?:const\s+)?"
                                                rf"(?:{'|'.join([param, *map(re.escape, objects)])})\b"),
             ("casts to", rf"_cast\s*<\s*(?:const\s+)?{param}\s*[*&]|\(\s*(?:const\s+)?{param}\s*[*&]\s*\)"),
-            ("declares a __shared__ variable of", rf"__shared__[^;]*\b{param}\b")):
+            ("declares a __shared__ variable of", rf"__shared__[^;\[]*\b{param}\b(?!\s*::)|__shared__[^;\[]*"
+                                                  rf"\b{param}\s*::\s*(?:template\s+)?(?:{'|'.join(aliases) or '$^'})\b")):
         if re.search(pattern, body):
             return what
     return None

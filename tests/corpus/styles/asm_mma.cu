@@ -1,5 +1,6 @@
 // Mixed-precision GEMM building blocks as int4-weight inference kernels write them: inline
-// PTX (cp.async with a predicate, lop3, mma.sync) in small helpers, a Vec<T, n> template
+// PTX (cp.async with a predicate, lop3, mma.sync; some in GNU's spelling, `__asm__ __volatile__`,
+// which NVRTC does not know) in small helpers, a Vec<T, n> template
 // with operator[] behind using-aliases, uint32_t reached only through <cuda.h>, a template
 // helper on an immediate ("n" constraint), and host code that picks and launches an
 // instantiation through a function-pointer typedef (left out of the fused file).
@@ -35,7 +36,7 @@ __device__ inline void async_copy16(void* shared, const void* global, bool pred 
       "r"(address), "l"(global));
 }
 
-__device__ inline void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ inline void async_commit() { __asm__ __volatile__("cp.async.commit_group;\n" ::); }
 
 template <int pending>
 __device__ inline void async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(pending)); }
