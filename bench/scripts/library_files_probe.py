@@ -245,6 +245,25 @@ CONV1D = {
 }
 
 MMCV = {
+    # the instances their launchers make, over float (the activation with bias: gelu, 4 warps; the
+    # 2-D FIR filter's generic kernel, 4 x 32 threads, and its 24 x 24 small-filter tiles, 256;
+    # multi-scale deformable attention's backward, reducing 64 channels a block; voxelisation's
+    # float points and int coordinates)
+    ("pytorch/cuda/bias_act_cuda.cu", "bias_act_kernel", 63): (("float", "2"), (128,)),
+    ("pytorch/cuda/fused_bias_leakyrelu_cuda.cu", "fused_bias_act_kernel", 18): (("float",), (256,)),
+    ("pytorch/cuda/upfirdn2d_kernel.cu", "upfirdn2d_kernel_large", 92): (("float",), (4, 32)),
+    ("pytorch/cuda/upfirdn2d_kernel.cu", "upfirdn2d_kernel_small", 165):
+        (("float", "1", "1", "1", "1", "24", "24", "64", "32", "1"), (256,)),
+    **{("common/cuda/ms_deform_attn_cuda_kernel.cuh", name, line): (("float", "64"), (64,)) for name, line in (
+        ("ms_deformable_col2im_gpu_kernel_shm_blocksize_aware_reduce_v1", 256),
+        ("ms_deformable_col2im_gpu_kernel_shm_blocksize_aware_reduce_v2", 347))},
+    **{("common/cuda/voxelization_cuda_kernel.cuh", name, line): (("float", "int"), (512,)) for name, line in (
+        ("dynamic_voxelize_kernel", 13), ("assign_point_to_voxel", 52), ("assign_voxel_coors", 75))},
+    # the explicit specialisations of sync_bn's kernels for PyTorch's half (written without arguments)
+    **{("common/cuda/sync_bn_cuda_kernel.cuh", name, line): (("at::Half",), (512,)) for name, line in (
+        ("sync_bn_forward_mean_cuda_kernel", 37), ("sync_bn_forward_var_cuda_kernel", 90),
+        ("sync_bn_forward_output_cuda_kernel", 173), ("sync_bn_backward_param_cuda_kernel", 267),
+        ("sync_bn_backward_data_cuda_kernel", 315))},
     # the templates over something else than one scalar type: furthest point sampling over its block
     ("common/cuda/furthest_point_sample_cuda_kernel.cuh", "furthest_point_sampling_forward_cuda_kernel", 19):
         (("512",), (512,)),
@@ -261,6 +280,49 @@ QUANTO = {
     ("marlin/marlin_cuda_kernel.cu", "Marlin", 191): (("256", "1", "8", "8", "4", "-1"), (256,)),
     ("marlin/fp8_marlin.cu", "Marlin", 265): (("half", "8", "256", "1", "8", "8", "4", "-1"), (256,)),
     ("marlin/gptq_marlin_repack.cu", "marlin_repack_kernel", 32): (("256", "4", "false"), (256,)),
+}
+GPTQMODEL = {
+    # the instances their launchers make: AWQ's GEMMs for half (32 x 2 threads), VPTQ's for half
+    # weights (256 threads), ParoQuant's rotations of 128-wide groups (64 threads), the fast
+    # Hadamard transform of 2^10 (128 threads)
+    ("awq/quantization/gemm_cuda_gen.cu", "reduce_splitk_fp32_to_output_kernel", 164): (("half",), (256,)),
+    ("awq/quantization/gemm_cuda_gen.cu", "gemm_forward_4bit_cuda_m16n128k32", 239): (("half", "half"), (32, 2)),
+    ("awq/quantization/gemm_cuda_gen.cu", "gemm_forward_4bit_cuda_m16n64k32", 404): (("half", "float"), (32, 2)),
+    ("vptq/vptq_kernel.cu", "vptq_dequantize_kernel", 112): (("c10::Half", "c10::Half"), (256,)),
+    ("vptq/vptq_kernel.cu", "vptq_linear_kernel", 158): (("c10::Half", "c10::Half"), (256,)),
+    ("vptq/vptq_kernel.cu", "vptq_linear_vec4_kernel", 237): (("c10::Half", "c10::Half"), (256,)),
+    ("paroquant/rotation.cu", "rotate_kernel", 33): (("__half", "8", "128", "8", "true", "2"), (64,)),
+    ("paroquant/rotation.cu", "rotate_kernel_bf16_half_workspace", 65): (("8", "128", "1", "false", "0"), (64,)),
+    ("paroquant/rotation.cu", "rotate_pair_kernel", 243): (("float", "16", "128", "8", "2"), (64,)),
+    ("paroquant/rotation.cu", "rotate_pair_grad_kernel", 378): (("__half", "4", "128", "1", "0"), (64,)),
+    ("hadamard/fast_hadamard_transform_cuda.cu", "fast_hadamard_transform_kernel", 153):
+        (("fast_hadamard_transform_kernel_traits<128, 10, at::Half>",), (128,)),
+}
+AQLM = {
+    # the instances its launchers make: matrix-vector products and dequantisers of 1 x 16-bit codes
+    # (groups of 8) and of 2 x 8 / K x 8-bit codes, in half, a block of 32 x THREAD_M (16) threads
+    ("cuda_kernel.cu", "Code1x16MatVec", 7): (("false", "8"), (512,)),
+    ("cuda_kernel.cu", "Code1x16Dequant", 98): (("8",), (512,)),
+    ("cuda_kernel.cu", "Code2x8MatVec", 144): (("false",), (512,)),
+    ("cuda_kernel.cu", "Code2x8Dequant", 235): (("true",), (512,)),
+    ("cuda_kernel.cu", "CodeKx8MatVec", 296): (("false", "2"), (512,)),
+    ("cuda_kernel.cu", "CodeKx8Dequant", 392): (("true", "1"), (512,)),
+}
+SCATTER = {
+    # the instances its launchers make over float: sums (max where an argument kernel goes with it), a
+    # block of THREADS (256), the broadcast segment reduction's 32 x 8
+    ("cuda/scatter_cuda.cu", "scatter_kernel", 13): (("float", "SUM"), (256,)),
+    ("cuda/scatter_cuda.cu", "scatter_arg_kernel", 34): (("float",), (256,)),
+    ("cuda/segment_coo_cuda.cu", "segment_coo_kernel", 14): (("float", "MAX", "true"), (256,)),
+    ("cuda/segment_coo_cuda.cu", "segment_coo_arg_kernel", 55): (("float",), (256,)),
+    ("cuda/segment_coo_cuda.cu", "segment_coo_broadcast_kernel", 76): (("float", "MEAN", "8"), (32, 8)),
+    ("cuda/segment_coo_cuda.cu", "segment_coo_arg_broadcast_kernel", 129): (("float",), (256,)),
+    ("cuda/segment_coo_cuda.cu", "gather_coo_kernel", 285): (("float",), (256,)),
+    ("cuda/segment_coo_cuda.cu", "gather_coo_broadcast_kernel", 305): (("float",), (256,)),
+    ("cuda/segment_csr_cuda.cu", "segment_csr_kernel", 15): (("float", "SUM", "1"), (256,)),
+    ("cuda/segment_csr_cuda.cu", "segment_csr_broadcast_kernel", 62): (("float", "MIN"), (256,)),
+    ("cuda/segment_csr_cuda.cu", "gather_csr_kernel", 170): (("float", "4"), (256,)),
+    ("cuda/segment_csr_cuda.cu", "gather_csr_broadcast_kernel", 194): (("float",), (256,)),
 }
 LN = "layer_norm::Kernel_traits<{w}, {i}, {r}, {o}, float, uint32_t, {h}, 1, 4, 1, 16>"
 LN_FINAL = "layer_norm::Kernel_traits_finalize<{h}, {w}, {i}, {r}, {o}, float, uint32_t, {c}, 1024, 4>"
@@ -306,7 +368,8 @@ class Library:
     file instantiates them)."""
     launched: bool = False
     """Kernel templates the table does not name take the arguments and block of the first launch
-    in their file written in literals (``k<4, half><<<grid, 256>>>``; block 256 where it is not one)."""
+    in their file written in literals (``k<4, half><<<grid, 256>>>``; where the block is no literal,
+    the kernel's ``__launch_bounds__``, or 256)."""
     inactive: tuple = ()
     """(file, line) of kernels an ``#if`` on the architecture leaves out for sm_90 (stubs for older GPUs)."""
     every_kernel: dict = field(default_factory=dict)
@@ -405,7 +468,7 @@ LIBRARIES = {
     # exllamav2 GEMMs' kernels are in the headers q_gemm.cu instantiates (first block, one row of m);
     # other kernel templates take the first instance their file launches in literals
     "gptqmodel-7.7.0": Library(
-        ("exllamav2/cuda", "exllamav3", "."), {},
+        ("exllamav2/cuda", "exllamav3", "."), GPTQMODEL, inactive=(("marlin/gptq_marlin.cu", 95),),
         files=("exllamav2/cuda/q_matrix.cu", "exllamav2/cuda/q_gemm.cu", "awq/quantization/gemv_cuda.cu",
                "awq/quantization/gemm_cuda_gen.cu", "exllamav3/quant/hadamard.cu", "exllamav3/quant/util.cu",
                "gptq_block/gptq_block.cu", "vptq/vptq_kernel.cu", "marlin/gptq_marlin.cu",
@@ -415,6 +478,24 @@ LIBRARIES = {
         defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
                  "__CUDA_NO_HALF2_OPERATORS__"),
         flags=("--expt-relaxed-constexpr",), launched=True),
+    # hqq/kernels/setup_cuda.py: fast math, torch's flags; its dequantisers are templates over the
+    # scalar type (float among those dispatched), at its block of 256 (BLOCK_SIZE)
+    "hqq-0.2.8": Library((".",), {}, files=("hqq_aten_cuda_kernel.cu",),
+                         defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                                  "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+                         every_kernel={"hqq_aten_cuda_kernel.cu": (("float",), (256,))}),
+    # inference_kernels/cuda_kernel.py: torch.utils.cpp_extension.load with no flags of its own (torch's)
+    "aqlm-1.1.7": Library((".",), AQLM, files=("cuda_kernel.cu",),
+                          defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+                          flags=("--expt-relaxed-constexpr",)),
+    # setup.py: -O3 and relaxed constexpr (torch's flags besides); its csrc folder (PyTorch
+    # Geometric's scatter and segment reductions: an enum of reductions as a template argument,
+    # a Reducer class template of static members, atomics of its own)
+    "torch-scatter-2.1.2": Library(
+        (".",), SCATTER, files=("cuda/scatter_cuda.cu", "cuda/segment_coo_cuda.cu", "cuda/segment_csr_cuda.cu"),
+        defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__"), flags=("--expt-relaxed-constexpr",)),
     # csrc/layer_norm/setup.py (flash-attn's dropout_layer_norm extension): the half and bfloat16
     # operators on, relaxed constexpr, extended lambdas, fast math, its own folder; C++20 for torch
     # 2.14's headers. The kernels are in the .cuh files each ln_*.cu instantiates through its traits
@@ -472,8 +553,9 @@ _TYPES = frozenset({"float", "double", "half", "__half", "half2", "__half2", "nv
 
 
 def launched(path: Path, name: str) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
-    """The template arguments and block of the first launch of kernel ``name`` in ``path`` whose
-    arguments are literals (a ``<<<...>>>`` launch or a kernel pointer taken)."""
+    """The template arguments and block (none where it is no literal) of the first launch of
+    kernel ``name`` in ``path`` whose arguments are literals (a ``<<<...>>>`` launch or a kernel
+    pointer taken)."""
     text = _blanked(path.read_text())
     instance = re.compile(rf"\b{re.escape(name.split('::')[-1])}\s*<\s*({_LITERAL}(?:\s*,\s*{_LITERAL})*)\s*>"
                           rf"\s*(<<<[^>]*>>>|[,);])")
@@ -482,8 +564,15 @@ def launched(path: Path, name: str) -> tuple[tuple[str, ...], tuple[int, ...]] |
         if not all(re.fullmatch(r"-?\d+[uUlLfF]*|true|false", a) or a in _TYPES or "::" in a for a in arguments):
             continue  # (a parameter of the launcher's, a macro's, a constant of its own: not a literal)
         block = re.match(r"<<<[^,]*,\s*(\d+)\s*[,>]", match.group(2))
-        return arguments, (int(block.group(1)) if block else 256,)
+        return arguments, ((int(block.group(1)),) if block else ())
     return None
+
+
+def _bound(path: Path, line: int) -> int | None:
+    """The kernel's ``__launch_bounds__`` where it is a number (the block its launcher uses)."""
+    head = _blanked(path.read_text()).split("\n")[line - 1:line + 3]
+    found = re.search(r"__launch_bounds__\s*\(\s*(\d+)\s*[,)]", "\n".join(head))
+    return int(found.group(1)) if found else None
 
 
 def _included(path: Path, root: Path, included_kernels: tuple, seen: set) -> list[Path]:
@@ -506,9 +595,20 @@ def _header_cases(path: Path, header: Path, root: Path, library: Library, option
     rows = []
     _, default, block = library.included_kernels
     relative = str(header.relative_to(root))
-    for name, line, templated in kernels(header):
+    found = kernels(header)
+    templates = {name for name, _, templated in found if templated}
+    for name, line, templated in found:
         row = {"kernel": f"{path.relative_to(root)}:{relative}:{name}@{line}"}
         given, block_of = library.template_arguments.get((relative, name, line), (None, block))
+        if not templated and name in templates:
+            # an explicit specialisation (mmcv's sync_bn for at::Half): the instance of its template
+            # it is for, where the table says which (line None: hfuse finds it from the arguments)
+            if given is None:
+                rows.append({**row, "not_probed": "an explicit specialisation the script's table names no instance of"})
+            else:
+                rows += probe(KernelSpec(path, name, Dim3(*block_of), tuple(given)), options, workdir,
+                              {**row, "template_args": list(given)}, nvcc_once=True)
+            continue
         if given is None:
             parameters = _template_parameters(header, line) if templated else []
             if len(parameters) != len(default if templated else ()) or not all(
@@ -541,12 +641,22 @@ def _template_parameters(path: Path, line: int) -> list[str]:
     return [p.strip() for p in parameters]
 
 
+def _current(row: dict) -> dict:
+    """A row of an earlier result as this script writes it now (a kernel it had no instance of
+    was a refusal then, and is no kernel probed now)."""
+    if row.get("refusal") == "no template arguments in the script's table":
+        return {"kernel": row["kernel"], "not_probed": row["refusal"]}
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", required=True, type=Path, help="the folder of the library's sources")
     parser.add_argument("--cases", required=True, choices=sorted(LIBRARIES))
     parser.add_argument("--only", nargs="*", default=(), help="files whose path holds one of these")
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--update", type=Path, help="an earlier result of the library whose rows of the files "
+                        "probed now are replaced (a rerun of the files that failed, the others kept as measured)")
     args = parser.parse_args()
     library = LIBRARIES[args.cases]
     options = CompileOptions.from_flags(  # (PyTorch's headers are found by hfuse itself)
@@ -567,11 +677,14 @@ def main() -> None:
                 every_kernel = library.every_kernel.get(relative)
                 if templated and (relative, name, line) not in arguments and every_kernel is None \
                         and library.launched and (found := launched(path, name)) is not None:
-                    every_kernel = found  # (the first instance the file's own launches name in literals)
+                    # (the first instance the file's own launches name in literals; its bound, or 256, where
+                    # the launch's block is no literal)
+                    every_kernel = found if found[1] else (found[0], (_bound(path, line) or 256,))
                 if templated and (relative, name, line) not in arguments and every_kernel is None:
                     rows.append({**row, "not_probed": "no template arguments in the script's table"})
                     continue
-                default = (every_kernel[0] if templated else (), every_kernel[1]) if every_kernel else ((), (128,))
+                default = (every_kernel[0] if templated else (), every_kernel[1]) if every_kernel else \
+                    ((), (_bound(path, line) or 128,))
                 given, block = arguments.get((relative, name, line), default)
                 spec = KernelSpec(path, name, Dim3(*block), given, line=line)
                 rows += probe(spec, options, Path(tmp), {**row, "template_args": list(given)}, nvcc_once=True)
@@ -581,7 +694,12 @@ def main() -> None:
                 spec = KernelSpec(path, name, Dim3(*block), given)
                 rows += probe(spec, options, Path(tmp), {"kernel": f"{relative}:{name}", "template_args": list(given)},
                               nvcc_once=True)
-    result = summary(rows, cases=args.cases, root=str(args.root))
+    if args.update is not None:
+        probed = {row["kernel"].split(":")[0] for row in rows}
+        rows = [_current(row) for row in json.loads(args.update.read_text())["rows"]
+                if row["kernel"].split(":")[0] not in probed] + rows
+    result = summary(rows, cases=args.cases, root=str(args.root), **({"updated_from": args.update.name}
+                                                                    if args.update is not None else {}))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"{result['fused_and_compiled_in_both_orders']}/{result['kernels']} kernels fused and compiled (nvcc and "

@@ -495,7 +495,7 @@ def test_a_slice_starts_where_the_parts_arrays_ask(layout):
     assert "extern __shared__ __align__(128) unsigned char hfuse_smem[];" in fused.source
     launch = fused.pack([[0, 0, 1], [0, 1]], [Dim3(4), Dim3(4)], [100, 128])
     assert [int(a) for a in launch.args[-5::4]] == [0, 128] and launch.shared_mem == 256
-    assert "const unsigned hf2_smem = (unsigned)((hf_smem + 127) / 128 * 128);" in fused.source
+    assert "const unsigned hf_smem2 = (unsigned)((hf_smem + 127) / 128 * 128);" in fused.source
 
 
 TMA_STORAGE = """#include <cuda.h>

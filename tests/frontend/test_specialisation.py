@@ -59,9 +59,17 @@ def test_specialisations_are_no_kernels_of_their_own():
     assert set(model_source(Path("k.cu"), SOURCE).kernels) == {"fill", "lib::zero"}
 
 
-def test_a_specialisation_with_deduced_arguments_is_refused():
+def test_a_specialisation_with_deduced_arguments_is_read_off_its_parameters():
+    # mmcv's sync_bn: template <> __global__ void k(const phalf* input, float* mean, ...)
+    text = "template <typename T> __global__ void k(const T* x, float* y) { y[0] = T(1); }\n" \
+           "template <> __global__ void k(const double* in, float* y) { y[0] = 2.f; }\n"
+    assert "2.f" in _kernel("k", "double", text=text).text
+    assert "T(1)" in _kernel("k", "float", text=text).text
+
+
+def test_a_specialisation_whose_arguments_hfuse_cannot_read_off_is_refused():
     text = "template <typename T> __global__ void k(T* x) { x[0] = T(1); }\n" \
-           "template <> __global__ void k(float* x) { x[0] = 2.f; }\n"
+           "template <> __global__ void k(unsigned int* x) { x[0] = 2u; }\n"  # (T is two words here)
     with pytest.raises(HFuseError, match="arguments are deduced") as err:
         _kernel("k", "float", text=text)
     assert err.value.where.line == 2

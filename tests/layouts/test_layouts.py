@@ -61,11 +61,11 @@ def test_interblock_grids_add_up_and_the_others_take_the_largest():
 def test_the_cpp_launch_helper_counts_blocks_the_same_way():
     fused = hfuse.fuse([KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)],
                        sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B}, layout="interblock")
-    assert "hf_blocks += hf1_blocks;" in fused.source and "hf_blocks += hf2_blocks;" in fused.source
+    assert "hf_blocks += hf_blocks1;" in fused.source and "hf_blocks += hf_blocks2;" in fused.source
     assert fused.block == Dim3(128) and fused.pack([[], []], [Dim3(3), Dim3(4)], [0, 0]).grid == Dim3(7)
     horizontal = hfuse.fuse([KernelSpec(Path("a.cu"), "a", 128), KernelSpec(Path("b.cu"), "b", 64)],
                             sources={"a.cu": KERNEL_A, "b.cu": KERNEL_B})
-    assert "if (hf1_blocks > hf_blocks) hf_blocks = hf1_blocks;" in horizontal.source
+    assert "if (hf_blocks1 > hf_blocks) hf_blocks = hf_blocks1;" in horizontal.source
 
 
 def test_dynamic_dispatch_claims_a_part_block_per_fused_block():
@@ -82,7 +82,7 @@ def test_dynamic_dispatch_claims_a_part_block_per_fused_block():
     assert kernel.count("__syncthreads()") == 1 and kernel.index("__syncthreads()") < kernel.index("if (hf_part == 0u)")
     # the fused grid has a block per part block, as in the other inter-block layouts
     assert fused.pack([[], []], [Dim3(3), Dim3(4)], [0, 0]).grid == Dim3(7)
-    assert "hf_blocks += hf2_blocks;" in source
+    assert "hf_blocks += hf_blocks2;" in source
 
 
 def test_dynamic_weights_must_match_the_kernels():

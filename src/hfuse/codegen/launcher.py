@@ -70,11 +70,10 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], bl
     templated = any(s.template_header for s in sigs)
     params = []
     for s in sigs:
-        i = s.part.index
-        params.append(f"dim3 hf{i}_grid")
+        params.append(f"dim3 {s.hidden_name('grid')}")
         # __grid_constant__ belongs to a kernel's parameters, not to a host function's
         params.extend(re.sub(r"\b__grid_constant__\b\s*", "", p) for p in s.params)
-        params.append(f"size_t hf{i}_dynamic_smem")
+        params.append(f"size_t {s.hidden_name('dynamic_smem')}")
     params.append("cudaStream_t stream = 0")
     head = ""
     instance = kernel_name
@@ -87,13 +86,13 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], bl
     body.append("  unsigned long long hf_blocks = 0;")
     body.append("  size_t hf_smem = 0;")
     for s in sigs:
-        i = s.part.index
-        body.append(f"  const unsigned long long hf{i}_blocks = (unsigned long long)hf{i}_grid.x * hf{i}_grid.y * hf{i}_grid.z;")
-        body.append(f"  hf_blocks += hf{i}_blocks;" if blocks_add_up else f"  if (hf{i}_blocks > hf_blocks) hf_blocks = hf{i}_blocks;")
+        grid, blocks, smem = s.hidden_name("grid"), s.hidden_name("blocks"), s.hidden_name("smem")
+        body.append(f"  const unsigned long long {blocks} = (unsigned long long){grid}.x * {grid}.y * {grid}.z;")
+        body.append(f"  hf_blocks += {blocks};" if blocks_add_up else f"  if ({blocks} > hf_blocks) hf_blocks = {blocks};")
         align = max(SMEM_ALIGN, s.smem_align)  # hf_smem is a multiple of 16 already
         start = "hf_smem" if align == SMEM_ALIGN else f"((hf_smem + {align - 1}) / {align} * {align})"
-        body.append(f"  const unsigned hf{i}_smem = (unsigned){start};")
-        body.append(f"  hf_smem = (hf{i}_smem + hf{i}_dynamic_smem + {SMEM_ALIGN - 1}) / {SMEM_ALIGN} * {SMEM_ALIGN};")
+        body.append(f"  const unsigned {smem} = (unsigned){start};")
+        body.append(f"  hf_smem = ({smem} + {s.hidden_name('dynamic_smem')} + {SMEM_ALIGN - 1}) / {SMEM_ALIGN} * {SMEM_ALIGN};")
     body.append("  if (hf_blocks == 0) return cudaSuccess;")
     if blocks_per_sm:
         body.append("  {  // persistent blocks: SMs x blocks per SM at most")
@@ -117,8 +116,8 @@ def launcher(kernel_name: str, block_threads: int, sigs: list[PartSignature], bl
     body.append("  }")
     args = [n for s in sigs for n in s.names]
     for s in sigs:
-        i = s.part.index
-        args += [f"hf{i}_grid.x", f"hf{i}_grid.y", f"hf{i}_grid.z", f"hf{i}_smem"]
+        grid = s.hidden_name("grid")
+        args += [f"{grid}.x", f"{grid}.y", f"{grid}.z", s.hidden_name("smem")]
     if any(s.part.padding for s in sigs):
         body.append(f"  // {block_threads} threads: " + " + ".join(
             f"{s.part.threads} (+{s.part.padding} padding)" if s.part.padding else str(s.part.size) for s in sigs))

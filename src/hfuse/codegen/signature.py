@@ -32,11 +32,13 @@ class PartSignature:
 
     @property
     def hidden(self) -> tuple[str, ...]:
-        i = self.part.index
-        return (f"unsigned hf{i}_grid_x", f"unsigned hf{i}_grid_y", f"unsigned hf{i}_grid_z", f"unsigned hf{i}_smem")
+        return tuple(f"unsigned {self.hidden_name(what)}" for what in ("grid_x", "grid_y", "grid_z", "smem"))
 
     def hidden_name(self, what: str) -> str:
-        return f"hf{self.part.index}_{what}"
+        """The name of what hfuse adds for the part (its grid, its slice of shared memory):
+        ``hf_grid_x2``, never the ``hf2_<name>`` a parameter of the user's becomes (mmcv's
+        ``grid_x`` parameter was ``hf2_grid_x`` twice)."""
+        return f"hf_{what}{self.part.index}"
 
 
 def _substitute(text: str, mapping: dict[str, str]) -> str:
@@ -102,7 +104,7 @@ def part_signature(part: Part, renamed: Mapping[str, str] | None = None,
     for j, param in enumerate(kernel.params):
         if param.text.strip() == "void":
             continue
-        name = f"hf{i}_{param.name or f'arg{j}'}"
+        name = f"hf{i}_{param.name}" if param.name else f"hf_arg{i}_{j}"  # (no user's name is hf_...)
         declared = param.renamed(name)
         if pack is not None and given and "..." in param.text and re.search(rf"\b{pack}\b", param.text):
             for one, one_name in _expand_pack(declared, pack, pack_types, name):

@@ -51,6 +51,30 @@ parser sees the cast without ``typename``, a call of the qualified name."""
 _CONVERSION_CALL = re.compile(rb"(?<=\.|>)(\s*)(operator\s+(?:const\s+)?[A-Za-z_][\w:]*(?:\s*[*&])*)(?=\s*\()")
 """``x.operator __half()``: a conversion function called by name (mmcv's warp reductions of
 PyTorch's Half), which the grammar does not parse: the parser sees a member of one name."""
+_EMPTY_BODY_SEMICOLON = re.compile(rb"(\b\w+\s*\([^()]*\)\s*(?:const\s*)?\{\s*\}\s*);")
+"""``__global__ void MarlinDefault(int* p){};``: a function whose empty body a ``;`` follows,
+which the grammar reads as a variable initialised with ``{}``: the parser sees no ``;``."""
+_LITERALS = re.compile(rb'//[^\n]*|/\*.*?\*/|\'(?:[^\'\\\n]|\\.)*\'|"(?:[^"\\\n]|\\.)*"', re.S)
+_MACRO_AFTER_STRING = re.compile(rb'(\s+)([A-Z_][A-Z0-9_]*(?:\s*\((?:[^()"]|"(?:[^"\\]|\\.)*")*\))?)(?=\s*")')
+
+
+def _macros_between_strings(source: bytes) -> bytes:
+    """``"line " C10_STRINGIZE(156) ": "``: a macro (kept as written: a system header's) between
+    string literals, as PyTorch's ``TORCH_CHECK`` expands in host code. The grammar does not read
+    it, and its error hid every kernel after the host function: the parser sees one more string."""
+    if b'"' not in source:
+        return source
+    out, at = bytearray(source), 0
+    for literal in _LITERALS.finditer(source):
+        if literal.start() < at or not literal.group().startswith(b'"'):
+            continue
+        found = _MACRO_AFTER_STRING.match(source, literal.end())
+        if found is not None and len(found.group(2)) >= 2:
+            out[found.start(2):found.end(2)] = b'"' + b"_" * (len(found.group(2)) - 2) + b'"'
+            at = found.end(2)
+    return bytes(out)
+
+
 # A lambda's execution space (``[] __device__(float v) {...}``): the grammar knows none there.
 _LAMBDA_SPACE = re.compile(rb"(?<=\])(\s*)((?:__device__|__host__)(?:\s+(?:__device__|__host__))?)(?=\s*[(\{])")
 
@@ -107,6 +131,8 @@ def mask(source: bytes) -> bytes:
     masked = _SPACE_BEFORE_FRIEND.sub(_friend_first, masked)
     masked = _DECLTYPE_BRACED.sub(lambda m: b"_" * len(m.group(0)), masked)
     masked = _TYPENAME_CAST.sub(lambda m: b" " * len(m.group(0)), masked)
+    masked = _macros_between_strings(masked)
+    masked = _EMPTY_BODY_SEMICOLON.sub(lambda m: m.group(1) + b" ", masked)
     masked = _CONVERSION_CALL.sub(lambda m: m.group(1) + b"operator" + b"_" * (len(m.group(2)) - 8), masked)
     return _PRAGMA.sub(_as_comment, masked)
 

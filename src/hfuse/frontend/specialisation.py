@@ -45,7 +45,8 @@ def specialised(primary: Function, functions: Sequence[Function], template_args:
                 or candidate.scope != primary.scope or candidate.owner != primary.owner
                 or candidate.name.split("<", 1)[0].strip() != primary.name):
             continue
-        if "<" not in candidate.name:
+        deduced = _deduced(primary, candidate) if "<" not in candidate.name else None
+        if "<" not in candidate.name and deduced is None:
             raise HFuseError(
                 f"kernel '{primary.name}' has an explicit specialisation whose template arguments are deduced from "
                 "its parameters; hfuse cannot tell whether it is the instance asked for",
@@ -53,8 +54,9 @@ def specialised(primary: Function, functions: Sequence[Function], template_args:
                 hint=f"write its arguments after the name (template <> __global__ void {primary.name}<...>(...)), "
                      "or keep this kernel unfused",
             )
-        inside = candidate.name[candidate.name.index("<") + 1 : candidate.name.rindex(">")]
-        given = _normalised(primary, split_template_args(inside))
+        inside = deduced if deduced is not None else \
+            split_template_args(candidate.name[candidate.name.index("<") + 1 : candidate.name.rindex(">")])
+        given = _normalised(primary, inside)
         same = _same_arguments(given, wanted)
         if same is None and alike is not None:
             same = _asked(primary, given, wanted, alike)
@@ -106,6 +108,39 @@ def _same_arguments(given: Sequence[str], wanted: Sequence[str]) -> bool | None:
     return verdict
 
 
+_TOKEN = re.compile(r"\w+|::|\S")
+
+
+def _deduced(primary: Function, candidate: Function) -> tuple[str, ...] | None:
+    """The template arguments of a specialisation written without them, read off its parameters
+    as C++ deduces them where each is spelled as the primary's with one name for each of its
+    parameters (mmcv's ``template <> __global__ void k(const phalf* input, ...)`` of ``k(const
+    T* input, ...)``: ``T = phalf``); None where they are not so read (every parameter bound once,
+    consistently)."""
+    if len(primary.params) != len(candidate.params) or not primary.template_params:
+        return None
+    bound: dict[str, str] = {}
+    for mine, theirs in zip(primary.params, candidate.params):
+        a, b = (_TOKEN.findall(_without_name(p)) for p in (mine, theirs))
+        if len(a) != len(b):
+            return None
+        for x, y in zip(a, b):
+            if x in primary.template_params:
+                if bound.setdefault(x, y) != y or not re.fullmatch(r"\w+", y):
+                    return None
+            elif x != y:
+                return None
+    return tuple(bound[p] for p in primary.template_params) if all(p in bound for p in primary.template_params) \
+        else None
+
+
+def _without_name(param) -> str:
+    text = param.declaration
+    if param.name and param.name_start >= 0:
+        text = text[:param.name_start] + text[param.name_start + len(param.name):]
+    return text
+
+
 def _asked(primary: Function, given: Sequence[str], wanted: Sequence[str], alike: ArgumentsAlike) -> bool | None:
     """``_same_arguments`` of the pairs it cannot tell, asked of a C++ compiler."""
     header = primary.template_header
@@ -150,12 +185,13 @@ def _as_template_of(specialisation: Function, primary: Function) -> Function:
     head = re.match(r"\s*template\s*<\s*>", text)
     assert head is not None, specialisation.text[:80]
     text = header + text[head.end():]
-    # the declarator's name loses its argument list: ``k<float>(`` -> ``k(``
+    # the declarator's name loses its argument list: ``k<float>(`` -> ``k(`` (a deduced one has none)
     name_at = re.search(rf"\b{re.escape(primary.name)}\s*<", text[len(header):])
-    assert name_at is not None, specialisation.text[:80]
-    start = len(header) + name_at.end() - 1
-    end = _closing_angle(text, start)
-    text = text[:start] + text[end + 1 :]
+    assert name_at is not None or "<" not in specialisation.name, specialisation.text[:80]
+    if name_at is not None:
+        start = len(header) + name_at.end() - 1
+        end = _closing_angle(text, start)
+        text = text[:start] + text[end + 1 :]
     return replace(
         specialisation,
         name=primary.name,
