@@ -186,7 +186,8 @@ def _as_template_of(specialisation: Function, primary: Function) -> Function:
     assert head is not None, specialisation.text[:80]
     text = header + text[head.end():]
     # the declarator's name loses its argument list: ``k<float>(`` -> ``k(`` (a deduced one has none)
-    name_at = re.search(rf"\b{re.escape(primary.name)}\s*<", text[len(header):])
+    name_at = re.search(rf"\b{re.escape(primary.name)}\s*<", text[len(header):]) if "<" in specialisation.name \
+        else None
     assert name_at is not None or "<" not in specialisation.name, specialisation.text[:80]
     if name_at is not None:
         start = len(header) + name_at.end() - 1
