@@ -5,7 +5,10 @@ code is not ours): give the folder of its sources, the ``csrc`` folder of its sd
 (DeepSpeed 0.15.4: ``pip download --no-deps --no-binary=:all: deepspeed==0.15.4``; vLLM
 0.6.3, llama-cpp-python 0.3.16 (ggml's CUDA backend, ``vendor/llama.cpp/ggml/src/ggml-cuda``),
 auto-gptq 0.7.1 (``autogptq_extension``), causal-conv1d 1.7.0, mamba-ssm 2.3.1 and vLLM 0.19.1
-(``csrc`` each): their sdists from PyPI's file
+(``csrc`` each), mmcv 2.2.0 (``mmcv/ops/csrc``), flash-attn 2.8.3 (``csrc/layer_norm``),
+optimum-quanto 0.2.7 (``optimum/quanto/library/extensions/cuda``), AQLM 1.1.7
+(``src/aqlm/inference_kernels``), HQQ 0.2.8 (``hqq/kernels``), GPTQModel 7.7.0
+(``gptqmodel_ext``), torch-scatter 2.1.2 (``csrc``): their sdists from PyPI's file
 host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml
 cuBLAS's: run it where torch and pip's CUDA headers are installed::
 
@@ -14,7 +17,9 @@ cuBLAS's: run it where torch and pip's CUDA headers are installed::
 
 Every ``__global__`` of the files is a case: a kernel template with the template arguments
 and block of its library's table (as the library's launchers instantiate it), any other at a
-block of 128 (or the one given there); kernels of one name by the line they start on.
+block of 128 (or the one given there, or its ``__launch_bounds__``); kernels of one name by the
+line they start on. A kernel template none of those gives an instance of is counted apart
+(``not_probed``), not as a failure. ``--update`` reruns some files of an earlier result.
 """
 from __future__ import annotations
 
