@@ -1,0 +1,479 @@
+"""The libraries ``library_files_probe.py`` knows: how each one's build reads its files (include
+folders, defines, flags, C++ standard) and the kernel instances its launchers make (template
+arguments and block), as data. Facts about public projects' builds, not their code."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SYM = "quantize::Type::Symmetric"
+DEEPSPEED = {
+    # (file, kernel, the line its definition starts on): (template arguments, block)
+    ("fp_quantizer/fp_quantize.cu", "apply_quantization", 61): (("__half", "4", "7", "8", "8", "3"), (256,)),
+    ("fp_quantizer/fp_quantize.cu", "apply_dequantization", 223): (("__half", "3", "8", "3", "4"), (256,)),
+    ("fp_quantizer/fp_quantize.cu", "apply_selective_dequantization", 400): (("__half", "3", "8", "3", "4"), (256,)),
+    ("lamb/fused_lamb_cuda_kernel.cu", "lamb_cuda_kernel_part1", 194): (("float", "float", "512"), (512,)),
+    ("lamb/fused_lamb_cuda_kernel.cu", "lamb_cuda_kernel_part2", 241): (("float", "float", "512"), (512,)),
+    ("lamb/fused_lamb_cuda_kernel.cu", "lamb_cuda_kernel_part3", 260): (("float", "float"), (512,)),
+    ("quantization/dequantize.cu", "dequantize_kernel", 11): (("__half", "8", SYM, "4", "512"), (512,)),
+    ("quantization/quant_reduce.cu", "dequant_reduce", 20): (("8", "16", "4", SYM), (1024,)),
+    ("quantization/quantize.cu", "cached_quantization", 17): (("8", SYM, "1", "4", "32", "256"), (256,)),
+    ("quantization/swizzled_quantize.cu", "swizzled_quant_kernel", 20): (("8", "4", "512", SYM), (512,)),
+    ("random_ltd/gather_scatter.cu", "gather_tokens_impl", 15): (("__half",), (256,)),
+    ("random_ltd/gather_scatter.cu", "scatter_tokens_impl", 100): (("__half",), (256,)),
+    ("random_ltd/slice_attn_masks.cu", "slice_gpt_mask_impl", 11): (("float",), (256,)),
+    ("random_ltd/slice_attn_masks.cu", "slice_bert_mask_impl", 53): (("__half",), (256,)),
+    ("random_ltd/token_sort.cu", "scan_sort", 27): (("2",), (1024,)),
+    ("transformer/general_kernels.cu", "column_sum_reduce", 10): (("__half",), (32, 32)),
+    ("transformer/inference/csrc/apply_rotary_pos_emb.cu", "apply_rotary_pos_half", 26): (("__half", "16", "16"), (256,)),
+    ("transformer/inference/csrc/dequantize.cu", "dequantize_kernel", 14): (("__half",), (256,)),
+    ("transformer/inference/csrc/dequantize.cu", "dequantize_kernel", 85): (("__half",), (256,)),
+    ("transformer/inference/csrc/gelu.cu", "fused_bias_gelu", 29): (("__half",), (512,)),
+    ("transformer/inference/csrc/gelu.cu", "fused_bias_add", 86): (("__nv_bfloat16",), (512,)),
+    ("transformer/inference/csrc/gelu.cu", "fused_bias_residual", 185): (("__half",), (1024,)),
+    ("transformer/inference/csrc/gelu.cu", "gptj_residual_add", 334): (("__half",), (1024,)),
+    ("transformer/inference/csrc/gelu.cu", "moe_res_matmul", 428): (("__half",), (1024,)),
+    ("transformer/inference/csrc/gelu.cu", "pad_data_kernel", 481): (("__half",), (32, 16)),
+    ("transformer/inference/csrc/gelu.cu", "pad_head_seq_kernel", 532): (("__half",), (32, 16)),
+    ("transformer/inference/csrc/gelu.cu", "fused_gate_activation", 611): (("__half", "true"), (256,)),
+    ("transformer/inference/csrc/layer_norm.cu", "fused_ln", 31): (("__half", "2", "64", "256"), (64, 4)),
+    ("transformer/inference/csrc/layer_norm.cu", "fused_residual_ln", 223): (("__half", "2", "64", "256", "true"),
+                                                                             (64, 4)),
+    ("transformer/inference/csrc/pointwise_ops.cu", "vector_add_kernel", 17): (("__half",), (512,)),
+    ("transformer/inference/csrc/relu.cu", "fused_bias_relu", 19): (("__half",), (512,)),
+    ("transformer/inference/csrc/rms_norm.cu", "rms_norm", 19): (("__half", "2", "64", "256"), (64, 4)),
+    ("transformer/inference/csrc/rms_norm.cu", "pre_rms_norm", 84): (("__nv_bfloat16", "2", "64", "256"), (64, 4)),
+    ("transformer/inference/csrc/softmax.cu", "attn_softmax_v2", 34): (("__half", "4"), (256,)),
+    ("transformer/inference/csrc/softmax.cu", "attn_softmax_v2", 255): (("4",), (256,)),
+    ("transformer/inference/csrc/transform.cu", "bias_add_transform_0213", 87): (("__half",), (32, 8)),
+    ("transformer/inference/csrc/transform.cu", "pad_add_transform_0213", 297): (("__half",), (32, 8)),
+    ("transformer/inference/csrc/transform.cu", "bias_add_transform_0213", 435): (("__half",), (32, 8)),
+    ("transformer/inference/csrc/transform.cu", "bias_add_transform_0213_v2", 492): (("__half",), (32, 8)),
+    ("transformer/inference/csrc/transform.cu", "transform4d_0213", 606): (("__half",), (32, 8)),
+    ("transformer/inference/csrc/transform.cu", "transform4d_0213_v2", 640): (("__half",), (32, 8)),
+    ("transformer/normalize_kernels.cu", "LayerNormBackward1", 627): (("float",), (32, 32)),
+    ("transformer/normalize_kernels.cu", "LayerNormBackward1", 695): (("__half",), (32, 32)),
+    ("transformer/normalize_kernels.cu", "LayerNormBackward1_fused_add", 1376): (("float",), (32, 32)),
+    ("transformer/normalize_kernels.cu", "LayerNormBackward1_fused_add", 1439): (("__half",), (32, 32)),
+    ("transformer/softmax_kernels.cu", "attn_softmax", 27): (("32", "4", "128"), (128,)),
+    ("transformer/softmax_kernels.cu", "attn_softmax", 157): (("32", "4", "128"), (128,)),
+    ("transformer/softmax_kernels.cu", "softmax_backward_kernel", 442): (("__half", "32", "4"), (128,)),
+    ("transformer/softmax_kernels.cu", "softmax_backward_kernel_v2", 506): (("__half", "2"), (128,)),
+    ("transformer/transform_kernels.cu", "Transpose_Kernel", 11): (("__half",), (32, 32)),
+    ("transformer/transform_kernels.cu", "transform_0213", 60): (("__half",), (32, 8)),
+    ("transformer/transform_kernels.cu", "bias_add_transform_0213", 165): (("__half",), (32, 8)),
+    ("transformer/transform_kernels.cu", "transform4d_0213", 410): (("__half",), (32, 8)),
+}
+HALF, BF16, AUTO = "c10::Half", "c10::BFloat16", "vllm::Fp8KVCacheDataType::kAuto"
+VLLM = {
+    ("activation_kernels.cu", "act_and_mul_kernel", 13): ((HALF, f"vllm::silu_kernel<{HALF}>"), (256,)),
+    ("activation_kernels.cu", "activation_kernel", 93): (("float", "vllm::gelu_new_kernel<float>"), (256,)),
+    ("layernorm_kernels.cu", "rms_norm_kernel", 24): ((BF16,), (256,)),
+    ("layernorm_kernels.cu", "fused_add_rms_norm_kernel", 207): ((HALF, "8"), (256,)),
+    ("layernorm_kernels.cu", "fused_add_rms_norm_kernel", 260): (("float", "0"), (256,)),
+    ("pos_encoding_kernels.cu", "rotary_embedding_kernel", 70): ((HALF, "true"), (128,)),
+    ("pos_encoding_kernels.cu", "batched_rotary_embedding_kernel", 94): (("float", "false"), (128,)),
+    ("cache_kernels.cu", "copy_blocks_kernel", 68): ((HALF,), (256,)),
+    ("cache_kernels.cu", "reshape_and_cache_kernel", 152): ((HALF, HALF, AUTO), (256,)),
+    ("cache_kernels.cu", "reshape_and_cache_flash_kernel", 206): ((BF16, BF16, AUTO), (256,)),
+    ("cache_kernels.cu", "convert_fp8_kernel", 334): (("uint8_t", HALF, "vllm::Fp8KVCacheDataType::kFp8E4M3"),
+                                                      (512,)),
+    ("moe_align_block_size_kernels.cu", "moe_align_block_size_kernel", 22): (("int32_t",), (256,)),
+    ("quantization/fp8/common.cu", "segmented_max_reduction", 68): ((HALF,), (1024,)),
+    ("quantization/fp8/common.cu", "scaled_fp8_quant_kernel", 183): ((HALF,), (1024,)),
+    ("quantization/fp8/common.cu", "dynamic_per_token_scaled_fp8_quant_kernel", 197): ((BF16,), (1024,)),
+    ("quantization/compressed_tensors/int8_quant_kernels.cu", "static_scaled_int8_quant_kernel", 94):
+        ((HALF, "float"), (1024,)),
+    ("quantization/compressed_tensors/int8_quant_kernels.cu", "static_scaled_int8_azp_quant_kernel", 108):
+        ((HALF, "float", "int32_t"), (1024,)),
+    ("quantization/compressed_tensors/int8_quant_kernels.cu", "dynamic_scaled_int8_quant_kernel", 125):
+        ((HALF, "float"), (1024,)),
+    ("quantization/compressed_tensors/int8_quant_kernels.cu", "dynamic_scaled_int8_azp_quant_kernel", 158):
+        (("float", "float", "int32_t"), (1024,)),
+}
+
+LLAMA = {
+    ("argsort.cu", "k_argsort_f32_i32", 10): (("GGML_SORT_ORDER_ASC",), (256,)),
+    ("binbcast.cu", "k_bin_bcast", 25): (("op_add", "float", "float", "float"), (128,)),
+    ("binbcast.cu", "k_bin_bcast_unravel", 59): (("op_mul", "float", "half", "float"), (128,)),
+    ("binbcast.cu", "k_repeat_back", 94): (("float",), (128,)),
+    ("clamp.cu", "op_clamp_kernel", 7): (("float",), (256,)),
+    ("concat.cu", "concat_f32_non_cont", 97): (("0",), (256,)),
+    ("conv2d-dw.cu", "conv2d_dw_kernel", 81): (("float", "whcn_layout"), (256,)),
+    ("convert.cu", "dequantize_block", 8): (("QK4_0", "QR4_0", "dequantize_q4_0", "half"), (256,)),
+    ("convert.cu", "dequantize_block_q8_0_f16", 38): (("true",), (32,)),
+    ("convert.cu", "dequantize_block_q4_0", 81): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_q4_1", 109): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_q2_K", 138): (("half",), (64,)),
+    ("convert.cu", "dequantize_block_q3_K", 160): (("float",), (64,)),
+    ("convert.cu", "dequantize_block_q4_K", 200): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_q5_K", 231): (("nv_bfloat16",), (64,)),
+    ("convert.cu", "dequantize_block_q6_K", 265): (("half",), (64,)),
+    ("convert.cu", "dequantize_block_iq2_xxs", 291): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_iq2_xs", 310): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_iq2_s", 327): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_iq3_xxs", 343): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_iq3_s", 366): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_iq1_s", 387): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_iq1_m", 408): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_iq4_nl", 433): (("float",), (32,)),
+    ("convert.cu", "dequantize_block_iq4_xs", 451): (("half",), (32,)),
+    ("convert.cu", "dequantize_block_mxfp4", 468): (("float",), (32,)),
+    ("convert.cu", "convert_unary", 615): (("float", "half"), (256,)),
+    ("count-equal.cu", "count_equal", 6): (("int",), (128,)),
+    ("cpy.cu", "cpy_flt", 10): (("cpy_1_flt<float, half>",), (64,)),
+    ("cpy.cu", "cpy_f32_q", 65): (("cpy_blck_f32_q8_0", "QK8_0"), (1,)),
+    ("cpy.cu", "cpy_q_f32", 93): (("cpy_blck_q_f32<dequantize_q4_0, QK4_0>", "QK4_0"), (1,)),
+    ("cross-entropy-loss.cu", "cross_entropy_loss_f32", 8): (("true",), (256,)),
+    ("cross-entropy-loss.cu", "cross_entropy_loss_back_f32", 52): (("false",), (256,)),
+    ("fattn-tile-f16.cu", "flash_attn_tile_ext_f16", 7): (("64", "32", "8", "false"), (32, 8)),
+    ("fattn-tile-f32.cu", "flash_attn_tile_ext_f32", 7): (("64", "32", "8", "false"), (32, 8)),
+    ("fattn-wmma-f16.cu", "flash_attn_ext_f16", 24): (("64", "16", "4", "get_VKQ_stride(64, 4, 16)", "half", "false"),
+                                                      (32, 4)),
+    ("getrows.cu", "k_get_rows", 5): (("QK4_0", "QR4_0", "dequantize_q4_0", "float"), (256,)),
+    ("getrows.cu", "k_get_rows_float", 42): (("half", "float"), (256,)),
+    ("getrows.cu", "k_get_rows_back_float", 69): (("float", "float"), (256,)),
+    ("gla.cu", "gated_linear_attn_f32", 4): (("64",), (64,)),
+    ("im2col.cu", "im2col_kernel", 5): (("half",), (256,)),
+    ("mean.cu", "divide_by_count", 9): (("float",), (1,)),
+    ("mmf.cu", "mul_mat_f", 10): (("half2", "32", "8", "4"), (32, 4)),
+    ("mmvf.cu", "mul_mat_vec_f", 6): (("half", "float", "1", "128"), (128,)),
+    ("mmvq.cu", "mul_mat_vec_q", 139): (("GGML_TYPE_Q4_0", "1"), (32, 4)),
+    ("norm.cu", "norm_f32", 4): (("1024",), (1024,)),
+    ("norm.cu", "group_norm_f32", 51): (("32",), (32,)),
+    ("norm.cu", "rms_norm_f32", 107): (("1024", "true"), (1024,)),
+    ("norm.cu", "rms_norm_back_f32", 166): (("32",), (32,)),
+    ("norm.cu", "l2_norm_f32", 252): (("1024",), (1024,)),
+    ("pool2d.cu", "pool2d_nchw_kernel", 3): (("float", "float"), (256,)),
+    ("quantize.cu", "quantize_mmq_q8_1", 50): (("MMQ_Q8_1_DS_LAYOUT_D4",), (128,)),
+    ("rope.cu", "rope_norm", 40): (("true", "false", "float"), (1, 256)),
+    ("rope.cu", "rope_neox", 82): (("true", "true", "half"), (1, 256)),
+    ("rope.cu", "rope_multi", 124): (("false", "false", "float"), (1, 256)),
+    ("rope.cu", "rope_vision", 182): (("true", "false", "half"), (1, 256)),
+    ("set-rows.cu", "k_set_rows_quant", 7): (("block_q8_0", "QK8_0", "quantize_f32_q8_0_block"), (256,)),
+    ("set-rows.cu", "k_set_rows", 85): (("float", "half"), (256,)),
+    ("softmax.cu", "soft_max_f32", 46): (("true", "256", "256", "half"), (256,)),
+    ("ssm-conv.cu", "ssm_conv_f32", 3): (("128", "4"), (128,)),
+    ("ssm-conv.cu", "ssm_conv_long_token_f32", 48): (("128", "4", "32"), (128,)),
+    ("ssm-scan.cu", "ssm_scan_f32", 18): (("128", "16", "4"), (128,)),
+    ("ssm-scan.cu", "ssm_scan_f32_group", 117): (("16", "128"), (128,)),
+    ("unary.cu", "unary_op_kernel", 90): (("op_gelu", "float"), (256,)),
+    ("unary.cu", "unary_gated_op_kernel", 208): (("op_silu", "half"), (256,)),
+    ("unary.cu", "swiglu_oai_kernel", 305): (("float",), (256,)),
+    ("unary.cu", "silu_back_kernel", 385): (("float",), (256,)),
+    ("unary.cu", "leaky_relu_kernel", 431): (("half",), (256,)),
+    ("wkv.cu", "rwkv_wkv_f32", 4): (("64",), (64,)),
+    ("wkv.cu", "rwkv_wkv7_f32", 68): (("64",), (64,)),
+}
+
+PACKED = "typename vllm::PackedTypeConverter<c10::Half>::Type"
+FP8 = "vllm::Fp8KVCacheDataType::kFp8E4M3"
+VLLM_19 = {
+    ("layernorm_kernels.cu", "rms_norm_kernel", 13): ((BF16, "8", "2"), (256,)),
+    ("layernorm_kernels.cu", "fused_add_rms_norm_kernel", 90): ((HALF, "8"), (256,)),
+    ("layernorm_kernels.cu", "fused_add_rms_norm_kernel", 147): (("float", "0"), (256,)),
+    ("layernorm_quant_kernels.cu", "rms_norm_static_fp8_quant_kernel", 21): ((HALF, "c10::Float8_e4m3fn", "8"),
+                                                                            (256,)),
+    ("layernorm_quant_kernels.cu", "fused_add_rms_norm_static_fp8_quant_kernel", 79): ((BF16, "8", "c10::Float8_e4m3fn"),
+                                                                                      (256,)),
+    ("layernorm_quant_kernels.cu", "fused_add_rms_norm_static_fp8_quant_kernel", 144): (("float", "0",
+                                                                                        "c10::Float8_e4m3fn"), (256,)),
+    ("activation_kernels.cu", "act_and_mul_kernel", 29): ((HALF, PACKED, f"vllm::silu_kernel<{HALF}>",
+                                                           f"vllm::packed_silu_kernel<{PACKED}>", "true", "true"),
+                                                          (256,)),
+    ("activation_kernels.cu", "activation_kernel", 457): (("float", "vllm::gelu_new_kernel<float>", "false"), (256,)),
+    ("pos_encoding_kernels.cu", "rotary_embedding_kernel", 76): ((BF16, "true"), (128,)),
+    ("cache_kernels.cu", "copy_blocks_kernel", 79): ((HALF,), (256,)),
+    ("cache_kernels.cu", "copy_blocks_mla_kernel", 109): ((BF16,), (256,)),
+    ("cache_kernels.cu", "reshape_and_cache_kernel", 143): ((HALF, "uint8_t", FP8), (256,)),
+    ("cache_kernels.cu", "reshape_and_cache_flash_kernel", 203): ((BF16, BF16, AUTO), (256,)),
+    ("cache_kernels.cu", "concat_and_cache_mla_kernel", 291): ((HALF, HALF, AUTO), (256,)),
+    ("cache_kernels.cu", "concat_and_cache_ds_mla_kernel", 335): ((BF16, "uint8_t", FP8), (256,)),
+    ("cache_kernels.cu", "convert_fp8_kernel", 763): (("uint8_t", HALF, FP8), (512,)),
+    ("sampler.cu", "apply_repetition_penalties_kernel", 15): ((HALF,), (256,)),
+    ("activation_kernels.cu", "act_and_mul_kernel_with_param", 252): (
+        (HALF, PACKED, f"vllm::fatrelu_kernel<{HALF}>", f"vllm::packed_fatrelu_kernel<{PACKED}>", "true"), (256,)),
+    ("activation_kernels.cu", "swigluoai_and_mul_kernel", 312): ((BF16, f"vllm::swigluoai_and_mul<{BF16}>"), (256,)),
+    ("cache_kernels.cu", "indexer_k_quant_and_cache_kernel", 438): ((BF16, "uint8_t", FP8), (32, 4)),
+    ("cache_kernels.cu", "cp_gather_indexer_k_quant_cache_kernel", 502): (("8",), (32, 8)),
+    ("cache_kernels.cu", "gather_and_maybe_dequant_cache", 839): ((BF16, "uint8_t", FP8, "576", "64"), (64,)),
+    ("cache_kernels.cu", "cp_gather_cache", 1076): (("uint16_t",), (1024,)),
+    ("sampler.cu", "topKPerRowPrefill", 540): (("512", "false"), (512,)),
+    ("sampler.cu", "topKPerRowDecode", 563): (("512", "true", "true"), (512,)),
+}
+
+CONV1D = {
+    ("causal_conv1d_fwd.cu", "causal_conv1d_fwd_kernel", 46):
+        (("Causal_conv1d_fwd_kernel_traits<128, 4, false, at::Half, at::Half>",), (128,)),
+    ("causal_conv1d_fwd.cu", "causal_conv1d_channellast_fwd_kernel", 205):
+        (("Causal_conv1d_channellast_fwd_kernel_traits<128, 4, 64, true, float, float>", "false"), (128,)),
+    ("causal_conv1d_bwd.cu", "causal_conv1d_bwd_kernel", 53):
+        (("Causal_conv1d_bwd_kernel_traits<128, 4, true, true, at::BFloat16, float>", "false"), (128,)),
+    ("causal_conv1d_bwd.cu", "causal_conv1d_channellast_bwd_kernel", 329):
+        (("Causal_conv1d_channellast_bwd_kernel_traits<128, 4, 64, true, true, float, float>", "false", "false",
+          "false"), (128,)),
+    ("causal_conv1d_update.cu", "causal_conv1d_update_kernel", 23):
+        (("Causal_conv1d_update_kernel_traits<64, 4, at::Half, float>", "false"), (64,)),
+}
+
+MMCV = {
+    # the instances their launchers make, over float (the activation with bias: gelu, 4 warps; the
+    # 2-D FIR filter's generic kernel, 4 x 32 threads, and its 24 x 24 small-filter tiles, 256;
+    # multi-scale deformable attention's backward, reducing 64 channels a block; voxelisation's
+    # float points and int coordinates)
+    ("pytorch/cuda/bias_act_cuda.cu", "bias_act_kernel", 63): (("float", "2"), (128,)),
+    ("pytorch/cuda/fused_bias_leakyrelu_cuda.cu", "fused_bias_act_kernel", 18): (("float",), (256,)),
+    ("pytorch/cuda/upfirdn2d_kernel.cu", "upfirdn2d_kernel_large", 92): (("float",), (4, 32)),
+    ("pytorch/cuda/upfirdn2d_kernel.cu", "upfirdn2d_kernel_small", 165):
+        (("float", "1", "1", "1", "1", "24", "24", "64", "32", "1"), (256,)),
+    **{("common/cuda/ms_deform_attn_cuda_kernel.cuh", name, line): (("float", "64"), (64,)) for name, line in (
+        ("ms_deformable_col2im_gpu_kernel_shm_blocksize_aware_reduce_v1", 256),
+        ("ms_deformable_col2im_gpu_kernel_shm_blocksize_aware_reduce_v2", 347))},
+    **{("common/cuda/voxelization_cuda_kernel.cuh", name, line): (("float", "int"), (512,)) for name, line in (
+        ("dynamic_voxelize_kernel", 13), ("assign_point_to_voxel", 52), ("assign_voxel_coors", 75))},
+    # the explicit specialisations of sync_bn's kernels for PyTorch's half (written without arguments)
+    **{("common/cuda/sync_bn_cuda_kernel.cuh", name, line): (("at::Half",), (512,)) for name, line in (
+        ("sync_bn_forward_mean_cuda_kernel", 37), ("sync_bn_forward_var_cuda_kernel", 90),
+        ("sync_bn_forward_output_cuda_kernel", 173), ("sync_bn_backward_param_cuda_kernel", 267),
+        ("sync_bn_backward_data_cuda_kernel", 315))},
+    # the templates over something else than one scalar type: furthest point sampling over its block
+    ("common/cuda/furthest_point_sample_cuda_kernel.cuh", "furthest_point_sampling_forward_cuda_kernel", 19):
+        (("512",), (512,)),
+    ("common/cuda/furthest_point_sample_cuda_kernel.cuh", "furthest_point_sampling_with_dist_forward_cuda_kernel",
+     87): (("512",), (512,)),
+}
+QUANTO = {
+    # the instances their launchers make (gemv: group 128, one batch row; the GEMMs: the configuration
+    # for up to 32 rows and the one for many; the Marlins: 256 threads, 1 x 8 x 8 blocks, 4 stages, the
+    # whole column one group)
+    ("awq/v2/gemv_cuda.cu", "gemv_kernel", 73): (("2", "1", "256", "128"), (256,)),
+    ("awq/v2/gemm_cuda.cu", "gemm_w4a16_T1", 292): (("16", "128", "128", "16", "32", "64", "4", "128", "2"), (32, 4)),
+    ("awq/v2/gemm_cuda.cu", "gemm_w4a16_T2", 744): (("64", "128", "64", "64", "32", "64", "4", "128"), (32, 4)),
+    ("marlin/marlin_cuda_kernel.cu", "Marlin", 191): (("256", "1", "8", "8", "4", "-1"), (256,)),
+    ("marlin/fp8_marlin.cu", "Marlin", 265): (("half", "8", "256", "1", "8", "8", "4", "-1"), (256,)),
+    ("marlin/gptq_marlin_repack.cu", "marlin_repack_kernel", 32): (("256", "4", "false"), (256,)),
+}
+GPTQMODEL = {
+    # the instances their launchers make: AWQ's GEMMs for half (32 x 2 threads), VPTQ's for half
+    # weights (256 threads), ParoQuant's rotations of 128-wide groups (64 threads), the fast
+    # Hadamard transform of 2^10 (128 threads)
+    ("awq/quantization/gemm_cuda_gen.cu", "reduce_splitk_fp32_to_output_kernel", 164): (("half",), (256,)),
+    ("awq/quantization/gemm_cuda_gen.cu", "gemm_forward_4bit_cuda_m16n128k32", 239): (("half", "half"), (32, 2)),
+    ("awq/quantization/gemm_cuda_gen.cu", "gemm_forward_4bit_cuda_m16n64k32", 404): (("half", "float"), (32, 2)),
+    ("vptq/vptq_kernel.cu", "vptq_dequantize_kernel", 112): (("c10::Half", "c10::Half"), (256,)),
+    ("vptq/vptq_kernel.cu", "vptq_linear_kernel", 158): (("c10::Half", "c10::Half"), (256,)),
+    ("vptq/vptq_kernel.cu", "vptq_linear_vec4_kernel", 237): (("c10::Half", "c10::Half"), (256,)),
+    ("paroquant/rotation.cu", "rotate_kernel", 33): (("__half", "8", "128", "8", "true", "2"), (64,)),
+    ("paroquant/rotation.cu", "rotate_kernel_bf16_half_workspace", 65): (("8", "128", "1", "false", "0"), (64,)),
+    ("paroquant/rotation.cu", "rotate_pair_kernel", 243): (("float", "16", "128", "8", "2"), (64,)),
+    ("paroquant/rotation.cu", "rotate_pair_grad_kernel", 378): (("__half", "4", "128", "1", "0"), (64,)),
+    ("hadamard/fast_hadamard_transform_cuda.cu", "fast_hadamard_transform_kernel", 153):
+        (("fast_hadamard_transform_kernel_traits<128, 10, at::Half>",), (128,)),
+}
+AQLM = {
+    # the instances its launchers make: matrix-vector products and dequantisers of 1 x 16-bit codes
+    # (groups of 8) and of 2 x 8 / K x 8-bit codes, in half, a block of 32 x THREAD_M (16) threads
+    ("cuda_kernel.cu", "Code1x16MatVec", 7): (("false", "8"), (512,)),
+    ("cuda_kernel.cu", "Code1x16Dequant", 98): (("8",), (512,)),
+    ("cuda_kernel.cu", "Code2x8MatVec", 144): (("false",), (512,)),
+    ("cuda_kernel.cu", "Code2x8Dequant", 235): (("true",), (512,)),
+    ("cuda_kernel.cu", "CodeKx8MatVec", 296): (("false", "2"), (512,)),
+    ("cuda_kernel.cu", "CodeKx8Dequant", 392): (("true", "1"), (512,)),
+}
+SCATTER = {
+    # the instances its launchers make over float: sums (max where an argument kernel goes with it), a
+    # block of THREADS (256), the broadcast segment reduction's 32 x 8
+    ("cuda/scatter_cuda.cu", "scatter_kernel", 13): (("float", "SUM"), (256,)),
+    ("cuda/scatter_cuda.cu", "scatter_arg_kernel", 34): (("float",), (256,)),
+    ("cuda/segment_coo_cuda.cu", "segment_coo_kernel", 14): (("float", "MAX", "true"), (256,)),
+    ("cuda/segment_coo_cuda.cu", "segment_coo_arg_kernel", 55): (("float",), (256,)),
+    ("cuda/segment_coo_cuda.cu", "segment_coo_broadcast_kernel", 76): (("float", "MEAN", "8"), (32, 8)),
+    ("cuda/segment_coo_cuda.cu", "segment_coo_arg_broadcast_kernel", 129): (("float",), (256,)),
+    ("cuda/segment_coo_cuda.cu", "gather_coo_kernel", 285): (("float",), (256,)),
+    ("cuda/segment_coo_cuda.cu", "gather_coo_broadcast_kernel", 305): (("float",), (256,)),
+    ("cuda/segment_csr_cuda.cu", "segment_csr_kernel", 15): (("float", "SUM", "1"), (256,)),
+    ("cuda/segment_csr_cuda.cu", "segment_csr_broadcast_kernel", 62): (("float", "MIN"), (256,)),
+    ("cuda/segment_csr_cuda.cu", "gather_csr_kernel", 170): (("float", "4"), (256,)),
+    ("cuda/segment_csr_cuda.cu", "gather_csr_broadcast_kernel", 194): (("float",), (256,)),
+}
+LN = "layer_norm::Kernel_traits<{w}, {i}, {r}, {o}, float, uint32_t, {h}, 1, 4, 1, 16>"
+LN_FINAL = "layer_norm::Kernel_traits_finalize<{h}, {w}, {i}, {r}, {o}, float, uint32_t, {c}, 1024, 4>"
+FP16, BFLOAT16 = dict(w="half", i="half", r="float", o="half"), dict(w="nv_bfloat16", i="nv_bfloat16",
+                                                                   r="nv_bfloat16", o="nv_bfloat16")
+FLASH_LN = {
+    # file: ((kernel, template arguments, block), ...): the instances its REGISTER_*_LAUNCHER lines make
+    # (Kernel_traits of 4 x 1 warps, 16-byte loads; the finalize kernels' 32 x 32 threads), with
+    # dropout and colscale on, even columns
+    "ln_fwd_1024.cu": (("layer_norm::ln_fwd_kernel", (LN.format(h=1024, **FP16), "true", "true", "false", "true"),
+                        (128,)),),
+    "ln_bwd_2048.cu": (("layer_norm::ln_bwd_kernel", (LN.format(h=2048, **BFLOAT16), "true", "true", "false", "true"),
+                        (128,)),
+                       ("layer_norm::ln_bwd_finalize_kernel", (LN_FINAL.format(h=2048, c="true", **BFLOAT16), "true",
+                                                               "true"), (1024,))),
+    "ln_parallel_fwd_1024.cu": (("layer_norm::ln_parallel_residual_fwd_kernel",
+                                 (LN.format(h=1024, **FP16), "true", "false", "true"), (128,)),),
+    "ln_parallel_bwd_4096.cu": (("layer_norm::ln_parallel_residual_bwd_kernel",
+                                 (LN.format(h=4096, **BFLOAT16), "false", "false", "true"), (128,)),
+                                ("layer_norm::ln_parallel_residual_bwd_finalize_kernel",
+                                 (LN_FINAL.format(h=4096, c="false", **BFLOAT16), "true"), (1024,))),
+}
+
+
+@dataclass(frozen=True)
+class Library:
+    """How a library's build reads its files, and the kernels it instantiates."""
+
+    includes: tuple[str, ...]
+    """Its include folders, relative to the root."""
+    template_arguments: dict
+    """(file, kernel, the line its definition starts on): (template arguments, block)."""
+    files: tuple[str, ...] = ()
+    """The files probed (all but ``skipped`` where empty)."""
+    skipped: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    undefines: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ("--use_fast_math", "--expt-relaxed-constexpr")
+    """PyTorch's extension builder adds --expt-relaxed-constexpr (``COMMON_NVCC_FLAGS``)."""
+    std: str = "c++20"
+    header_kernels: dict = field(default_factory=dict)
+    """file: ((kernel, template arguments, block), ...) defined in the headers it includes (the
+    file instantiates them)."""
+    launched: bool = False
+    """Kernel templates the table does not name take the arguments and block of the first launch
+    in their file written in literals (``k<4, half><<<grid, 256>>>``; where the block is no literal,
+    the kernel's ``__launch_bounds__``, or 256)."""
+    inactive: tuple = ()
+    """(file, line) of kernels an ``#if`` on the architecture leaves out for sm_90 (stubs for older GPUs)."""
+    every_kernel: dict = field(default_factory=dict)
+    """file: (template arguments, block) of each of its kernels the table does not name (a
+    template's arguments; the others take none)."""
+    included_kernels: tuple = ()
+    """(header folder, template arguments, block): every kernel of the headers in that folder a
+    file includes is a case of the first file including it (mmcv's ``*_cuda_kernel.cuh``); a
+    template of as many parameters as arguments takes them, others need the table (by header)."""
+
+
+LIBRARIES = {
+    # op_builder/builder.py: C++20 on CUDA >= 12.5 (as torch 2.14's headers need), fast math, the half
+    # operators on, bf16 on; include_paths of op_builder/*.py (each build its own and the common one;
+    # their headers' names are distinct, so one list serves)
+    "deepspeed-0.15.4": Library(
+        ("includes", "transformer/inference/includes", "fp_quantizer/includes", "spatial/includes"), DEEPSPEED,
+        skipped=("cpu/", "xpu/", "aio/", "gds/", "sparse_attention/", "deepspeed4science/"),  # (host, other
+        # platforms, and the kernels built on CUTLASS, a library of its own)
+        defines=("BF16_AVAILABLE",),
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__")),
+    # cmake/utils.cmake: torch's COMMON_NVCC_FLAGS without the no-half defines (CUDA >= 12), -DENABLE_FP8;
+    # its norms, rope, activations, KV cache, MoE alignment and quantisation files (attention and
+    # the GEMMs are built on CUTLASS and Marlin)
+    "vllm-0.6.3": Library(
+        (".",), VLLM, files=tuple(dict.fromkeys(f for f, _, _ in VLLM)), defines=("ENABLE_FP8",),
+        flags=("--expt-relaxed-constexpr",)),
+    # ggml/src/ggml-cuda/CMakeLists.txt and ggml/src/CMakeLists.txt (Linux, CUDA graphs on): C++17, fast
+    # math, extended lambdas; its own headers only (no PyTorch). The backend's dispatcher (ggml-cuda.cu)
+    # and the files of template instances (template-instances/) are left out: their kernels come from
+    # the headers the other files include
+    "ggml-cuda-llama-cpp-python-0.3.16": Library(
+        ("../../include", "..", "."), LLAMA, skipped=("ggml-cuda.cu", "template-instances/", "vendors/"),
+        defines=("GGML_SCHED_MAX_COPIES=4", "_XOPEN_SOURCE=600", "_GNU_SOURCE", "GGML_CUDA_PEER_MAX_BATCH_SIZE=128",
+                 "GGML_CUDA_USE_GRAPHS"),
+        flags=("--use_fast_math", "--extended-lambda"), std="c++17"),
+    # setup.py: PyTorch's CUDAExtension with no flags of its own (so torch's COMMON_NVCC_FLAGS: the
+    # no-half defines kept, relaxed constexpr), C++20 as torch 2.14's headers need. The sdist has the
+    # GEMV kernels' files whole (cuda_64/, cuda_256/: one kernel template per bit width, at the block
+    # width of its folder, instantiated for float as AT_DISPATCH_FLOATING_TYPES does); exllama/,
+    # exllamav2/ and marlin/ lack their headers there
+    "auto-gptq-0.7.1": Library(
+        (), {}, files=("cuda_64/autogptq_cuda_kernel_64.cu", "cuda_256/autogptq_cuda_kernel_256.cu"),
+        defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__"), flags=("--expt-relaxed-constexpr",),
+        every_kernel={"cuda_64/autogptq_cuda_kernel_64.cu": (("float",), (64,)),
+                      "cuda_256/autogptq_cuda_kernel_256.cu": (("float",), (256,))}),
+    # as 0.6.3 (CMakeLists.txt: torch's flags without the no-half defines, -DENABLE_FP8), C++20 for
+    # torch 2.14's headers; norms, fused norm + fp8 quantisation, activations, rope, KV caches,
+    # sampling penalties
+    "vllm-0.19.1": Library((".",), VLLM_19, files=tuple(dict.fromkeys(f for f, _, _ in VLLM_19)),
+                           defines=("ENABLE_FP8",), flags=("--expt-relaxed-constexpr",)),
+    # setup.py: the half/bfloat16 operators on, relaxed constexpr, extended lambdas, fast math; C++20
+    # for torch 2.14's headers. CUB block loads and stores through each kernel's traits struct
+    "causal-conv1d-1.7.0": Library(
+        (".",), CONV1D,
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_OPERATORS__",
+                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
+                   "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+    # setup.py as causal-conv1d's; the selective scans' kernels are in the .cuh files each .cu
+    # instantiates (CUB block loads, stores, scans and reductions through the traits struct)
+    "mamba-ssm-2.3.1": Library(
+        ("selective_scan",), {}, files=("selective_scan/selective_scan_fwd_fp16.cu",
+                                        "selective_scan/selective_scan_bwd_bf16_real.cu"),
+        header_kernels={
+            "selective_scan/selective_scan_fwd_fp16.cu": (("selective_scan_fwd_kernel", (
+                "Selective_Scan_fwd_kernel_traits<128, 16, 1, true, true, true, true, at::Half, float>",), (128,)),),
+            "selective_scan/selective_scan_bwd_bf16_real.cu": (("selective_scan_bwd_kernel", (
+                "Selective_Scan_bwd_kernel_traits<128, 16, true, true, true, false, true, at::BFloat16, float>",),
+                (128,)),)},
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_OPERATORS__",
+                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
+                   "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+    # setup.py: PyTorch's CUDAExtension with no flags of its own (torch's no-half defines and relaxed
+    # constexpr), MMCV_WITH_CUDA, its three include folders; C++20 for torch 2.14's headers. The
+    # kernels are templates over the scalar type in common/cuda/*_cuda_kernel.cuh, which the files of
+    # pytorch/cuda/ include and instantiate (float among their dispatched types), at its
+    # THREADS_PER_BLOCK of 512
+    "mmcv-2.2.0": Library(
+        ("pytorch", "common", "common/cuda"), MMCV, skipped=("parrots/", "mlu/", "mps/", "npu/"),
+        defines=("MMCV_WITH_CUDA", "__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                 "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr",), included_kernels=("common/cuda", ("float",), (512,))),
+    # library/extensions/cuda/__init__.py: extended lambdas, fast math, QUANTO_CUDA_ARCH (the GPU's, 900
+    # here), torch's flags (the no-half defines, relaxed constexpr), C++20 for torch 2.14's headers; the
+    # Marlin kernels' stubs for GPUs before sm_80 are left out as the build leaves them
+    "optimum-quanto-0.2.7": Library(
+        (".",), QUANTO, skipped=("hip/",), inactive=(("marlin/fp8_marlin.cu", 55), ("marlin/gptq_marlin_repack.cu", 14)),
+        defines=("QUANTO_CUDA_ARCH=900", "__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                 "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+    # the sdist's setup.py builds nothing itself (the kernels are built at first use): PyTorch's
+    # extension flags (the no-half defines, relaxed constexpr), C++20 for torch 2.14's headers. The
+    # exllamav2 GEMMs' kernels are in the headers q_gemm.cu instantiates (first block, one row of m);
+    # other kernel templates take the first instance their file launches in literals
+    "gptqmodel-7.7.0": Library(
+        ("exllamav2/cuda", "exllamav3", "."), GPTQMODEL, inactive=(("marlin/gptq_marlin.cu", 95),),
+        files=("exllamav2/cuda/q_matrix.cu", "exllamav2/cuda/q_gemm.cu", "awq/quantization/gemv_cuda.cu",
+               "awq/quantization/gemm_cuda_gen.cu", "exllamav3/quant/hadamard.cu", "exllamav3/quant/util.cu",
+               "gptq_block/gptq_block.cu", "vptq/vptq_kernel.cu", "marlin/gptq_marlin.cu",
+               "paroquant/rotation.cu", "hadamard/fast_hadamard_transform_cuda.cu"),
+        header_kernels={"exllamav2/cuda/q_gemm.cu": (("gemm_half_q_half_kernel", ("true", "1"), (128,)),
+                                                     ("gemm_half_q_half_gptq_kernel", ("true", "1"), (128,)))},
+        defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr",), launched=True),
+    # hqq/kernels/setup_cuda.py: fast math, torch's flags; its dequantisers are templates over the
+    # scalar type (float among those dispatched), at its block of 256 (BLOCK_SIZE)
+    "hqq-0.2.8": Library((".",), {}, files=("hqq_aten_cuda_kernel.cu",),
+                         defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                                  "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+                         every_kernel={"hqq_aten_cuda_kernel.cu": (("float",), (256,))}),
+    # inference_kernels/cuda_kernel.py: torch.utils.cpp_extension.load with no flags of its own (torch's)
+    "aqlm-1.1.7": Library((".",), AQLM, files=("cuda_kernel.cu",),
+                          defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+                          flags=("--expt-relaxed-constexpr",)),
+    # setup.py: -O3 and relaxed constexpr (torch's flags besides); its csrc folder (PyTorch
+    # Geometric's scatter and segment reductions: an enum of reductions as a template argument,
+    # a Reducer class template of static members, atomics of its own)
+    "torch-scatter-2.1.2": Library(
+        (".",), SCATTER, files=("cuda/scatter_cuda.cu", "cuda/segment_coo_cuda.cu", "cuda/segment_csr_cuda.cu"),
+        defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__"), flags=("--expt-relaxed-constexpr",)),
+    # csrc/layer_norm/setup.py (flash-attn's dropout_layer_norm extension): the half and bfloat16
+    # operators on, relaxed constexpr, extended lambdas, fast math, its own folder; C++20 for torch
+    # 2.14's headers. The kernels are in the .cuh files each ln_*.cu instantiates through its traits
+    "flash-attn-2.8.3-layer-norm": Library(
+        (".",), {}, files=tuple(FLASH_LN), header_kernels=FLASH_LN,
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_OPERATORS__",
+                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
+                   "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+}
