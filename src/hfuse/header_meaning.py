@@ -110,4 +110,3 @@ def arguments_alike(spec: KernelSpec, source: SourceFile, sources: Mapping[str |
         answers = ask_clang(questions, spec.options or options, tuple(source.kept_includes), given)
         return tuple(None if answer is None else bool(answer) for answer in answers)
     return alike
-
