@@ -349,8 +349,10 @@ def test_pack_matches_signature(built, config):
     names = [re.findall(r"(\w+)\s*$", p.strip())[0] for p in decl.split(",")]
     assert len(names) == len(flat) + len(hidden)
     for i in range(len(params)):
-        assert names[len(flat) + 4 * i : len(flat) + 4 * i + 4] == [f"hf{i + 1}_grid_x", f"hf{i + 1}_grid_y", f"hf{i + 1}_grid_z", f"hf{i + 1}_smem"]
-    assert all(n.startswith(f"hf{k + 1}_") for k, n_params in enumerate(params) for n in names[sum(params[:k]) : sum(params[:k + 1])])
+        assert names[len(flat) + 4 * i : len(flat) + 4 * i + 4] == [f"hf_grid_x{i + 1}", f"hf_grid_y{i + 1}", f"hf_grid_z{i + 1}", f"hf_smem{i + 1}"]
+    # (a parameter of the user's is hf<i>_<name>, an unnamed one hf_arg<i>_<position>: never a name of hfuse's)
+    assert all(n.startswith((f"hf{k + 1}_", f"hf_arg{k + 1}_")) for k, n_params in enumerate(params)
+               for n in names[sum(params[:k]) : sum(params[:k + 1])])
 
 
 # --------------------------------------------------------------------------- specific constructs
