@@ -317,6 +317,95 @@ FLASH_LN = {
                                  (LN_FINAL.format(h=4096, c="false", **BFLOAT16), "true"), (1024,))),
 }
 
+# flash-attn 2.4.2's csrc extensions beside the attention (their setup.py files: -O3, the half and
+# bfloat16 operators on, relaxed constexpr, extended lambdas, fast math): the cross-entropy kernels
+# (template-template epilogues), Megatron's fused masked softmax (warp softmax templates in headers,
+# one instance per power of two), FasterTransformer's masked multi-head attention (decode, in a .hpp)
+SOFTMAX = ("c10::Half", "c10::Half", "float", "10")
+FLASH_EXTRAS = {
+    "fused_softmax/scaled_masked_softmax_cuda.cu": (
+        ("scaled_masked_softmax_warp_forward", SOFTMAX, (32, 4)),
+        ("scaled_masked_softmax_warp_backward", SOFTMAX, (32, 4))),
+    "fused_softmax/scaled_upper_triang_masked_softmax_cuda.cu": (
+        ("scaled_upper_triang_masked_softmax_warp_forward", SOFTMAX, (32, 4)),
+        ("scaled_upper_triang_masked_softmax_warp_backward", SOFTMAX, (32, 4))),
+    # mmha_launch_kernel<uint16_t, 128, 128> for a context of 32..2047: 2 threads a key, 16 a value, 128 a block
+    "ft_attention/decoder_masked_multihead_attention.cu": (
+        ("mmha::masked_multihead_attention_kernel", ("uint16_t", "128", "128", "2", "16", "128", "false"), (128,)),),
+}
+XENTROPY = {
+    # host_softmax_xentropy for half logits: ILP of a float4, float accumulation, SoftMax_getBlockSize's 512
+    ("xentropy/xentropy_kernel.cu", "cunn_SoftMaxXEntropyForward", 429):
+        (("8", "c10::Half", "float", "float", "LogSoftMaxForwardEpilogue"), (512,)),
+    ("xentropy/xentropy_kernel.cu", "cunn_SoftMaxXEntropyBackward", 595):
+        (("8", "c10::Half", "float", "float", "LogSoftMaxBackwardEpilogue"), (512,)),
+}
+
+# ColossalAI's fused optimisers: each file runs its functor through multi_tensor_apply.cuh's
+# variadic kernel (the launcher's arguments, decayed, are its pack), at BLOCK_SIZE 512 for fp32
+_MTA, _F = "multi_tensor_apply_kernel", "float"
+COLOSSAL_OPTIMISERS = {
+    "kernel/cuda/multi_tensor_adam_kernel.cu": (
+        (_MTA, ("TensorListMetadata<4>", "AdamFunctor<float, float>", *(_F,) * 6, "adamMode_t", _F, _F), (512,)),),
+    "kernel/cuda/multi_tensor_scale_kernel.cu": (
+        (_MTA, ("TensorListMetadata<2>", "ScaleFunctor<float, float>", _F), (512,)),),
+    "kernel/cuda/multi_tensor_sgd_kernel.cu": (
+        (_MTA, ("TensorListMetadata<3>", "SGDFunctor<float, float>", *(_F,) * 4, "bool", "bool", "bool", _F), (512,)),),
+    "kernel/cuda/multi_tensor_lamb_kernel.cu": (
+        (_MTA, ("TensorListMetadata<4>", "LAMBStage1Functor<float>", *(_F,) * 6, "adamMode_t", _F, "float*", _F),
+         (512,)),),
+    "kernel/cuda/multi_tensor_l2norm_kernel.cu": (
+        (_MTA, ("TensorListMetadata<1>", "L2NormFunctor<float>", "float*", "float*", "bool", "int"), (512,)),),
+}
+
+COLOSSAL_FILE = "kernel/cuda/{}_kernel.cu"
+COLOSSAL_SOFTMAX = ("at::Half", "at::Half", "float", "10")
+COLOSSAL = {
+    # (file, kernel, line): the instances their launchers make for half (vectors of 16 bytes, the
+    # 512-thread cap of the KV-cache and rotary launchers), fp32 layer norm at its 32 x 4 blocks,
+    # MoE's smallest dispatch, decode attention of head size 128 in blocks of 16 tokens
+    (COLOSSAL_FILE.format("activation"), "act_and_mul_kernel", 17): (("at::Half", "silu_kernel<at::Half>"), (256,)),
+    (COLOSSAL_FILE.format("context_kv_cache_memcpy"), "context_kv_cache_memcpy_kernel", 12):
+        (("half", "half", "true", "8"), (512,)),
+    (COLOSSAL_FILE.format("decode_kv_cache_memcpy"), "decode_kv_cache_memcpy_kernel", 13):
+        (("half", "half", "true", "8"), (512,)),
+    (COLOSSAL_FILE.format("convert_fp8"), "convert_fp8_kernel", 16): (("half", "uint8_t", "4"), (256,)),
+    (COLOSSAL_FILE.format("flash_decoding_attention"), "flash_decoding_attention_kernel_v1", 238):
+        (("half", "half", "128", "16", "128"), (128,)),
+    (COLOSSAL_FILE.format("flash_decoding_attention"), "flash_decoding_attention_kernel_v2", 429):
+        (("half", "half", "128", "16", "128"), (128,)),
+    (COLOSSAL_FILE.format("flash_decoding_attention"), "flash_decoding_reduce_kernel", 557):
+        (("half", "128", "128"), (128,)),
+    (COLOSSAL_FILE.format("fused_rotary_emb_and_cache"), "rotary_embedding_and_cache_copy_kernel", 161):
+        (("half", "float", "half", "8"), (512,)),
+    (COLOSSAL_FILE.format("fused_rotary_emb_and_cache"), "rotary_embedding_kernel", 206):
+        (("half", "float", "8"), (512,)),
+    (COLOSSAL_FILE.format("get_cos_and_sin"), "apply_get_context_cos_and_sin_kernel", 38):
+        (("half", "true", "8"), (512,)),
+    (COLOSSAL_FILE.format("get_cos_and_sin"), "apply_get_decode_cos_and_sin_kernel", 74):
+        (("half", "true", "8"), (512,)),
+    (COLOSSAL_FILE.format("layer_norm"), "cuApplyLayerNorm", 254): ((_F, _F, _F), (32, 4)),
+    (COLOSSAL_FILE.format("layer_norm"), "cuComputePartGradGammaBeta", 352): ((_F, _F, _F), (32, 4)),
+    (COLOSSAL_FILE.format("layer_norm"), "cuComputeGradGammaBeta", 423): ((_F, _F), (32, 8)),
+    (COLOSSAL_FILE.format("layer_norm"), "cuComputeGradInput", 473): ((_F, _F, _F), (32, 4)),
+    (COLOSSAL_FILE.format("moe"), "moe_dpch_fwd_kernel", 275): ((_F, "32", "4"), (32,)),
+    (COLOSSAL_FILE.format("moe"), "moe_dpch_bwd_kernel", 286): ((_F, "32", "4"), (32,)),
+    (COLOSSAL_FILE.format("moe"), "moe_cb_fwd_kernel", 335): ((_F, "32", "4"), (32,)),
+    (COLOSSAL_FILE.format("moe"), "moe_cb_bwd_kernel", 349): ((_F, "32", "4"), (32,)),
+    (COLOSSAL_FILE.format("rms_layernorm"), "rms_layernorm_kernel", 50): (("at::Half", "8"), (512,)),
+    (COLOSSAL_FILE.format("rms_layernorm"), "general_rms_layernorm_kernel", 102): ((_F, "4"), (1024,)),
+    (COLOSSAL_FILE.format("rms_layernorm"), "fused_add_rms_layernorm_kernel", 136): (("at::Half", "8"), (512,)),
+    (COLOSSAL_FILE.format("rms_layernorm"), "general_fused_add_rms_layernorm_kernel", 183): ((_F, "4"), (1024,)),
+    (COLOSSAL_FILE.format("scaled_masked_softmax"), "scaled_masked_softmax_warp_forward", 33):
+        (COLOSSAL_SOFTMAX, (32, 4)),
+    (COLOSSAL_FILE.format("scaled_masked_softmax"), "scaled_masked_softmax_warp_backward", 156):
+        (COLOSSAL_SOFTMAX, (32, 4)),
+    (COLOSSAL_FILE.format("scaled_upper_triang_masked_softmax"), "scaled_upper_triang_masked_softmax_warp_forward", 33):
+        (COLOSSAL_SOFTMAX, (32, 4)),
+    (COLOSSAL_FILE.format("scaled_upper_triang_masked_softmax"), "scaled_upper_triang_masked_softmax_warp_backward",
+     155): (COLOSSAL_SOFTMAX, (32, 4)),
+}
+
 
 @dataclass(frozen=True)
 class Library:
@@ -476,4 +565,51 @@ LIBRARIES = {
                    "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
                    "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
         flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+    "flash-attn-2.4.2-extras": Library(
+        (".",), XENTROPY, files=("xentropy/xentropy_kernel.cu", *FLASH_EXTRAS), header_kernels=FLASH_EXTRAS,
+        defines=("ENABLE_BF16",),
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_OPERATORS__",
+                   "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_BFLOAT162_OPERATORS__",
+                   "__CUDA_NO_BFLOAT162_CONVERSIONS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math")),
+    # setup.py: -O2 and WITH_CUDA (torch's flags besides); csrc/cuda (PyTorch Geometric's clustering:
+    # farthest point sampling, k-NN, radius, graclus matching, random walks); its kernels are
+    # templates over the scalar type (float among those dispatched) at each file's THREADS (256 or 1024)
+    "torch-cluster-1.6.3": Library(
+        (".",), {}, files=tuple(f"cuda/{name}_cuda.cu" for name in ("fps", "graclus", "grid", "knn", "nearest",
+                                                                    "radius", "rw")),
+        defines=("WITH_CUDA", "__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                 "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr",),
+        every_kernel={f"cuda/{name}_cuda.cu": (("float",), (threads,)) for name, threads in (
+            ("fps", 256), ("graclus", 1024), ("grid", 1024), ("knn", 256), ("nearest", 1024), ("radius", 256),
+            ("rw", 1024))}),
+    # extensions/pybind/*/ (each op's nvcc_flags, and cuda_extension.py's COLOSSAL_WITH_CUDA): -O3, fast
+    # math, the half operators on, relaxed constexpr, the version macros; include folder
+    # extensions/csrc (common/, funcs/). Inference ops (rotary + cache, flash decoding, KV-cache
+    # copies, fp8), norms, softmax, MoE, and the fused optimisers' functors run by
+    # multi_tensor_apply.cuh's variadic kernel
+    "colossalai-0.5.0": Library(
+        (".",), COLOSSAL, skipped=("arm/", "x86/"), header_kernels=COLOSSAL_OPTIMISERS,
+        defines=("COLOSSAL_WITH_CUDA", "VERSION_GE_1_1", "VERSION_GE_1_3", "VERSION_GE_1_5",
+                 "THRUST_IGNORE_CUB_VERSION_CHECK"),
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr", "--extended-lambda", "--use_fast_math"), launched=True),
+    # gsplat/cuda/_backend.py (Gaussian splatting, graphics-style HPC code on GLM's vector and matrix
+    # templates, cooperative groups in the rasterizers): -O3, fast math, include/ and the bundled
+    # third_party/glm as -I (read as the user's own); torch's flags besides. Kernels are templates
+    # over the scalar type (float), the rasterizers over the channel count too (3), at 16 x 16 tiles
+    "gsplat-1.5.3": Library(
+        ("include", "csrc/third_party/glm"), {}, skipped=("third_party/",),
+        defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--use_fast_math", "--expt-relaxed-constexpr"),
+        every_kernel={**{f"csrc/{name}.cu": (("float",), (256,)) for name in (
+            "AdamCUDA", "IntersectTile", "NullCUDA", "Projection2DGSFused", "Projection2DGSPacked",
+            "ProjectionEWA3DGSFused", "ProjectionEWA3DGSPacked", "ProjectionEWASimple", "ProjectionUT3DGSFused",
+            "QuatScaleToCovarCUDA", "RelocationCUDA", "SphericalHarmonicsCUDA")},
+            **{f"csrc/{name}.cu": (("float",), (16, 16)) for name in ("RasterizeToIndices2DGS",
+                                                                    "RasterizeToIndices3DGS")},
+            **{f"csrc/RasterizeToPixels{name}.cu": (("3", "float"), (16, 16)) for name in (
+                "2DGSBwd", "2DGSFwd", "3DGSBwd", "3DGSFwd", "FromWorld3DGSBwd", "FromWorld3DGSFwd")}}),
 }

@@ -133,3 +133,17 @@ def test_a_barrier_called_by_its_name_alone_after_using_namespace_is_one(tmp_pat
     assert "if (hf_active) { tile[hf_ctx.threadIdx.x] = in[i]; } sync(block);" in part
     assert "if (hf_active) { out[i] = tile[(hf_ctx.threadIdx.x + 1) % 128]; sync(out); }" in part
     _nvcc(fused, tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_parameter_block_whose_other_member_is_written_stays_horizontal(tmp_path):
+    # once (FasterTransformer's masked attention): writing 'p.trace[i]' made every member of 'p'
+    # differ between threads, a member passed to an overloaded helper counted as passed by
+    # reference, and a constexpr local used after the barrier "could not be hoisted": the kernel
+    # went to the interblock layout
+    fused = fuse([PARTNER, KernelSpec(SHAPES, "ee_params", 128)])
+    assert fused.layout.name == "horizontal"
+    code = _part(fused.source, 2)
+    assert "constexpr int kLanes = sizeof(int4) / sizeof(int); static_assert(kLanes == 4," in code
+    assert re.search(r"if \(p\.rounds > 0\) \{ if \(hf_active\) \{ p\.trace\[i\] = v; ee_bump\(v, p\.rounds, 3\);", code)
+    _nvcc(fused, tmp_path)

@@ -107,3 +107,43 @@ def test_fused_equals_unfused(cp, name):
                 problems.append(f"{k.spec.name} argument {index}: {bad.size} of {ref.size} differ, first at {bad[0]}: "
                                 f"fused {got.ravel()[bad[0]]} vs unfused {ref[bad[0]]}")
     assert not problems, f"{name}:\n  " + "\n  ".join(problems)
+
+
+# ee_params takes its parameter block by value: a NumPy structured scalar laid out as the C
+# struct (aligned), which CuPy passes by its bytes
+EE_PARAMS = np.dtype([("in", np.uint64), ("out", np.uint64), ("trace", np.uint64), ("n", np.int32),
+                      ("rounds", np.int32)], align=True)
+
+
+def _ee_params(cp, rng, rounds: int):
+    data = cp.asarray(rng.integers(-1000, 1000, N, dtype=np.int32))
+    out, trace = (cp.asarray(np.full(N, -7, dtype=np.int32)) for _ in range(2))
+    block = np.zeros((), dtype=EE_PARAMS)
+    block["in"], block["out"], block["trace"] = data.data.ptr, out.data.ptr, trace.data.ptr
+    block["n"], block["rounds"] = N, rounds
+    return block[()], (data, out, trace)
+
+
+@pytest.mark.parametrize("rounds", [0, 5])
+def test_a_parameter_block_with_a_member_written_equals_unfused(cp, rounds):
+    spec = KernelSpec(SHAPES, "ee_params", Dim3(128))
+    partner = _corpus("vec_scale", 128)
+    grid = Dim3(_cdiv(N, 128))
+    rng = np.random.default_rng([20261128, rounds])
+    params, (_, out, trace) = _ee_params(cp, rng, rounds)
+    fn = _function(cp, SHAPES.read_text(), "ee_params")
+    fn(grid.as_tuple(), spec.block.as_tuple(), (params,))
+    _wait(cp, "unfused ee_params")
+    want = (cp.asnumpy(out), cp.asnumpy(trace))
+
+    fused = fuse([partner.spec, spec])
+    assert fused.layout.name == "horizontal" and "hf_active" in fused.source
+    rng = np.random.default_rng([20261128, rounds])
+    params, (_, out, trace) = _ee_params(cp, rng, rounds)
+    other = partner.make(np.random.default_rng(7), cp, partner.spec.block)
+    launch = fused.pack([other.args, [params]], [other.grid, grid], [other.smem, 0])
+    _function(cp, fused.source, fused.name)(launch.grid.as_tuple(), launch.block.as_tuple(), launch.args,
+                                             shared_mem=launch.shared_mem)
+    _wait(cp, f"fused {fused.name}")
+    assert cp.asnumpy(out).tobytes() == want[0].tobytes()
+    assert cp.asnumpy(trace).tobytes() == want[1].tobytes()

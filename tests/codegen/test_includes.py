@@ -401,6 +401,26 @@ def test_float_h_macros_a_left_out_host_header_brought_are_given_to_nvrtc():
 
 @pytest.mark.nvcc
 @pytest.mark.nvrtc
+def test_the_function_object_bases_libstdcxx_keeps_are_given_to_nvrtc(tmp_path):
+    # once: ColossalAI's 'struct CastFunctor : public std::unary_function<From, To>' (and its
+    # binary functors' std::binary_function), gone from C++17 but kept by libstdc++'s
+    # <functional>, compiled with nvcc only
+    kernel = ["template <typename F, typename T> struct Cast : public std::unary_function<F, T> {",
+              "  __device__ T operator()(F v) const { return static_cast<T>(v); } };",
+              "template <typename T> struct Add : public std::binary_function<T, T, T> {",
+              "  __device__ T operator()(T a, T b) const { return a + b; } };",
+              'extern "C" __global__ void k(float* f, const int* i) {',
+              "  Cast<int, float>::result_type v = Cast<int, float>()(i[0]); f[0] = Add<float>()(v, f[1]); }", ""]
+    plan = plan_includes(["#include <functional>"], uses=frozenset({"std::unary_function", "std::binary_function"}))
+    source = "\n".join([*plan.lines, *kernel])
+    assert compile_nvrtc(source, ["k"], check=False).ok
+    assert compile_nvcc(source, workdir=tmp_path, check=False).ok  # (nvcc: libstdc++'s own, the stand-in unseen)
+    assert plan_includes(["#include <functional>"], uses=frozenset({"std::plus"})).lines == \
+        plan_includes(["#include <functional>"], uses=frozenset({"std::plus", "unary_function"})).lines
+
+
+@pytest.mark.nvcc
+@pytest.mark.nvrtc
 def test_std_memset_and_memcpy_are_given_to_nvrtc(tmp_path):
     # once: auto-gptq's std::memset(&res2, 0, sizeof(half2)) (<cstring> by way of torch's headers)
     # compiled with nvcc only: NVRTC declares ::memset and ::memcpy, not std's

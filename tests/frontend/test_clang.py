@@ -293,6 +293,36 @@ def test_a_precompiled_header_is_built_again_when_a_header_it_read_changes(tmp_p
     assert len(list((tmp_path / "clang").glob("*.pch"))) == 1  # the same PCH, built again
 
 
+def test_files_keeping_one_umbrella_header_share_its_precompiled_form(tmp_path):
+    # each PyTorch extension file keeps torch/extension.h and a different few of ATen's and c10's
+    # headers: one PCH a set made every file of a library wait 20 s on its first request
+    (tmp_path / "inc" / "torch").mkdir(parents=True)
+    (tmp_path / "inc" / "lib").mkdir()
+    (tmp_path / "inc" / "torch" / "extension.h").write_text(
+        "#pragma once\nnamespace torch { __device__ inline int lane() { return threadIdx.x & 31; } }\n")
+    (tmp_path / "inc" / "lib" / "sync.cuh").write_text(
+        "#pragma once\nnamespace lib { __device__ inline void wait() { __syncthreads(); } }\n")
+    (tmp_path / "inc" / "lib" / "pure.cuh").write_text(
+        "#pragma once\nnamespace lib { __device__ inline int twice(int v) { return 2 * v; } }\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    reads = {}
+    for header, call in (("sync.cuh", "lib::wait()"), ("pure.cuh", "o[1] = lib::twice(o[0])")):
+        source = tmp_path / f"k_{header}.cu"
+        kept = [f"#include <lib/{header}>", "#include <torch/extension.h>"]
+        source.write_text("".join(f"{line}\n" for line in kept) +
+                          f"__global__ void k(int* o) {{ o[0] = torch::lane(); {call}; }}\n")
+        meaning = read_meaning([source], options, kept_includes=kept, cache=tmp_path)
+        assert meaning.unavailable is None, meaning.unavailable
+        reads[header] = {u.qualified: u.reads for u in meaning.function(source, "k", len(kept) + 1).uses}
+    # one PCH (of the umbrella alone), and each file's other kept header still read on top of it
+    assert len(list((tmp_path / "clang").glob("*.pch"))) == 1
+    assert clang_pch.precompiled_lines(["#include <lib/sync.cuh>", "#include <torch/extension.h>"]) == \
+        "#include <torch/extension.h>\n"
+    assert reads["sync.cuh"]["lib::wait"] == ("synchronises the block",)
+    assert reads["pure.cuh"]["lib::twice"] == ()
+    assert reads["pure.cuh"]["torch::lane"] == ("reads threadIdx",)
+
+
 def test_the_least_recently_used_precompiled_headers_go_past_the_budget(tmp_path):
     # every set of options makes a PCH of its own (50 MB with CUDA's headers, 200 MB with
     # PyTorch's): a test suite's runs had left 555 of them, 12 GB, in the user's cache

@@ -462,3 +462,55 @@ def test_what_only_declares_names_stays_outside_the_guards():
             "namespace g = cooperative_groups; using T = float; "
             "typedef int I; static_assert(sizeof(T) == 4, \"float\"); struct Pair { T a; I b; }; "
             "if (hf_active) { Pair p{a[i], 2}; s[i] = p.a * p.b; } __syncthreads();") in out
+
+
+def test_a_constexpr_local_stays_outside_the_guards_where_later_code_sees_it():
+    # once (FasterTransformer's masked attention): 'constexpr int K_VEC = ...' after the return and
+    # used after the barrier "could not be hoisted"; a constant needs no thread to compute it
+    # (a static_assert of it between ended its chunk of work)
+    text = _kernel("__shared__ float s[128];\nint i = threadIdx.x;\nif (i >= n) return;\n"
+                   "constexpr int kVec = sizeof(float4) / sizeof(float);\nstatic_assert(kVec == 4, \"\");\n"
+                   "s[i] = a[i] * kVec;\n__syncthreads();\na[i] = s[127 - i];")
+    out = _squash(_safe(text))
+    assert ("if (hf_active && (i >= n)) hf_active = false; constexpr int kVec = sizeof(float4) / sizeof(float); "
+            "static_assert(kVec == 4, \"\"); if (hf_active) { s[i] = a[i] * kVec; } __syncthreads();") in out
+
+
+APPLY = ("__device__ void apply(float& q, int tid, int rot, int t, const float base = 1.f) { q += rot * t + base; }",
+         "__device__ void apply(float& q, float& k, int tid, int rot, int t, const float base = 1.f) { k += q; }")
+
+
+def _attention(work: str, condition: str = "p.rot > 0 && !p.neox") -> str:
+    """A kernel of a parameter struct (``struct Params { float* out; float* extra; int rot; bool neox; }``)."""
+    return _kernel(
+        "__shared__ float s[128];\nint i = threadIdx.x;\nif (i >= p.rot) return;\nfloat q = p.out[i], k = 0.f;\n"
+        f"if ({condition}) {{\n  {work}\n  s[i] = q;\n  __syncthreads();\n  q += s[127 - i];\n}}\n"
+        "__syncthreads();\np.out[i] = q + k;", "Params p, int t")
+
+
+def test_a_parameters_member_written_element_wise_leaves_its_other_members_uniform():
+    # once (FasterTransformer's masked attention): 'params.cross_out[i] = v' made every read of
+    # 'params' differ between threads, so 'if (params.rot > 0) { ... __syncthreads(); }' was refused
+    out = _squash(_safe(_attention("p.extra[i] = q;")))
+    assert "if (p.rot > 0 && !p.neox) { if (hf_active) { p.extra[i] = q; s[i] = q; } __syncthreads();" in out
+    # ... and a read of the member written is no uniform value
+    err = _refused(_attention("p.extra[i] = q;", "p.extra[0] > 0"))
+    assert "reads memory ('p.extra[0]')" in str(err)
+
+
+def test_a_parameters_member_passed_by_reference_is_the_member_changed():
+    # 'apply(q, k, i, p.rot, t, 2.f)' may change only what a reference parameter takes: an overload
+    # of fewer parameters than the call's arguments is not the callee, and the member passed by
+    # value leaves 'p' uniform
+    text = _attention("apply(q, k, i, p.rot, t, 2.f);")
+    out = _squash(_safe(text, Helpers(frozenset(), {"apply": APPLY})))
+    assert "if (p.rot > 0 && !p.neox) { if (hf_active) { apply(q, k, i, p.rot, t, 2.f);" in out
+    by_reference = (APPLY[0], APPLY[1].replace("int tid, int rot", "int tid, int& rot"))
+    err = _refused(text, Helpers(frozenset(), {"apply": by_reference}))
+    assert "reads 'p.rot', whose member 'rot' is passed to 'apply' at line" in str(err)
+    assert "which may take it by reference" in str(err)
+    # an overload of a parameter pack or C varargs takes any number of arguments, maybe by reference
+    for variadic in ("template <class... A> __device__ void apply(A&&... a) { }",
+                     "__device__ void apply(float& q, ...) { }"):
+        err = _refused(text, Helpers(frozenset(), {"apply": (APPLY[0], variadic)}))
+        assert "whose member 'rot' is passed to 'apply'" in str(err)

@@ -399,6 +399,15 @@ _IMPLICIT_TYPES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": 
 
 
 _STD_USE = re.compile(r"^(?:::)?std::(\w+)")
+_REMOVED_BASES = {
+    "unary_function": "template <class A, class R> struct unary_function { typedef A argument_type; "
+                      "typedef R result_type; };",
+    "binary_function": "template <class A1, class A2, class R> struct binary_function { typedef A1 "
+                       "first_argument_type; typedef A2 second_argument_type; typedef R result_type; };",
+}
+"""C++98's function-object bases, gone from the standard since C++17 but kept by libstdc++'s
+``<functional>`` (ColossalAI's ``struct CastFunctor : std::unary_function<From, To>``); libcu++
+declares them only behind a macro of its own that must precede its first header."""
 
 
 def _std_groups(uses: frozenset[str]) -> list[str]:
@@ -412,7 +421,7 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     """Under NVRTC, what nvcc's implicit ``cuda_runtime.h`` gives device code without an
     ``#include`` (``math.h``'s ``M_PI``, ``INFINITY``; ``limits.h``'s ``INT_MAX``; ``uint``;
     ``int64_t``; ``std::exp``, ``std::max``, ``std::numeric_limits``, ``std::is_same``, by
-    way of the host's ``<cmath>``), when the code uses it. These also stand in for a host
+    way of the host's ``<cmath>``; libstdc++'s ``std::unary_function``), when the code uses it. These also stand in for a host
     header NVRTC leaves out (``torch/extension.h`` brings the fixed-width integers under nvcc,
     and float.h's ``FLT_MIN``).
     GNU's ``__extension__`` (it only silences pedantic warnings) is defined away for NVRTC, and
@@ -434,6 +443,9 @@ def _implicit(planner: _Planner, uses: frozenset[str]) -> None:
     if uses & _IMPLICIT_FLOAT and "float_macros" not in planner.macros_done:
         rtc += ["#include <cuda/std/cfloat>", *planner.rtc_extras(("float_macros",))]
     rtc += [f"typedef {t} {name};" for name, t in _IMPLICIT_TYPES.items() if name in uses]
+    named = {m.group(1) for u in uses if (m := _STD_USE.match(u))}
+    if bases := [text for name, text in _REMOVED_BASES.items() if name in named]:
+        rtc.append("namespace std { " + " ".join(bases) + " }")
     if "__extension__" in uses:  # (GNU's "no pedantic warning here", a keyword to nvcc's host compiler)
         rtc.append("#define __extension__")
     # GNU's spellings of asm and volatile (AWQ's ``__asm__ __volatile__("ldmatrix...")``)

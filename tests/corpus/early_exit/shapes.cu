@@ -66,3 +66,37 @@ extern "C" __global__ void ee_vote(const int* __restrict__ in, int* __restrict__
   const int positive = __syncthreads_count(in[i] > 0);
   out[i] = rounds * 10000 + positive;
 }
+
+// A parameter block taken by value, as decode-attention kernels take theirs: a return, then
+// a constant the compiler computes (and a static_assert of it), then a branch on one member
+// around barriers while another member's elements are written, and a member passed by value
+// to an overloaded helper. Each thread pairs with its neighbour only where both stayed.
+struct EeParams {
+  const int* in;
+  int* out;
+  int* trace;
+  int n;
+  int rounds;
+};
+
+__device__ void ee_bump(int& v, int r) { v += r; }
+__device__ void ee_bump(int& v, int r, int s) { v = v * s + r; }
+
+extern "C" __global__ void ee_params(EeParams p) {
+  __shared__ int ep_buf[1024];
+  const unsigned t = threadIdx.x;
+  const int i = blockIdx.x * blockDim.x + t;
+  if (i >= p.n) return;
+  constexpr int kLanes = sizeof(int4) / sizeof(int);
+  static_assert(kLanes == 4, "an int4 holds four ints");
+  int v = p.in[i] * kLanes;
+  if (p.rounds > 0) {
+    p.trace[i] = v;
+    ee_bump(v, p.rounds, 3);
+    ep_buf[t] = v;
+    __syncthreads();
+    v += (i ^ 1) < p.n ? ep_buf[t ^ 1] : 0;
+    __syncthreads();
+  }
+  p.out[i] = v + kLanes;
+}

@@ -52,6 +52,9 @@ class ParsedFunction(UniformityProof, RegionPlanner):
         self.reasons: dict[str, str] = {}
         self.read_only: set[str] = set()
         """``const T* __restrict__`` parameters the function never assigns (``call_sites.py``)."""
+        self.member_writes: dict[str, dict[str, str]] = {}
+        """Parameters changed only in members (``params.out[i] = v``, ``f(params.n)`` by reference):
+        the changed member paths (``out``) and how; their other members keep their values."""
 
     # ---- text
 

@@ -47,7 +47,7 @@ class RegionPlanner:
             return Item("keep", s)
         if s.type.startswith("preproc") or s.type == "comment":  # a pragma goes with the statement after it
             return Item("preproc", s)
-        if s.type in _COMPILE_TIME:  # no code runs: it stays where its names are seen by what follows
+        if s.type in _COMPILE_TIME or _constexpr(s):  # no code runs: it stays where its names are seen by what follows
             return Item("keep", s)
         if _guard(s) is not None:
             return Item("guard", s)
@@ -136,3 +136,12 @@ class RegionPlanner:
             for sub in (item.sub, item.other or []):
                 self.guarded(sub, out)
         return out
+
+
+def _constexpr(statement: ts.Node) -> bool:
+    """A ``constexpr`` local: its value is the compiler's (a constant expression, nothing read or
+    run), so every thread may declare it, active or not."""
+    return statement.type == "declaration" and any(
+        c.type in ("type_qualifier", "storage_class_specifier") and c.text == b"constexpr"
+        for c in statement.named_children)
+

@@ -153,10 +153,10 @@ def _parameters(text: str) -> tuple[str, ...] | None:
     if declarator is None:
         return None
     params = declarator.child_by_field_name("parameters")
+    if any(c.type == "..." or b"..." in c.text for c in params.children):
+        return None  # C varargs or a parameter pack: any number of arguments, of any kind
     out = []
     for p in _real(params.named_children):
-        if p.type == "variadic_parameter" or p.text.decode().strip() == "...":
-            return None
         target = p.child_by_field_name("declarator")
         out.append(target.text.decode() if target is not None else "")
     if len(out) == 1 and compact(params.text.decode()) == "(void)":

@@ -25,6 +25,9 @@ class UniformityProof:
             return None
         if t == "identifier":
             name = node.text.decode()
+            if name in self.member_writes and name in uniform:
+                path, why = next(iter(self.member_writes[name].items()))
+                return f"reads '{name}', whose member '{path}' {why}"
             if name in uniform or name in _UNIFORM_BUILTINS:
                 return None
             if name == "threadIdx":
@@ -35,6 +38,12 @@ class UniformityProof:
                 if self._read_only_pointer(node.child_by_field_name("argument"), uniform):
                     return None
                 return f"reads memory ('{self.describe(node)}')"
+            root, path = _member_path(node)
+            if root is not None and root in self.member_writes and root in uniform:
+                for written, why in self.member_writes[root].items():
+                    if _overlap(path, written):
+                        return f"reads '{root}.{path}', whose member '{written}' {why}"
+                return None  # another member than those written: the object's value there is unchanged
             return self.non_uniform(node.child_by_field_name("argument"), uniform)
         if t == "subscript_expression":
             if self._read_only_pointer(node.child_by_field_name("argument"), uniform):
@@ -178,6 +187,8 @@ class UniformityProof:
             if not self.is_kernel and index not in passed:
                 bad[name.text.decode()] = "is a parameter of a __device__ function (callers may pass different values per thread)"
         defs: list[tuple[str, list[ts.Node], ts.Node]] = []
+        # a parameter -> its members the body changes (not the parameter as a whole) -> how
+        member_writes: dict[str, dict[str, str]] = {}
         for node in walk(self.body):
             t = node.type
             if t == "declaration":
@@ -211,7 +222,15 @@ class UniformityProof:
                 if base is not None:
                     defs.append((base.text.decode(), [node.child_by_field_name("right")], node))
                 elif left.type == "subscript_expression" and (arr := _base_identifier(left.child_by_field_name("argument"))):
-                    bad[arr.text.decode()] = f"is written element-wise at line {self.line(node)}"
+                    root, path = _member_path(left.child_by_field_name("argument"))
+                    if root is not None and path and declared.get(root) == "param":
+                        # ``params.out[i] = v`` writes an element of one member of a parameter (memory it
+                        # points to, or its own array): its other members keep their values (parameters
+                        # only, structs of pointers and sizes as kernels take them; a local union's
+                        # members share storage)
+                        member_writes.setdefault(root, {}).setdefault(path, f"is written element-wise at line {self.line(node)}")
+                    else:
+                        bad[arr.text.decode()] = f"is written element-wise at line {self.line(node)}"
             elif t == "update_expression":
                 base = _base_identifier(node.child_by_field_name("argument"))
                 if base is not None:
@@ -221,12 +240,13 @@ class UniformityProof:
                 if base is not None:
                     bad[base.text.decode()] = f"has its address taken at line {self.line(node)}"
             elif t == "call_expression":
-                self._taint_call(node, bad)
+                self._taint_call(node, bad, member_writes, declared)
         for name, _, where in defs:
             if name not in declared and name not in bad:
                 bad[name] = f"is assigned at line {self.line(where)} and is not a local of the function"
         uniform = names - set(bad)
         reasons = dict(bad)
+        self.member_writes = {root: paths for root, paths in member_writes.items() if root in uniform}
         self.read_only = set(read_only_parameters(self.params, self.body)) - {name for name, _, _ in defs}
         self.reasons = reasons
         changed = True
@@ -251,9 +271,10 @@ class UniformityProof:
                     changed = True
         self.uniform, self.reasons = uniform, reasons
 
-    def _taint_call(self, call: ts.Node, bad: dict[str, str]) -> None:
+    def _taint_call(self, call: ts.Node, bad: dict[str, str], member_writes: dict[str, dict[str, str]],
+                    declared: dict[str, str]) -> None:
         """Locals a call may change: passed as a bare name (unless the callee takes it by value)
-        or the object of a member call."""
+        or the object of a member call; a parameter's member passed so changes that member only."""
         fn = call.child_by_field_name("function")
         if fn is not None and fn.type == "field_expression":
             base = _base_identifier(fn.child_by_field_name("argument"))
@@ -265,16 +286,45 @@ class UniformityProof:
         args = _real(call.child_by_field_name("arguments").named_children) if call.child_by_field_name("arguments") else []
         for index, arg in enumerate(args):
             base = _base_identifier(arg)
-            if base is not None and self._by_reference(name, index):
+            if base is None or not self._by_reference(name, index, len(args)):
+                continue
+            root, path = _member_path(arg)
+            if root is not None and path and declared.get(root) == "param":
+                member_writes.setdefault(root, {}).setdefault(
+                    path, f"is passed to '{name or self.describe(call)}' at line {self.line(call)}, which may take it by reference")
+            else:
                 bad.setdefault(base.text.decode(), f"is passed to '{name or self.describe(call)}' at line {self.line(call)}, "
                                                    "which may take it by reference")
 
-    def _by_reference(self, name: str | None, index: int) -> bool:
+    def _by_reference(self, name: str | None, index: int, count: int) -> bool:
+        """Whether a definition by that name that a call of ``count`` arguments may call takes
+        its argument ``index`` by reference (or hfuse cannot tell)."""
         definitions = self.helpers.definitions(name) if name else ()
-        if not definitions:
-            return True
-        for text in definitions:
-            params = _parameters(text)
-            if params is None or index >= len(params) or "&" in params[index]:
-                return True
-        return False
+        candidates = [params for text in definitions
+                      # (an overload of fewer parameters than the call's arguments is not the callee)
+                      if (params := _parameters(text)) is None or len(params) >= count]
+        return not candidates or any(params is None or "&" in params[index] for params in candidates)
+
+
+def _member_path(node: ts.Node | None) -> tuple[str | None, str]:
+    """``("params", "a.b")`` of ``params.a.b`` (``("x", "")`` of ``x``); ``(None, "")`` where the
+    chain holds anything but ``.`` members of a name."""
+    members: list[str] = []
+    while node is not None:
+        if node.type == "identifier":
+            return node.text.decode(), ".".join(reversed(members))
+        if node.type == "parenthesized_expression":
+            node = node.named_children[0] if node.named_children else None
+        elif node.type == "field_expression" and node.child_by_field_name("operator").type == "." \
+                and (field := node.child_by_field_name("field")) is not None and field.type == "field_identifier":
+            members.append(field.text.decode())
+            node = node.child_by_field_name("argument")
+        else:
+            return None, ""
+    return None, ""
+
+
+def _overlap(path: str, written: str) -> bool:
+    """Whether member ``path`` holds or is held by the written member ``written``."""
+    return path == written or path.startswith(written + ".") or written.startswith(path + ".")
+
