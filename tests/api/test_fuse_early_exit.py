@@ -147,3 +147,16 @@ def test_a_parameter_block_whose_other_member_is_written_stays_horizontal(tmp_pa
     assert "constexpr int kLanes = sizeof(int4) / sizeof(int); static_assert(kLanes == 4," in code
     assert re.search(r"if \(p\.rounds > 0\) \{ if \(hf_active\) \{ p\.trace\[i\] = v; ee_bump\(v, p\.rounds, 3\);", code)
     _nvcc(fused, tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_tile_renderers_masked_return_and_table_driven_rounds_stay_horizontal(tmp_path):
+    # gsplat's rasterizer shape: 'if (masked) { write the background; return; }', the tile from
+    # 'block.group_index()', and a read-only table moved to it bounding the loop around barriers
+    fused = fuse([PARTNER, KernelSpec(SHAPES, "ee_tiles", 128)])
+    assert fused.layout.name == "horizontal"
+    code = _part(fused.source, 2)
+    assert re.search(r"if \(hf_active && \(i < n && in\[i\] % 7 == 0\)\) \{ #pragma unroll 1 "
+                     r"for \(int k = 0; k < 2; \+\+k\) out\[i\] = -1 - k; hf_active = false; \}", code), code
+    assert "for (int r = 0; r < rounds; ++r) { if (hf_active) { et_buf[t] = v; }" in code
+    _nvcc(fused, tmp_path)

@@ -4,8 +4,8 @@ Like test_fuse_gpu.py: each original kernel runs alone on fresh inputs, then the
 kernel runs on identical fresh inputs, and every output must be bit-equal. Padded
 fusions (120 threads with barriers, 10x12, 5x5x5, vertical) and early returns before a
 barrier in a loop, before a helper that synchronises, before a full-mask warp shuffle and
-before ``__syncthreads_or/count`` (tests/corpus/early_exit/shapes.cu), horizontally and
-vertically. A fused kernel that hangs stops the session after 30 s instead of forever.
+before ``__syncthreads_or/count``, a masked thread's work before its return
+(tests/corpus/early_exit/shapes.cu), horizontally and vertically. A fused kernel that hangs stops the session after 30 s instead of forever.
 """
 from __future__ import annotations
 
@@ -54,6 +54,14 @@ def _shape(name: str, block) -> Kernel:
     return Kernel(KernelSpec(SHAPES, name, Dim3.of(block)), _make_shape(name))
 
 
+def _ee_tiles(rng, cp, block: Dim3) -> C.Launch:
+    grid = Dim3(_cdiv(N, block.size))
+    rounds = cp.asarray(rng.integers(0, 100, grid.x, dtype=np.int32))
+    data = cp.asarray(rng.integers(-1000, 1000, N, dtype=np.int32))
+    out = cp.asarray(np.full(N, -7, dtype=np.int32))
+    return C.Launch([rounds, data, out, np.int32(N)], grid, 0, (2,))
+
+
 CONFIGS = {
     "padded-120-with-barriers+192": ([_corpus("block_reduce", 120), _corpus("histogram_dyn", 192)], "horizontal"),
     "padded-10x12+5x5x5+64": ([_corpus("stencil2d", (10, 12)), _corpus("box3d", (5, 5, 5)), _corpus("vec_offset", 64)],
@@ -65,6 +73,11 @@ CONFIGS = {
     "early-exit-padded": ([_shape("ee_tree_sum", 120), _shape("ee_helper", 120), _shape("ee_warp_first", 200)],
                           "horizontal"),
     "early-exit-vertical": ([_shape("ee_tree_sum", 256), _shape("ee_helper", 256), _shape("ee_vote", 128)], "vertical"),
+    # a masked thread's work before its return, rounds from a read-only table moved to the tile
+    "tile-renderer+tree-sum": ([Kernel(KernelSpec(SHAPES, "ee_tiles", Dim3(128)), _ee_tiles),
+                                _shape("ee_tree_sum", 120)], "horizontal"),
+    "tile-renderer-vertical": ([Kernel(KernelSpec(SHAPES, "ee_tiles", Dim3(256)), _ee_tiles),
+                                _corpus("vec_scale", 128)], "vertical"),
 }
 
 

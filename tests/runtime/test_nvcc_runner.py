@@ -144,6 +144,21 @@ def test_an_installed_library_whose_headers_include_host_ones_asks_for_nvcc(tmp_
         ("nvrtc", None)
 
 
+@pytest.mark.nvrtc
+def test_a_library_given_with_plain_include_flags_is_asked_of_nvrtc_too(tmp_path):
+    # once (gsplat's bundled GLM, -I csrc/third_party/glm): the front end keeps <glm/...> as an
+    # #include, but the tuner's options did not mark the folder as a library's, so its kernels
+    # went to NVRTC, which cannot open GLM's <cassert>
+    lib = tmp_path / "third_party" / "mathlib"
+    (lib / "mathlib").mkdir(parents=True)
+    (lib / "mathlib" / "vec.hpp").write_text("#pragma once\n#include <cassert>\nstruct vec3 { float x, y, z; };\n")
+    options = CompileOptions.from_flags(include_dirs=[str(lib)])
+    toolchain, why = toolchain_for(["#include <mathlib/vec.hpp>\n"], options)
+    assert toolchain == "nvcc" and "<mathlib/vec.hpp>, which NVRTC cannot read: it cannot open <cassert>" in why
+    # what the toolkit has and hfuse knows is still classified by its name alone
+    assert toolchain_for(["#include <cuda_fp16.h>\n"], options) == ("nvrtc", None)
+
+
 @pytest.mark.nvcc
 @pytest.mark.nvrtc
 def test_what_nvrtc_cannot_read_compiles_with_nvcc_through_the_same_compiler(fake_torch, tmp_path):

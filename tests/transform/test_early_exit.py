@@ -213,7 +213,8 @@ def test_loops_and_ifs_whose_control_may_differ_between_threads_are_refused(body
     [
         ("if (threadIdx.x >= n) return;\nauto v = a[0];\n__syncthreads();\na[1] = v;", "cannot be hoisted"),
         ("if (threadIdx.x >= n) return;\nswitch (n) { case 1: __syncthreads(); }", "construct"),
-        ("if (threadIdx.x >= n) return;\nif (a[0] > 0) { a[1] = 0; return; }\n__syncthreads();", "same branch"),
+        ("if (threadIdx.x >= n) return;\nif (a[0] > 0) { a[1] = 0; __syncthreads(); return; }\n__syncthreads();",
+         "same branch"),
         ("int i = threadIdx.x;\nif (i >= n) return;\nagain: a[i] = 0;\n__syncthreads();\nif (a[0] > 1) goto again;", "goto"),
     ],
 )
@@ -514,3 +515,40 @@ def test_a_parameters_member_passed_by_reference_is_the_member_changed():
                      "__device__ void apply(float& q, ...) { }"):
         err = _refused(text, Helpers(frozenset(), {"apply": (APPLY[0], variadic)}))
         assert "whose member 'rot' is passed to 'apply'" in str(err)
+
+
+def test_a_guard_that_works_before_returning_keeps_its_work_for_the_threads_it_stops():
+    # once (gsplat's rasterizers: a masked tile writes its background, then returns): only
+    # 'if (cond) return;' was a guard, so 'if (cond) { work; return; }' before a barrier was
+    # refused; the work (pragmas kept) now runs in the threads that leave, then they stop
+    text = _kernel("__shared__ float s[128];\nint i = threadIdx.x;\nbool inside = i < n;\n"
+                   "if (inside && a[i] < 0.f) {\n#pragma unroll\n  for (int c = 0; c < 3; ++c) {\n    a[i] += c;\n  }\n"
+                   "  return;\n}\ns[i] = inside ? a[i] : 0.f;\n__syncthreads();\nif (inside) a[i] = s[127 - i];")
+    out = _safe(text)
+    assert ("if (hf_active && (inside && a[i] < 0.f)) {\n  #pragma unroll\n  for (int c = 0; c < 3; ++c) {\n"
+            "    a[i] += c;\n  }\n  hf_active = false;\n}") in out
+    assert _squash(out).endswith("__syncthreads(); if (hf_active) { if (inside) a[i] = s[127 - i]; } }")
+    # after the last barrier it stays a return, its work with it
+    late = _safe(_kernel("__shared__ float s[128];\nint i = threadIdx.x;\nif (i >= n) return;\ns[i] = a[i];\n"
+                         "__syncthreads();\nif (s[0] < 0.f) { a[i] = 0.f; return; }\na[i] = s[127 - i];"))
+    assert "if (hf_active && (s[0] < 0.f)) { a[i] = 0.f; return; }" in _squash(late)
+    # work that may leave another way is no guard's
+    err = _refused(_kernel("int i = threadIdx.x;\nif (i >= n) return;\n"
+                           "if (a[i] < 0.f) { if (a[0] > 0.f) return; a[i] = 0.f; return; }\n__syncthreads();"))
+    assert "same branch" in str(err)
+
+
+def test_a_thread_blocks_index_and_a_read_only_parameter_moved_by_it_are_uniform():
+    # gsplat: 'image_id = block.group_index().x' and 'offsets += image_id * tiles' before the
+    # return; a loop bound read from offsets[tile] then counts alike in every thread
+    text = _kernel("auto block = cooperative_groups::this_thread_block();\nint image = block.group_index().x;\n"
+                   "offsets += image * 4;\nconst int end = offsets[block.group_index().y];\n"
+                   "__shared__ float s[128];\nint i = threadIdx.x;\nif (i >= n) return;\n"
+                   "for (int k = 0; k < end; ++k) {\n  s[i] = a[i] + k;\n  block.sync();\n  a[i] = s[127 - i];\n"
+                   "  block.sync();\n}", "float* a, const int* __restrict__ offsets, int n")
+    out = _squash(_safe(text))
+    assert "for (int k = 0; k < end; ++k) { if (hf_active) { s[i] = a[i] + k; } block.sync();" in out
+    # not a thread's own index, nor a pointer copied elsewhere
+    for changed in ("block.thread_index().x", "block.group_index().x + threadIdx.x"):
+        assert "reads" in str(_refused(text.replace("block.group_index().x;", changed + ";")))
+    assert "reads memory" in str(_refused(text.replace("offsets += image * 4;", "offsets = a_copy(offsets);")))

@@ -58,12 +58,18 @@ def toolchain_for(sources: Sequence[str], options: CompileOptions | None = None)
     compile with nvcc: one of PyTorch's (``#include <torch/extension.h>``, ``<ATen/...>``,
     ``<c10/...>``, found in the folders a PyTorch extension's build adds), or an installed
     library's (``options``' library folders) or a toolkit header hfuse does not know
-    (``<thrust/complex.h>``) that NVRTC cannot open a header of (``<cmath>``, ``<cuda.h>``:
+    (``<thrust/complex.h>``), or one found in an ``-I`` folder (GLM in a ``third_party/``
+    folder), that NVRTC cannot open a header of (``<cmath>``, ``<cuda.h>``:
     NVRTC has no host C++ library). NVRTC itself is asked, on the kept lines alone, since only
     the preprocessor knows which includes a library's conditions keep (CUTLASS includes
     ``<ciso646>`` only for MSVC). The second value says why, for the user."""
     dirs = [d for d in toolkit.pytorch_include_dirs() if (d / "torch").is_dir() or (d / "ATen").is_dir()]
+    # a kept header found in a plain -I folder is a library's too (hfuse expands the user's own
+    # headers): a third_party/ folder the front end recognised in options made for its inputs
+    # (CompileOptions.for_inputs), which the tuner's options are not
     libraries = [d for d in library_header_dirs(options) if d not in dirs] if options is not None else []
+    plain = [d for d in dict.fromkeys(Path(d).resolve() for d in options.include_dirs if Path(d).is_dir())
+             if d not in libraries and d not in dirs] if options is not None else []
     toolkit_dirs = [Path(d) for d in cuda_include_dirs(import_cupy=False)]
     kept: list[str] = []
     for source in sources:
@@ -71,7 +77,7 @@ def toolchain_for(sources: Sequence[str], options: CompileOptions | None = None)
             if any((d / header).is_file() for d in dirs):
                 return "nvcc", f"it keeps PyTorch's <{header}>, which NVRTC cannot read (it has no host C++ library)"
             if any((d / header).is_file() for d in libraries) or classify(header) == "unknown" and any(
-                    (d / header).is_file() for d in toolkit_dirs):
+                    (d / header).is_file() for d in [*toolkit_dirs, *plain]):
                 kept.append(header)
         if dirs and (named := _pytorch_name(source)) is not None:
             # (hfuse keeps PyTorch's headers from NVRTC; a kernel of c10::Half, as vLLM's, needs them)
@@ -80,7 +86,7 @@ def toolchain_for(sources: Sequence[str], options: CompileOptions | None = None)
     if kept:
         flags = [f"-std={options.emitted_std}" if options is not None else "-std=c++17",
                  *(options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc") if options else ()),
-                 *(f"-I{d}" for d in [*libraries, *toolkit_dirs])]
+                 *(f"-I{d}" for d in [*libraries, *plain, *toolkit_dirs])]
         for header in dict.fromkeys(kept):
             if (missing := _nvrtc_cannot_open(header, tuple(flags))) is not None:
                 return "nvcc", (f"it keeps <{header}>, which NVRTC cannot read: it cannot open <{missing}> "

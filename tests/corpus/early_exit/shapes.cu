@@ -1,6 +1,8 @@
 // early_exit/shapes.cu: early returns before barriers that hfuse makes safe (see
 // src/hfuse/transform/early_exit.py). Every kernel works for any even block size (120
 // included) and is deterministic: a value read from a thread that returned is never used.
+#include <cooperative_groups.h>
+
 
 // A return, then a tree reduction whose loop holds the barrier.
 extern "C" __global__ void ee_tree_sum(const int* __restrict__ in, int* __restrict__ out, int n) {
@@ -99,4 +101,34 @@ extern "C" __global__ void ee_params(EeParams p) {
     __syncthreads();
   }
   p.out[i] = v + kLanes;
+}
+
+// A tile renderer's shape: the tile from the thread block's index, a read-only table moved to
+// that tile, a thread whose input is masked writing its own mark before returning, then
+// rounds (counted from the table, alike in every thread) around the block's barriers.
+extern "C" __global__ void ee_tiles(const int* __restrict__ rounds_of, const int* __restrict__ in,
+                                    int* __restrict__ out, int n) {
+  __shared__ int et_buf[1024];
+  auto block = cooperative_groups::this_thread_block();
+  const int tile = block.group_index().x;
+  rounds_of += tile;
+  const int rounds = rounds_of[0] & 3;
+  const unsigned t = block.thread_rank();
+  const int i = tile * block.size() + t;
+  if (i < n && in[i] % 7 == 0) {
+#pragma unroll 1
+    for (int k = 0; k < 2; ++k) out[i] = -1 - k;
+    return;
+  }
+  if (i >= n) return;
+  int v = in[i];
+  const int j = i ^ 1;
+  const bool paired = j < n && in[j] % 7 != 0;
+  for (int r = 0; r < rounds; ++r) {
+    et_buf[t] = v;
+    block.sync();
+    v += paired ? et_buf[t ^ 1] : r;
+    block.sync();
+  }
+  out[i] = v;
 }

@@ -44,7 +44,8 @@ def read_only_parameters(params: ts.Node | None, body: ts.Node | None = None) ->
     handed = {n.text.decode() for n in (walk(body) if body is not None else ()) if n.type == "identifier"
               and (holder := _pointer_holder(n)) is not None
               and holder.type in ("cast_expression", "argument_list", "init_declarator", "assignment_expression")
-              and not (holder.type == "argument_list" and called_name(holder.parent) in _LOADS)}
+              and not (holder.type == "argument_list" and called_name(holder.parent) in _LOADS)
+              and not offset_in_place(holder, n)}
     found = []
     for param in _real(params.named_children) if params is not None else []:
         declarator = param.child_by_field_name("declarator")
@@ -56,6 +57,15 @@ def read_only_parameters(params: ts.Node | None, body: ts.Node | None = None) ->
         if restrict and inner is not None and inner.type == "identifier" and inner.text.decode() not in handed:
             found.append(inner.text.decode())
     return found
+
+
+def offset_in_place(assignment: ts.Node, name: ts.Node | None = None) -> bool:
+    """Whether ``assignment`` moves a pointer along its own object (``p += i * n``, ``p -= k``;
+    ``name``: the pointer is its left side): it still points into what it pointed into."""
+    if assignment.type != "assignment_expression" or assignment.child_by_field_name("operator").type not in ("+=", "-="):
+        return False
+    left = assignment.child_by_field_name("left")
+    return left.type == "identifier" and (name is None or left.start_byte == name.start_byte)
 
 
 def _pointer_holder(node: ts.Node) -> ts.Node | None:

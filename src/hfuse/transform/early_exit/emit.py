@@ -11,7 +11,7 @@ from ..cuda_syntax import called_name
 from ..edits import apply_edits_in, TextEdit
 from .function import ParsedFunction
 from .plan import Item
-from .syntax import _base_identifier, _CALL_HINT, FLAG, _guard, _HINT, _indented, _LOOP_HINT, _real, _RED, RESULT
+from .syntax import _base_identifier, _CALL_HINT, FLAG, _guard, guard_work, _HINT, _indented, _LOOP_HINT, _real, _RED, RESULT
 
 
 
@@ -130,10 +130,14 @@ class RegionWriter:
     def guard(self, item: Item, indent: str) -> list[str]:
         fn, node = self.fn, item.node
         condition, value = _guard(node)
+        work = guard_work(node)
         if item.late:
             # no barrier follows: the threads still active may simply leave
             ret = next(n for n in walk(node) if n.type == "return_statement")
             cond = self.control_text(condition.start_byte, condition.end_byte)
+            if work is not None:
+                return [f"{indent}if ({FLAG} && {cond}) " + _indented(fn.src(node.child_by_field_name("consequence")),
+                                                                    indent).lstrip()]
             return [f"{indent}if ({FLAG} && {cond}) {fn.src(ret).strip()}"]
         if fn.non_uniform(condition, fn.uniform) is None:
             # every thread of the part takes it alike: a plain return is safe
@@ -146,7 +150,16 @@ class RegionWriter:
                 f"'{fn.describe(node)}' at line {fn.line(node)} returns a value from only some threads; "
                 "hfuse rewrites only guards that return nothing"))
         cond = self.control_text(condition.start_byte, condition.end_byte)
-        lines = [f"{indent}if ({FLAG} && {cond}) {FLAG} = false;"]
+        if work is not None:
+            # the work the leaving threads did before returning, then they stop being active
+            start = fn.data.rfind(b"\n", 0, work[0]) + 1  # (whole lines: the work's own indentation, replaced)
+            text = fn.data[start:work[1]].decode().rstrip().splitlines()
+            base = min((len(line) - len(line.lstrip()) for line in text if line.strip()
+                        and not line.lstrip().startswith("#")), default=0)
+            body = [indent + "  " + (line[base:] if line[:base].isspace() else line.lstrip()) for line in text]
+            lines = [f"{indent}if ({FLAG} && {cond}) {{", *body, f"{indent}  {FLAG} = false;", f"{indent}}}"]
+        else:
+            lines = [f"{indent}if ({FLAG} && {cond}) {FLAG} = false;"]
         if self.exits:
             lines.append(f"{indent}if (__any_sync(0xffffffffu, {FLAG}) && !{FLAG}) return;"
                          "  // leave only if the warp keeps an active thread")

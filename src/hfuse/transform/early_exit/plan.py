@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from ...frontend.parse import declarator_name, is_pragma, walk
-from .syntax import _escapes, _guard, _key, _LOOPS, _real, _same, _statements
+from .syntax import _escapes, _guard, _key, _LOOPS, _real, _same, _statements, guard_work
 
 _COMPILE_TIME = ("using_declaration", "alias_declaration", "type_definition", "namespace_alias_definition",
                  "static_assert_declaration", "struct_specifier", "class_specifier", "union_specifier",
@@ -49,7 +49,7 @@ class RegionPlanner:
             return Item("preproc", s)
         if s.type in _COMPILE_TIME or _constexpr(s):  # no code runs: it stays where its names are seen by what follows
             return Item("keep", s)
-        if _guard(s) is not None:
+        if _guard(s) is not None and not (reaches and guard_work(s) is not None):
             return Item("guard", s)
         if s.type in ("return_statement", "break_statement", "continue_statement"):
             call = self.sync_call(s) if s.type == "return_statement" else None

@@ -123,13 +123,17 @@ def _jumps_inside(jump: ts.Node, statement: ts.Node) -> bool:
 
 
 def _guard(statement: ts.Node) -> tuple[ts.Node, ts.Node | None] | None:
-    """(condition, returned value or None) of ``if (cond) return [v];`` without else."""
+    """(condition, returned value or None) of ``if (cond) return [v];`` without else, or of
+    ``if (cond) { work; return; }`` whose work leaves nowhere else (``guard_work``)."""
     if statement.type != "if_statement" or statement.child_by_field_name("alternative") is not None:
         return None
     then = statement.child_by_field_name("consequence")
     if then.type == "compound_statement":
         inner = _real(then.named_children)
-        then = inner[0] if len(inner) == 1 else None
+        work = inner[:-1]
+        if work and (any(_escapes(n) for n in work) or _real(inner[-1].named_children)):
+            return None  # (work that may leave otherwise, or a value returned after work)
+        then = inner[-1] if inner else None
     if then is None or then.type != "return_statement":
         return None
     condition = statement.child_by_field_name("condition")
@@ -137,6 +141,18 @@ def _guard(statement: ts.Node) -> tuple[ts.Node, ts.Node | None] | None:
         return None
     value = _real(then.named_children)
     return condition, (value[0] if value else None)
+
+
+def guard_work(statement: ts.Node) -> tuple[int, int] | None:
+    """The byte range of the work before a guard's ``return`` (``if (c) { mask(p); return; }``:
+    ``mask(p);``, with the pragmas and comments among it), or None where the guard is the
+    return alone."""
+    then = statement.child_by_field_name("consequence")
+    inner = list(then.named_children) if then.type == "compound_statement" else []
+    last = next((n for n in reversed(inner) if n.type == "return_statement"), None)
+    if last is None or not any(n.type != "comment" for n in inner if n.end_byte <= last.start_byte):
+        return None
+    return inner[0].start_byte, last.start_byte
 
 
 def _indented(text: str, indent: str) -> str:

@@ -7,10 +7,13 @@ import tree_sitter as ts
 
 from ...frontend.parse import declarator_name, walk
 from ..cuda_syntax import called_name, is_block_sync_call, SYNC_BUILTINS
-from .call_sites import read_only_parameters, uniform_arguments
+from .call_sites import offset_in_place, read_only_parameters, uniform_arguments
 from .syntax import _base_identifier, _key, _LOOPS, _parameters, _PURE_CALLS, _real, _RED, _same, _TYPE_NODES, _UNIFORM_BUILTINS
 
 
+_BLOCK_UNIFORM = frozenset({"group_index", "group_dim", "dim_threads", "num_threads", "size"})
+"""Members of a cooperative-groups thread block whose value is its block's (``block.group_index()``
+is ``blockIdx``), unlike ``thread_index()`` and ``thread_rank()``."""
 
 
 class UniformityProof:
@@ -57,6 +60,11 @@ class UniformityProof:
             return f"takes an address ('{self.describe(node)}')"
         if t == "call_expression":
             name = called_name(node)
+            function = node.child_by_field_name("function")
+            if function is not None and function.type == "field_expression" \
+                    and function.child_by_field_name("field").text.decode() in _BLOCK_UNIFORM \
+                    and function.child_by_field_name("argument").text.decode() in self.block_vars:
+                return None  # a thread block's index or shape (blockIdx, blockDim): the same in all its threads
             if name in _RED:
                 return None  # the same result in every thread of the block
             if name == "__ldg":  # a load through the read-only cache: data no one writes during the kernel
@@ -247,7 +255,9 @@ class UniformityProof:
         uniform = names - set(bad)
         reasons = dict(bad)
         self.member_writes = {root: paths for root, paths in member_writes.items() if root in uniform}
-        self.read_only = set(read_only_parameters(self.params, self.body)) - {name for name, _, _ in defs}
+        # (a parameter moved along its object, ``p += image * stride``, still points into read-only memory)
+        self.read_only = set(read_only_parameters(self.params, self.body)) - {
+            name for name, _, where in defs if not offset_in_place(where)}
         self.reasons = reasons
         changed = True
         while changed:
