@@ -323,6 +323,20 @@ def test_files_keeping_one_umbrella_header_share_its_precompiled_form(tmp_path):
     assert reads["pure.cuh"]["torch::lane"] == ("reads threadIdx",)
 
 
+def test_a_namespace_a_kept_header_reopens_is_no_use_of_that_header(tmp_path):
+    # once (ColossalAI with PyTorch's headers): 'std::abs' in a user's functor named namespace std
+    # as c10/cuda/CUDAStream.h reopens it, so that header counted as one whose declarations device
+    # code uses, and was kept for NVRTC (which cannot read it): the kernel went to nvcc
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "reopen.h").write_text("#pragma once\nnamespace std { struct reopened_marker {}; }\n")
+    source = tmp_path / "k.cu"
+    source.write_text("#include <lib/reopen.h>\n__global__ void k(float* o) { o[0] = std::fabs(o[1]); }\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    meaning = read_meaning([source], options, kept_includes=["#include <lib/reopen.h>"], cache=tmp_path)
+    assert meaning.unavailable is None, meaning.unavailable
+    assert not any(f.endswith("reopen.h") for f in meaning.header_files), meaning.header_files
+
+
 def test_the_least_recently_used_precompiled_headers_go_past_the_budget(tmp_path):
     # every set of options makes a PCH of its own (50 MB with CUDA's headers, 200 MB with
     # PyTorch's): a test suite's runs had left 555 of them, 12 GB, in the user's cache

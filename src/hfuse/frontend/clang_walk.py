@@ -507,8 +507,10 @@ def header_uses(walker: Walker, cursor, start: int, uses: dict | None = None, at
                 line = start
             else:
                 line = node.location.line
-            # (a name a template leaves unresolved may pick any of its candidates: not a use of each's header)
-            declared = "" if node.kind == ck.OVERLOADED_DECL_REF else _key(Path(target.location.file.name))
+            # (a name a template leaves unresolved may pick any of its candidates: not a use of each's
+            # header; nor is a namespace, which any header may reopen, c10's CUDAStream.h std)
+            declared = "" if node.kind == ck.OVERLOADED_DECL_REF or target.kind == ck.NAMESPACE else \
+                _key(Path(target.location.file.name))
             record_use(uses, HeaderUse(qualified, line, reads, cut, declared))
     return tuple(uses.values())
 
