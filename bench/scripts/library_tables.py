@@ -612,4 +612,45 @@ LIBRARIES = {
                                                                     "RasterizeToIndices3DGS")},
             **{f"csrc/RasterizeToPixels{name}.cu": (("3", "float"), (16, 16)) for name in (
                 "2DGSBwd", "2DGSFwd", "3DGSBwd", "3DGSFwd", "FromWorld3DGSBwd", "FromWorld3DGSFwd")}}),
+    # setup.py: -O3 and --expt-relaxed-constexpr (no fast math); nerfacc/cuda/csrc (NeRF ray marching,
+    # importance sampling, lens undistortion: kernels in an anonymous namespace's ``device``); the scans
+    # are templates in include/utils_scan.cuh over (type, 16 x 32 threads, functor, iterators), which
+    # scan.cu instantiates with std::plus<float> on raw pointers; the other kernels run 512 threads
+    "nerfacc-0.5.3": Library(
+        (".",), {}, files=("camera.cu", "grid.cu", "pdf.cu", "scan.cu"),
+        header_kernels={"scan.cu": tuple(
+            (name, ("float", "16", "32", "std::plus<float>", "float *", "int64_t *"), (16, 32))
+            for name in ("device::inclusive_scan_kernel", "device::exclusive_scan_kernel"))},
+        flags=("--expt-relaxed-constexpr",),
+        every_kernel={name: ((), (512,)) for name in ("camera.cu", "grid.cu", "pdf.cu")}),
+    # setup.py: --optimize=2 (torch's flags besides), include folder csrc; ops.cu includes the op
+    # headers, whose kernels are the indices of a block-sparse matrix (32 threads) and the replication
+    # of a value per bin (64, for c10::Half among others); CUB wrapped in the namespace megablocks
+    "megablocks-0.10.0": Library(
+        (".",), {}, files=("ops.cu",),
+        header_kernels={"ops.cu": (
+            ("megablocks::construct_indices::ConstructIndicesKernel", (), (32,)),
+            ("megablocks::replicate::ReplicateForwardKernel", ("c10::Half", "64"), (64,)))},
+        flags=("--expt-relaxed-constexpr",)),
+    # setup.py: -lineinfo -O3 with torch's flags (the half operators off, relaxed constexpr);
+    # exllamav2_ext/cuda (GPTQ/EXL2 quantised GEMM and reconstruction, packing, quantisation with
+    # error feedback, RMS norm, rope, SiLU-mul); each kernel at its launcher's block, the templates
+    # at one instance the launchers pick (4-bit packing, rms_norm for 4 blocks a warp, half2)
+    "exllamav2-0.0.4": Library(
+        (".",), {
+            ("pack_tensor.cu", "pack_columns_kernel", 115): (("4",), (32, 16)),
+            ("q_matrix.cu", "reconstruct_gptq_kernel", 145): ((), (128,)),
+            ("q_matrix.cu", "reconstruct_kernel", 267): ((), (128,)),
+            ("q_mlp.cu", "silu_mul_kernel", 49): (("true",), (32, 4)),
+            ("quantize.cu", "adjust_error_row_kernel", 173): ((), (32, 1)),
+            ("rms_norm.cu", "rms_norm_kernel", 26): (("4",), (1024,)),
+            ("rope.cu", "rope_cuda_kernel", 23): (("true",), (32, 4)),
+        },
+        header_kernels={"q_gemm.cu": (("gemm_half_q_half_kernel", ("true", "1"), (128,)),
+                                      ("gemm_half_q_half_gptq_kernel", ("true", "1"), (128,)))},
+        defines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__"),
+        flags=("--expt-relaxed-constexpr",),
+        every_kernel={"pack_tensor.cu": ((), (32, 16)), "q_attn.cu": ((), (32, 1, 4)), "q_gemm.cu": ((), (256,)),
+                      "q_matrix.cu": ((), (32,)), "quantize.cu": ((), (32, 32))}),
 }

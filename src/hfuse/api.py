@@ -430,7 +430,7 @@ def device_source(
         # (the instance: a header named only by the template arguments, ACT_FN's, is used too)
         reference = instance_reference(function, kernel.template_args, 0)
         used = read_meaning([source.path], kernel.options or options, user_files=source.headers,
-                            kept_includes=source.kept_includes, sources={str(k): v for k, v in (sources or {}).items()},
+                            kept_preamble=source.kept_preamble, sources={str(k): v for k, v in (sources or {}).items()},
                             instances=[reference] if reference else [])
         includes = header_configuration([source]).around(plan_includes(
             kept, uses, tuple(dict.fromkeys(m for f in program.files for m in f.value_macros)),

@@ -36,7 +36,7 @@ def header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], fil
         references = [instance_reference(k, s.template_args, i) for i, (s, k) in enumerate(zip(specs, kernels))
                       if s.file == source.path]
         meaning = read_meaning([source.path], spec.options or options, user_files=source.headers,
-                               kept_includes=source.kept_includes, sources=given, instances=[r for r in references if r],
+                               kept_preamble=source.kept_preamble, sources=given, instances=[r for r in references if r],
                                only=only)
         if meaning.dialect is not None:
             used = (spec.options or options).std
@@ -66,7 +66,7 @@ def overload_choice(spec: KernelSpec, source: SourceFile, sources: Mapping[str |
         reference = instance_reference(candidates[0], spec.template_args, 0)
         given = tuple((str(k), v) for k, v in (sources or {}).items() if str(k) == str(source.path))
         lines = instantiated_lines(source.path, spec.options or options, reference or "",
-                                   kept_includes=tuple(source.kept_includes), sources=given)
+                                   kept_preamble=tuple(source.kept_preamble), sources=given)
         hit = [] if isinstance(lines, str) else [
             f for f in candidates if f.line <= lines[1] and lines[0] <= f.line + f.text.count("\n")]
         if len(hit) == 1:
@@ -107,6 +107,6 @@ def arguments_alike(spec: KernelSpec, source: SourceFile, sources: Mapping[str |
     def alike(kernel: Function, pairs: Sequence[tuple[str, str, bool]]) -> tuple[bool | None, ...]:
         questions = [ConstantQuestion(source.path, kernel.scope, f"__is_same({a}, {b})" if is_type else f"({a}) == ({b})")
                      for a, b, is_type in pairs]
-        answers = ask_clang(questions, spec.options or options, tuple(source.kept_includes), given)
+        answers = ask_clang(questions, spec.options or options, tuple(source.kept_preamble), given)
         return tuple(None if answer is None else bool(answer) for answer in answers)
     return alike

@@ -313,7 +313,7 @@ def instance_constants(specs: Sequence[KernelSpec], found: Sequence[Function], f
     """Each instance's integer constants, and those of the helpers it calls (file, line, text,
     value), Clang asked for what hfuse's evaluator cannot tell."""
     given = {str(k): v for k, v in (sources or {}).items()}
-    kept = {f.path: f.kept_includes for f in files}
+    kept = {f.path: f.kept_preamble for f in files}
     out = []
     for spec, kernel in zip(specs, found):
         asked = constant_questions(kernel, spec.template_args)

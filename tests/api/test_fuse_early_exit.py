@@ -160,3 +160,17 @@ def test_a_tile_renderers_masked_return_and_table_driven_rounds_stay_horizontal(
                      r"for \(int k = 0; k < 2; \+\+k\) out\[i\] = -1 - k; hf_active = false; \}", code), code
     assert "for (int r = 0; r < rounds; ++r) { if (hf_active) { et_buf[t] = v; }" in code
     _nvcc(fused, tmp_path)
+
+
+@pytest.mark.nvcc
+def test_a_gemv_accumulator_zeroed_after_the_barrier_stays_horizontal(tmp_path):
+    # exllamav2's quantised GEMM: 'float block_c[m_count][4] = {};' after the barrier, a comment
+    # closing the guarded chunk before it, "could not be hoisted" and sent the kernel to the
+    # interblock layout; a constant needs no thread to compute it, so it is declared above the guard
+    fused = fuse([PARTNER, KernelSpec(SHAPES, "ee_accumulate", 128, ("2",))])
+    assert fused.layout.name == "horizontal"
+    code = _part(fused.source, 2)
+    assert "hfuse_sync<1, 128>(); int acc[kRows][2] = {}; if (hf_active) { #pragma unroll for (int r = 0;" in code, code
+    assert "// column result" in fused.source  # (the comments stay too)
+    _nvcc(fused, tmp_path)
+

@@ -62,6 +62,14 @@ def _ee_tiles(rng, cp, block: Dim3) -> C.Launch:
     return C.Launch([rounds, data, out, np.int32(N)], grid, 0, (2,))
 
 
+def _ee_accumulate(rng, cp, block: Dim3) -> C.Launch:
+    n = 3001  # (the last block's threads past n return before the barrier)
+    values = cp.asarray(rng.integers(-50, 50, 2 * 128, dtype=np.int32))
+    weights = cp.asarray(rng.integers(-50, 50, 128 * n, dtype=np.int32))
+    out = cp.asarray(rng.integers(-1000, 1000, 2 * n, dtype=np.int32))
+    return C.Launch([values, weights, out, np.int32(n)], Dim3(_cdiv(n, block.size)), 0, (2,))
+
+
 CONFIGS = {
     "padded-120-with-barriers+192": ([_corpus("block_reduce", 120), _corpus("histogram_dyn", 192)], "horizontal"),
     "padded-10x12+5x5x5+64": ([_corpus("stencil2d", (10, 12)), _corpus("box3d", (5, 5, 5)), _corpus("vec_offset", 64)],
@@ -78,6 +86,9 @@ CONFIGS = {
                                 _shape("ee_tree_sum", 120)], "horizontal"),
     "tile-renderer-vertical": ([Kernel(KernelSpec(SHAPES, "ee_tiles", Dim3(256)), _ee_tiles),
                                 _corpus("vec_scale", 128)], "vertical"),
+    # a register accumulator zeroed by '= {}' after the barrier, threads past the row's end gone before it
+    "gemv-accumulator+tree-sum": ([Kernel(KernelSpec(SHAPES, "ee_accumulate", Dim3(128), ("2",)), _ee_accumulate),
+                                   _shape("ee_tree_sum", 120)], "horizontal"),
 }
 
 
@@ -96,7 +107,8 @@ def test_fused_equals_unfused(cp, name):
     expected = []
     for k, rng in zip(kernels, seeds):
         made = k.make(rng, cp, k.spec.block)
-        fn = _function(cp, k.spec.file.read_text(), k.spec.name)
+        args = k.spec.template_args
+        fn = _function(cp, k.spec.file.read_text(), f"{k.spec.name}<{', '.join(args)}>" if args else k.spec.name)
         fn(made.grid.as_tuple(), k.spec.block.as_tuple(), tuple(made.args), shared_mem=made.smem)
         _wait(cp, f"unfused {k.spec.name}")
         expected.append([cp.asnumpy(made.args[i]).tobytes() for i in made.outputs])

@@ -205,6 +205,48 @@ def test_warp_level_cub_through_an_alias_fuses_at_an_offset(tmp_path):
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
+
+WRAPPED = TRUST / "cub_wrapped.cu"
+WRAPPED_REFUSED = {
+    # CUB in the library's own namespace (#define CUB_WRAPPED_NAMESPACE mylib, as MegaBlocks does):
+    # kernel -> (what the message names, the text of the line it points at)
+    "mylib::ops::row_sum<128>": ("cub::BlockReduce", "using Reduce = cub::BlockReduce"),   # inside mylib
+    "wrapped_sum": ("cub::BlockReduce", "typedef mylib::cub::BlockReduce"),               # mylib::cub::
+    "qualified_scan": ("cub::BlockScan", "using Scan = CUB_NS_QUALIFIER::BlockScan"),      # CUB's own macro
+}
+
+
+@pytest.mark.parametrize("clang", ["clang", "names alone"])
+@pytest.mark.parametrize("kernel", sorted(WRAPPED_REFUSED))
+def test_cub_wrapped_in_a_namespace_of_the_librarys_is_still_cub(kernel, clang, monkeypatch):
+    # once fused horizontally: Clang read CUB from a precompiled header made without the
+    # file's CUB_WRAPPED_NAMESPACE (so mylib::cub did not exist for it), and by the names
+    # alone mylib::cub::BlockReduce was no CUB name
+    from hfuse.frontend import clang as clang_module
+
+    clang_module._read_once.cache_clear()
+    if clang == "names alone":
+        monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
+    what, text = WRAPPED_REFUSED[kernel]
+    specs = [_spec(WRAPPED, "scale_rows", 96), _spec(WRAPPED, kernel, 128)]
+    with pytest.raises(HFuseError) as err:
+        fuse(specs, layout="horizontal")
+    assert what in str(err.value) and "cannot prove the fused kernel correct in horizontal fusion" in str(err.value)
+    assert err.value.where.line == _line_of(WRAPPED, kernel, text)
+    assert fuse(specs).layout.name == "interblock"
+    clang_module._read_once.cache_clear()
+
+
+@pytest.mark.nvcc
+def test_wrapped_cub_fusions_compile(tmp_path):
+    whole = fuse([_spec(WRAPPED, "scale_rows", 96)] + [_spec(WRAPPED, k, 128) for k in sorted(WRAPPED_REFUSED)])
+    assert whole.layout.name == "interblock"
+    compile_nvcc(whole.source, workdir=tmp_path / "whole")
+    warp = fuse([_spec(WRAPPED, "scale_rows", 96), _spec(WRAPPED, "wrapped_warp_sums", 128)])
+    assert warp.layout.name == "horizontal" and warp.parts[1].offset == 96
+    assert warp.source.index("#define CUB_WRAPPED_NAMESPACE mylib") < warp.source.index("#include <cub/cub.cuh>")
+    compile_nvcc(warp.source, workdir=tmp_path / "warp")
+
 # --------------------------------------------------------------------------- 2. the user's own text
 _TOKEN = re.compile(r"""
     (?P<pragma>\#[ \t]*pragma[^\n]*)

@@ -63,6 +63,12 @@ MAKERS: dict[str, Callable[[np.random.Generator, Any, Dim3], Launch]] = {
     "dequant_alias": lambda rng, cp, b: Launch([cp.asarray(rng.integers(-128, 128, 50 * 512, dtype=np.int8)),
                                                 _floats(rng, cp, 50), _floats(rng, cp, 50 * 512)], Dim3(50), 0, (2,)),
     "sum_typedef": lambda rng, cp, b: Launch([_floats(rng, cp, 80 * 128), _floats(rng, cp, 80)], Dim3(80), 0, (1,)),
+    "row_sum": lambda rng, cp, b: Launch([_floats(rng, cp, 80 * 128), _floats(rng, cp, 80)], Dim3(80), 0, (1,)),
+    "wrapped_sum": lambda rng, cp, b: Launch([_floats(rng, cp, 80 * 128), _floats(rng, cp, 80)], Dim3(80), 0, (1,)),
+    "qualified_scan": lambda rng, cp, b: Launch([_floats(rng, cp, 80 * 128), _floats(rng, cp, 80 * 128)], Dim3(80), 0,
+                                                (1,)),
+    "wrapped_warp_sums": lambda rng, cp, b: Launch([_floats(rng, cp, 128 * 200), _floats(rng, cp, 4 * 200)], Dim3(200),
+                                                   0, (1,)),
     "ka": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "kb": lambda rng, cp, b: Launch([_floats(rng, cp), np.int32(N)], Dim3(cdiv(N, b.size)), 0, (0,)),
     "heavy_mix": lambda rng, cp, b: Launch([_floats(rng, cp), _floats(rng, cp, 20 * b.size), np.int32(N)], Dim3(20), 0, (1,)),
@@ -130,6 +136,11 @@ CONFIGS = {
     "cub-block-collectives-interblock": [_k("cub_aliases.cu", "scale_rows", 96),
                                          _k("cub_aliases.cu", "quant::dequant_alias", 128, ("128", "4")),
                                          _k("cub_aliases.cu", "sum_typedef", 128)],
+    # 1: CUB wrapped in the library's namespace (mylib::cub): block-wide where blocks are whole, warp-level at 96
+    "cub-wrapped-interblock": [_k("cub_wrapped.cu", "scale_rows", 96),
+                               _k("cub_wrapped.cu", "mylib::ops::row_sum", 128, ("128",)),
+                               _k("cub_wrapped.cu", "wrapped_sum", 128), _k("cub_wrapped.cu", "qualified_scan", 128)],
+    "cub-wrapped-warp-at-96": [_k("cub_wrapped.cu", "scale_rows", 96), _k("cub_wrapped.cu", "wrapped_warp_sums", 128)],
     # a helper two files define differently: each part calls its own file's (renamed per part)
     "same-name-helpers": [_k("../real_cpp/same_name_a.cu", "ka", 128), _k("../real_cpp/same_name_b.cu", "kb", 96)],
     # libcu++'s %tid.x read inside a kept header (found by Clang): fused where it runs whole blocks

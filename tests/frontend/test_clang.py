@@ -37,7 +37,7 @@ def _reads(meaning: Meaning) -> dict[str, set[str]]:
 @pytest.fixture(scope="module")
 def cub_meaning(tmp_path_factory) -> Meaning:
     cache = tmp_path_factory.mktemp("cache")
-    return read_meaning([TRUST / "cub_aliases.cu"], CompileOptions(), kept_includes=CUB_INCLUDES, cache=cache)
+    return read_meaning([TRUST / "cub_aliases.cu"], CompileOptions(), kept_preamble=CUB_INCLUDES, cache=cache)
 
 
 @pytest.mark.parametrize("kernel", ["dequant_alias", "sum_using_declaration", "sum_typedef", "sum_alias_template",
@@ -70,7 +70,7 @@ def test_function_lookup_is_by_file_name_and_line(cub_meaning):
 
 
 def test_libcudacxx_ptx_wrappers_are_read_through_their_asm(tmp_path):
-    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_includes=["#include <cuda/ptx>"],
+    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_preamble=["#include <cuda/ptx>"],
                            cache=tmp_path)
     reads = _reads(meaning)
     assert reads["tid_ptx"] == {"reads %tid"}
@@ -82,7 +82,7 @@ def test_libcudacxx_ptx_wrappers_are_read_through_their_asm(tmp_path):
 def test_a_file_not_on_disk_is_read_from_the_given_text(tmp_path):
     path = tmp_path / "virtual.cu"
     text = "#include <cuda/ptx>\n__global__ void k(unsigned* o) { o[0] = cuda::ptx::get_sreg_tid_x(); }\n"
-    meaning = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_includes=PTX)
+    meaning = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_preamble=PTX)
     assert _reads(meaning)["k"] == {"reads %tid"}
 
 
@@ -94,10 +94,10 @@ def test_only_the_functions_a_request_reaches_are_read(tmp_path):
             "__global__ void wanted(unsigned* o) { o[0] = lane(); }\n"
             "__global__ void other(unsigned* o) { o[0] = cuda::ptx::get_sreg_tid_x(); }\n")
     key = str(path.resolve())
-    meaning = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_includes=PTX,
+    meaning = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_preamble=PTX,
                            only=frozenset({(key, 2), (key, 3)}))
     assert _reads(meaning) == {"lane": {"reads %tid"}, "wanted": set()}
-    everything = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_includes=PTX)
+    everything = read_meaning([path], CompileOptions(), sources={str(path): text}, cache=tmp_path, kept_preamble=PTX)
     assert _reads(everything)["other"] == {"reads %tid"}
 
 
@@ -108,7 +108,7 @@ def test_user_macros_and_include_dirs_are_clangs_too(tmp_path):
     path.write_text('#include <cuda/ptx>\n#include "mine.cuh"\n__global__ void k(unsigned* o) { o[0] = mine(); }\n')
     options = CompileOptions(include_dirs=(tmp_path / "inc",), defines=("THREAD_OF()=cuda::ptx::get_sreg_tid_x()",))
     meaning = read_meaning([path], options, user_files=[tmp_path / "inc" / "mine.cuh"], cache=tmp_path,
-                           kept_includes=PTX)
+                           kept_preamble=PTX)
     # the user's header is the user's own text: its function is reported, not walked as a kept header
     assert _reads(meaning) == {"mine": {"reads %tid"}, "k": set()}
 
@@ -120,14 +120,14 @@ def test_a_shared_barrier_object_nvcc_only_warns_about_is_read(tmp_path):
     path.write_text("#include <cuda/barrier>\n__global__ void k(float* o) {\n"
                     "  __shared__ cuda::barrier<cuda::thread_scope_block> bar;\n"
                     "  if (threadIdx.x == 0) init(&bar, blockDim.x);\n  __syncthreads();\n  bar.arrive_and_wait();\n}\n")
-    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=["#include <cuda/barrier>"])
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_preamble=["#include <cuda/barrier>"])
     assert meaning.unavailable is None and "k" in {f.name for f in meaning.functions}
 
 
 def test_a_file_clang_cannot_read_says_where(tmp_path):
     path = tmp_path / "broken.cu"
     path.write_text("#include <cuda/ptx>\n__global__ void k(float* o) {\n  o[0] = undeclared_thing;\n}\n")
-    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=PTX)
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_preamble=PTX)
     assert meaning.functions == () and f"{path}:3" in meaning.unavailable and "undeclared_thing" in meaning.unavailable
 
 
@@ -141,7 +141,7 @@ def test_a_file_with_a_kernel_of_thread_block_clusters_is_read(tmp_path):
                     "__global__ void counted(int* n) {\n"
                     "  cuda::atomic_ref<int, cuda::thread_scope_device>(*n).fetch_add(1);\n}\n")
     kept = ["#include <cooperative_groups.h>", "#include <cuda/atomic>"]
-    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept)
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_preamble=kept)
     assert meaning.unavailable is None and {"pairs", "counted"} <= {f.name for f in meaning.functions}
 
 
@@ -160,7 +160,7 @@ def _header_and_user(tmp_path, caster_body: str):
                     "__global__ void plain(float* x) { x[0] = twice(x[0]); }\n"
                     "__global__ void casting(float* x) { cast_all<float, 4>(x); }\n")
     options = CompileOptions.from_flags(system_include_dirs=[str(lib)])
-    meaning = read_meaning([path], options, cache=tmp_path, kept_includes=["#include <lenient.cuh>"])
+    meaning = read_meaning([path], options, cache=tmp_path, kept_preamble=["#include <lenient.cuh>"])
     assert meaning.unavailable is None
     return {f.name: {u.qualified: u for u in f.uses} for f in meaning.functions}
 
@@ -193,9 +193,9 @@ def test_an_error_in_a_users_function_the_request_does_not_reach_leaves_the_file
                     "__global__ void filling(float* x) { fill<float>(x); }\n")
     key = str(path.resolve())
     kept = ["#include <cuda/atomic>"]
-    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept, only=frozenset({(key, 4)}))
+    meaning = read_meaning([path], CompileOptions(), cache=tmp_path, kept_preamble=kept, only=frozenset({(key, 4)}))
     assert meaning.unavailable is None and "counted" in {f.name for f in meaning.functions}
-    reaching = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=kept,
+    reaching = read_meaning([path], CompileOptions(), cache=tmp_path, kept_preamble=kept,
                             only=frozenset({(key, 7), (key, 3)}))
     assert reaching.unavailable is not None and f"{path}:3" in reaching.unavailable
 
@@ -211,14 +211,14 @@ def test_what_nvcc_accepts_and_clang_did_not_is_read_for_every_kernel(tmp_path):
                     "  cuda::atomic_ref<int, cuda::thread_scope_device>(*n).fetch_add(1);\n}\n"
                     "__global__ void casting(float* x) { cast_all<float, 4>(x); }\n")
     key = str(path.resolve())
-    reaching = read_meaning([path], CompileOptions(), cache=tmp_path, kept_includes=["#include <cuda/atomic>"],
+    reaching = read_meaning([path], CompileOptions(), cache=tmp_path, kept_preamble=["#include <cuda/atomic>"],
                             only=frozenset({(key, 7), (key, 3)}))
     assert reaching.unavailable is None and "cast_all" in {f.name for f in reaching.functions}
 
 
 def test_no_libclang_is_an_answer_too(monkeypatch, tmp_path):
     monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
-    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), cache=tmp_path, kept_includes=PTX)
+    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), cache=tmp_path, kept_preamble=PTX)
     assert meaning.functions == () and "libclang is not usable" in meaning.unavailable
 
 
@@ -230,7 +230,7 @@ def test_clang_is_not_asked_where_every_kept_header_is_checked(monkeypatch, tmp_
     kept = ["#include <cuda_fp16.h>", "#include <cooperative_groups.h>", "#include <cooperative_groups/reduce.h>",
             "#include <cstdint>", "#include <unistd.h>"]
     assert unchecked_headers(kept) == ()
-    assert read_meaning([TRUST / "pragma_align.cu"], CompileOptions(), kept_includes=kept, cache=tmp_path) == Meaning()
+    assert read_meaning([TRUST / "pragma_align.cu"], CompileOptions(), kept_preamble=kept, cache=tmp_path) == Meaning()
     assert unchecked_headers(kept + PTX + ['#include "mine.cuh"']) == (*PTX, '#include "mine.cuh"')
 
 
@@ -260,7 +260,7 @@ def test_the_checked_headers_read_nothing_of_the_block_beyond_what_hfuse_rewrite
 
 def test_the_precompiled_headers_are_built_once_and_reused(tmp_path):
     for _ in range(2):
-        meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_includes=["#include <cuda/ptx>"],
+        meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_preamble=["#include <cuda/ptx>"],
                                cache=tmp_path)
         assert meaning.unavailable is None
     built = sorted(p.suffix for p in (tmp_path / "clang").iterdir())
@@ -282,7 +282,7 @@ def test_a_precompiled_header_is_built_again_when_a_header_it_read_changes(tmp_p
 
     def reads() -> tuple[str, ...]:
         clang_module._read_once.cache_clear()  # (one process answers one request once)
-        meaning = read_meaning([source], options, kept_includes=["#include <lib/lane.cuh>"], cache=tmp_path)
+        meaning = read_meaning([source], options, kept_preamble=["#include <lib/lane.cuh>"], cache=tmp_path)
         assert meaning.unavailable is None, meaning.unavailable
         return next(u.reads for u in meaning.function(source, "k", 2).uses if u.qualified == "lib::lane")
 
@@ -311,7 +311,7 @@ def test_files_keeping_one_umbrella_header_share_its_precompiled_form(tmp_path):
         kept = [f"#include <lib/{header}>", "#include <torch/extension.h>"]
         source.write_text("".join(f"{line}\n" for line in kept) +
                           f"__global__ void k(int* o) {{ o[0] = torch::lane(); {call}; }}\n")
-        meaning = read_meaning([source], options, kept_includes=kept, cache=tmp_path)
+        meaning = read_meaning([source], options, kept_preamble=kept, cache=tmp_path)
         assert meaning.unavailable is None, meaning.unavailable
         reads[header] = {u.qualified: u.reads for u in meaning.function(source, "k", len(kept) + 1).uses}
     # one PCH (of the umbrella alone), and each file's other kept header still read on top of it
@@ -323,6 +323,21 @@ def test_files_keeping_one_umbrella_header_share_its_precompiled_form(tmp_path):
     assert reads["pure.cuh"]["torch::lane"] == ("reads threadIdx",)
 
 
+def test_the_precompiled_header_reads_the_kept_headers_with_the_users_macros():
+    preamble = ["#define CUB_WRAPPED_NAMESPACE mylib", "#include <cub/cub.cuh>", "#undef CUB_WRAPPED_NAMESPACE",
+                "#define MY_GUARDLESS 1", "#include <cuda/ptx>"]
+    # each header after the macros it was included with, and every macro undefined at the end,
+    # where the file's own text defines it (an include guard left defined would hide the file)
+    assert clang_pch.precompiled_lines(preamble) == "".join(f"{line}\n" for line in [
+        *preamble, "#undef CUB_WRAPPED_NAMESPACE", "#undef MY_GUARDLESS"])
+    # with a shared umbrella: the macros before it, and it alone
+    umbrella = ["#define TORCH_CONFIG 1", "#include <lib/a.cuh>", "#include <torch/extension.h>", "#define LATER 1",
+                "#include <lib/b.cuh>"]
+    assert clang_pch.precompiled_lines(umbrella) == \
+        "#define TORCH_CONFIG 1\n#include <torch/extension.h>\n#undef TORCH_CONFIG\n"
+    assert clang_pch.precompiled_lines(["#define ONLY 1"]) == ""
+
+
 def test_a_namespace_a_kept_header_reopens_is_no_use_of_that_header(tmp_path):
     # once (ColossalAI with PyTorch's headers): 'std::abs' in a user's functor named namespace std
     # as c10/cuda/CUDAStream.h reopens it, so that header counted as one whose declarations device
@@ -332,7 +347,7 @@ def test_a_namespace_a_kept_header_reopens_is_no_use_of_that_header(tmp_path):
     source = tmp_path / "k.cu"
     source.write_text("#include <lib/reopen.h>\n__global__ void k(float* o) { o[0] = std::fabs(o[1]); }\n")
     options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
-    meaning = read_meaning([source], options, kept_includes=["#include <lib/reopen.h>"], cache=tmp_path)
+    meaning = read_meaning([source], options, kept_preamble=["#include <lib/reopen.h>"], cache=tmp_path)
     assert meaning.unavailable is None, meaning.unavailable
     assert not any(f.endswith("reopen.h") for f in meaning.header_files), meaning.header_files
 
@@ -360,7 +375,7 @@ def test_the_least_recently_used_precompiled_headers_go_past_the_budget(tmp_path
 
 
 def _read_in_a_process(cache: str) -> str | None:
-    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_includes=PTX, cache=Path(cache))
+    meaning = read_meaning([TRUST / "header_reads.cu"], CompileOptions(), kept_preamble=PTX, cache=Path(cache))
     return meaning.unavailable or ",".join(sorted(r for f in meaning.functions for u in f.uses for r in u.reads))
 
 
@@ -384,7 +399,7 @@ def test_a_kept_headers_setmaxnreg_is_read(tmp_path):
     path = tmp_path / "k.cu"
     path.write_text("#include <regs.h>\n__global__ void k(float* o) { reg_alloc<240>(); o[0] = 1.f; }\n")
     options = CompileOptions(system_include_dirs=(tmp_path / "sys",))
-    meaning = read_meaning([path], options, cache=tmp_path, kept_includes=["#include <regs.h>"])
+    meaning = read_meaning([path], options, cache=tmp_path, kept_preamble=["#include <regs.h>"])
     assert _reads(meaning) == {"k": {"sets its warpgroup's registers (setmaxnreg)"}}
 
 
@@ -395,7 +410,7 @@ def test_a_kept_headers_wgmma_is_read(tmp_path):
     path = tmp_path / "k.cu"
     path.write_text("#include <gmma.h>\n__global__ void k(float* o) { fence(); o[0] = 1.f; }\n")
     meaning = read_meaning([path], CompileOptions(system_include_dirs=(tmp_path / "sys",)), cache=tmp_path,
-                           kept_includes=["#include <gmma.h>"])
+                           kept_preamble=["#include <gmma.h>"])
     assert _reads(meaning) == {"k": {"runs on warpgroups (wgmma)"}}
 
 
@@ -445,7 +460,7 @@ def test_a_kernel_templates_dependent_call_into_a_header_is_read(tmp_path, befor
                       "{\n  __shared__ T sh[32];\n  T v = in[threadIdx.x];\n"
                       f"  v = {call};\n  out[threadIdx.x] = v;\n}}\n")
     meaning = read_meaning([source], CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")]),
-                           kept_includes=["#include <lib/red.cuh>"], cache=tmp_path)
+                           kept_preamble=["#include <lib/red.cuh>"], cache=tmp_path)
     assert meaning.unavailable is None
     uses = {(u.qualified, u.line): set(u.reads) for f in meaning.functions for u in f.uses}
     assert uses[("lib::utils::block_sum", 7)] >= {"reads threadIdx", "synchronises the block"}
@@ -485,7 +500,7 @@ def test_a_call_through_a_headers_template_parameter_is_never_taken_for_nothing(
                       f"  __shared__ {t} sh[32];\n  {t} v = lib2::block_sum<{t}>(in[threadIdx.x], sh);\n"
                       "  out[threadIdx.x] = lib2::combine(v, v, [](float a, float b) { return a + b; });\n}\n")
     meaning = read_meaning([source], CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")]),
-                           kept_includes=["#include <lib/red2.cuh>"], cache=tmp_path)
+                           kept_preamble=["#include <lib/red2.cuh>"], cache=tmp_path)
     assert meaning.unavailable is None
     uses = {u.qualified: u for f in meaning.functions for u in f.uses}
     if template:
@@ -535,7 +550,7 @@ def test_the_users_own_template_is_read_as_instantiated_where_it_is_called(tmp_p
     source = tmp_path / "k.cu"
     source.write_text(REDUCER_USER)
     meaning = read_meaning([source], CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")]),
-                           kept_includes=["#include <lib/reducer.cuh>"], cache=tmp_path)
+                           kept_preamble=["#include <lib/reducer.cuh>"], cache=tmp_path)
     kernel = meaning.function(source, "k", 9)
     found = {u.qualified: (u.line, set(u.reads)) for u in kernel.uses if u.reads}
     assert found["lib::Reducer::sum"] == (9, {"reads threadIdx", "synchronises the block"})  # at the call
@@ -550,7 +565,7 @@ def test_a_header_that_needs_the_files_own_macros_is_read_with_the_file(tmp_path
     source = tmp_path / "k.cu"
     source.write_text("#define LIB_CONFIG 1\n#include <lib/needs.h>\n__global__ void k(int* o) { o[0] = lib::tid(); }\n")
     meaning = read_meaning([source], CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")]),
-                           kept_includes=["#include <lib/needs.h>"], cache=tmp_path)
+                           kept_preamble=["#include <lib/needs.h>"], cache=tmp_path)
     assert meaning.unavailable is None and meaning.dialect is None
     assert {r for f in meaning.functions for u in f.uses for r in u.reads} == {"reads threadIdx"}
 
@@ -561,7 +576,7 @@ LAMBDAS = C.CORPUS / "real_cpp" / "generic_lambdas.cu"
 @pytest.fixture(scope="module")
 def lambda_uses(tmp_path_factory) -> dict:
     options = CompileOptions(system_include_dirs=(C.CORPUS / "real_cpp" / "sysinclude",))
-    meaning = read_meaning([LAMBDAS], options, kept_includes=["#include <fakelib/lambdas.h>"],
+    meaning = read_meaning([LAMBDAS], options, kept_preamble=["#include <fakelib/lambdas.h>"],
                            cache=tmp_path_factory.mktemp("cache"))
     assert meaning.unavailable is None
     return {f.name: f.uses for f in meaning.functions}

@@ -53,7 +53,7 @@ def test_every_kind_of_parameter_is_instantiated_as_given(tmp_path):
             "  out[0] = Op<T>{}(F(out[0])) + (T(0) + ... + xs) + B;\n}\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
     reference = instance_reference(kernel, ["float", "lib::lane", "lib::Id", "true", "float", "int"], 0)
-    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+    meaning = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path,
                            instances=[reference])
     assert meaning.unavailable is None and meaning.instances_unread is None
     uses = {u.qualified: u for u in meaning.function(tmp_path / "k.cu", "k", 5).uses}
@@ -107,7 +107,7 @@ def test_clang_reads_the_instance_where_it_compiles(tmp_path, check, exact):
     (tmp_path / "inc" / "lib" / "red2.cuh").write_text(POLICY_HEADER)
     options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
     kernel, source = _kernel(tmp_path, KERNEL.replace("CHECK", check), options=options)
-    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+    meaning = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path,
                            instances=[instance_reference(kernel, ["float"], 0)])
     assert meaning.unavailable is None
     found = meaning.function(tmp_path / "k.cu", "k", 6)
@@ -129,7 +129,7 @@ def test_an_instance_that_does_not_compile_leaves_the_others_theirs(tmp_path):
     options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
     text = "#include <cuda_fp16.h>\n" + KERNEL.replace("CHECK", "static_assert(sizeof(T) == 2);")
     kernel, source = _kernel(tmp_path, text, options=options)
-    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+    meaning = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path,
                            instances=[instance_reference(kernel, ["float"], 0), instance_reference(kernel, ["__half"], 1)])
     assert "static assertion failed" in meaning.instances_unread  # k<float>'s
     (use,) = [u for u in meaning.function(tmp_path / "k.cu", "k", 7).uses if u.qualified == "lib2::block_sum"]
@@ -166,7 +166,7 @@ def test_without_its_instance_a_member_call_on_a_headers_object_is_unknown(tmp_p
             f"__global__ void k(T* out, const T* in) {{\n  {check}\n  __shared__ T sh[32];\n"
             "  auto r = lib::make_reducer(sh);\n  out[threadIdx.x] = r.sum(in[threadIdx.x]);\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
-    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+    meaning = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path,
                            instances=[instance_reference(kernel, ["float"], 0)])
     uses = {(u.qualified, u.line): u for u in meaning.function(tmp_path / "k.cu", "k", 8).uses}
     if unknown:
@@ -198,7 +198,7 @@ def test_a_kernel_templates_pack_reaches_what_its_functor_reads(tmp_path):
     text = ("#include <optlib/scale.cuh>\ntemplate <typename F, typename... Args>\n"
             "__global__ void k(int n, F f, Args... args) {\n  f(n, args...);\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
-    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+    meaning = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path,
                            instances=[instance_reference(kernel, ["optlib::Scale<float>", "float*", "float"], 0)])
     assert meaning.instances_unread is None
     uses = {u.qualified: u for u in meaning.function(tmp_path / "k.cu", "k", 3).uses}
@@ -220,12 +220,12 @@ def test_a_header_function_given_as_a_non_type_parameter_is_read_where_it_runs(t
     text = ("#include <actlib/act.cuh>\ntemplate <typename T, T (*ACT_FN)(const T&)>\n"
             "__global__ void k(T* out, const T* in) {\n  out[threadIdx.x] = ACT_FN(in[threadIdx.x]);\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
-    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+    meaning = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path,
                            instances=[instance_reference(kernel, ["float", "actlib::lane_act"], 0)])
     uses = {u.qualified: u for u in meaning.function(tmp_path / "k.cu", "k", 3).uses}
     assert uses["actlib::lane_act"].reads == ("reads threadIdx",)
     # read as a template (no instance), the call goes to whatever the instance gives
-    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "t")
+    meaning = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path / "t")
     (through,) = [u for u in meaning.function(tmp_path / "k.cu", "k", 3).uses if u.through]
     assert (through.through, through.line, through.unknown) == ("ACT_FN", 4, True)
 
@@ -247,7 +247,7 @@ def test_a_helper_template_reached_from_a_template_read_as_written_is_read_as_wr
             "  out[threadIdx.x] = reduce(sh, in[threadIdx.x]) + extra;\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
     reference = instance_reference(kernel, ["float", "float"] if given else [], 0)
-    meaning = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path,
+    meaning = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path,
                            instances=[reference] if reference else [])
     uses = meaning.function(tmp_path / "k.cu", "k", 7).uses
     assert all(u.line == 11 for u in uses if u.qualified.startswith("lib::"))  # the helper's call
@@ -272,10 +272,10 @@ def test_an_operator_on_a_headers_object_in_a_template_read_as_written_is_unknow
     text = ("#include <fraglib/frag.cuh>\ntemplate <typename T>\n__global__ void k(T* out, const T* in) {\n"
             "  fraglib::Frag<T> a{in[0]}, b{in[1]};\n  T x = in[2];\n  out[threadIdx.x] = (a + b).v + x * x;\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
-    written = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path)
+    written = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path)
     unknown = [u for u in written.function(tmp_path / "k.cu", "k", 2).uses if u.unknown]
     assert [(u.qualified, u.line) for u in unknown] == [("fraglib::Frag", 6)]  # not x * x: a T's own
-    instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
+    instance = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path / "i",
                             instances=[instance_reference(kernel, ["float"], 0)])
     uses = {u.qualified: u for u in instance.function(tmp_path / "k.cu", "k", 2).uses}
     assert uses["fraglib::operator+"].reads == ("reads threadIdx",) and not any(u.unknown for u in uses.values())
@@ -306,9 +306,9 @@ def test_a_member_of_a_headers_class_template_of_a_parameter_is_unknown_in_a_tem
     options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
     text = f"#include <speclib/ops.cuh>\ntemplate <typename T>\n__global__ void k(T* out, const T* in) {{\n  {body}\n}}\n"
     kernel, source = _kernel(tmp_path, text, options=options)
-    written = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path)
+    written = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path)
     assert [(u.qualified, u.line) for u in written.function(tmp_path / "k.cu", "k", 3).uses if u.unknown] == [(name, 4)]
-    instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
+    instance = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path / "i",
                             instances=[instance_reference(kernel, ["float"], 0)])
     uses = instance.function(tmp_path / "k.cu", "k", 3).uses
     assert not any(u.unknown for u in uses) and any(u.reads == ("reads threadIdx",) for u in uses)
@@ -328,10 +328,10 @@ def test_a_headers_template_walked_as_written_is_cut_at_a_call_through_a_depende
     text = ("#include <lib/reducer.cuh>\ntemplate <typename T>\n__global__ void k(T* out, T* sh, const T* in) {\n"
             "  out[threadIdx.x] = lib::run(lib::Reducer<T>(sh), in[threadIdx.x]);\n}\n")
     kernel, source = _kernel(tmp_path, text, options=options)
-    written = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path)
+    written = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path)
     uses = {u.qualified: u for u in written.function(tmp_path / "k.cu", "k", 3).uses}
     assert uses["lib::run"].unknown
-    instance = read_meaning([Path(source.path)], options, kept_includes=source.kept_includes, cache=tmp_path / "i",
+    instance = read_meaning([Path(source.path)], options, kept_preamble=source.kept_preamble, cache=tmp_path / "i",
                             instances=[instance_reference(kernel, ["float"], 0)])
     uses = {u.qualified: u for u in instance.function(tmp_path / "k.cu", "k", 3).uses}
     assert not uses["lib::run"].unknown

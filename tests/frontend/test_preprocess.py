@@ -65,6 +65,30 @@ def test_pragmas_and_toolkit_includes_pass_through():
     assert pre.kept_includes == ("#include <cuda_runtime.h>",) and pre.headers == ()
 
 
+def test_the_kept_preamble_holds_the_users_macros_each_kept_header_is_read_with(tmp_path):
+    # CUB_WRAPPED_NAMESPACE moves CUB into mylib::cub: a compiler reading the kept headers
+    # apart from the file (Clang's precompiled header) must read them with it
+    source = write(tmp_path, {"k.cu": """#ifndef K_CU_
+#define K_CU_
+#include "config.h"
+#include <cuda_runtime.h>
+#undef CUB_WRAPPED_NAMESPACE
+#define CUB_WRAPPED_NAMESPACE mylib
+#define SQ(x) ((x) * (x))
+#include <cub/cub.cuh>
+#undef MY_NDEBUG
+#include <cassert>
+__global__ void k(float* a) { a[0] = SQ(a[0]); }
+#endif
+""", "config.h": "#pragma once\n#define MY_NDEBUG 1\n"})
+    pre = run(source)
+    assert pre.kept_includes == ("#include <cuda_runtime.h>", "#include <cub/cub.cuh>", "#include <cassert>")
+    # object-like macros only, include guards aside; a change before each header, in order
+    assert pre.kept_preamble == ("#define MY_NDEBUG 1", "#include <cuda_runtime.h>",
+                                 "#define CUB_WRAPPED_NAMESPACE mylib", "#include <cub/cub.cuh>",
+                                 "#undef MY_NDEBUG", "#include <cassert>")
+
+
 # -- conditionals -----------------------------------------------------------------------
 
 def test_an_include_guarded_file_is_seen_whole(tmp_path):

@@ -73,6 +73,31 @@ def test_guard_before_barrier_becomes_a_flag_and_every_thread_reaches_the_barrie
     assert "__syncthreads();" not in after.split("if (hf_active) {")[1]
 
 
+def test_a_local_of_constant_value_used_after_the_barrier_is_declared_above_the_guard_whole():
+    # exllamav2's GEMM: 'float block_c[m_count][4] = {};' between the return and the loops that
+    # use it, where a comment ends the guarded chunk; an array "could not be hoisted"
+    text = (
+        "__global__ void k(float* a, int n) {\n"
+        "  __shared__ float s[128];\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) return;\n"
+        "  s[threadIdx.x] = a[i];\n"
+        "  __syncthreads();\n"
+        "  float acc[2][4] = {};\n"
+        "  float bias[2] = {-1.f, 0.5f};\n"
+        "  // accumulate\n"
+        "  int k = 0;\n"
+        "  for (; k < 4; ++k) acc[k % 2][k] += s[(threadIdx.x + k) % 128] + bias[k % 2];\n"
+        "  a[i] = acc[0][0] + acc[1][3];\n"
+        "}\n"
+    )
+    out = _safe(text)
+    assert "float acc[2][4] = {};" in out and "float bias[2] = {-1.f, 0.5f};" in out
+    after = out.split("hfuse_sync" if "hfuse_sync" in out else "__syncthreads();")[1]
+    assert after.index("float acc[2][4] = {};") < after.index("if (hf_active) {")
+    assert "if (hf_active) {\n  }" not in out and "if (hf_active) {}" not in out  # (no empty guard left)
+
+
 def test_block_uniform_guard_stays_a_plain_return():
     """Every thread of the part leaves together: nobody waits at the barrier."""
     text = _kernel("  if (blockIdx.x >= n) return;\n  a[threadIdx.x] = 1;\n  __syncthreads();\n  a[0] = 2;")

@@ -46,6 +46,13 @@ def test_cub_entity_skips_inner_namespaces():
     assert cub_entity("mylib::BlockReduce") is None
 
 
+def test_cub_wrapped_in_a_librarys_namespace_is_cub():
+    # #define CUB_WRAPPED_NAMESPACE mylib: CUB is mylib::cub, and CUB_NS_QUALIFIER names it
+    assert cub_entity("mylib::cub::BlockReduce::TempStorage") == "BlockReduce"
+    assert cub_entity("CUB_NS_QUALIFIER::BlockScan") == "BlockScan"
+    assert cub_entity("mylib::cub") is None and cub_entity("mylib::cubic::BlockReduce") is None
+
+
 def test_a_comparison_in_template_arguments_hides_no_name():
     # bitsandbytes' kQuantizeBlockwise: once 'cub::BlockStore0)?NUM_PER_TH/2:NUM_PER_TH,cub', unknown, refused
     opaque, resolver = _names("")

@@ -7,7 +7,10 @@ file. A file that writes ``#define NDEBUG`` before ``#include <cassert>`` (or
 ``__CUDA_NO_HALF_OPERATORS__`` before ``<cuda_fp16.h>``, ``CUB_IGNORE_DEPRECATED_API`` before
 CUB) configures those headers; without the definition the fused file would get other
 headers than the file did (its ``assert``s active, say). So such a macro is defined before
-the include lines and undefined after them, where the user's code never sees it.
+the include lines; after them it is undefined where an input did not define it (that part's
+code never saw it), and stays defined where every input including kept headers did: the
+headers' own macros, which the user's code keeps as written, may name it when they expand
+(CUB's ``CUB_NS_QUALIFIER`` is ``::CUB_WRAPPED_NAMESPACE::cub``).
 
 Which macros configure headers is not known without reading every header; taken are those
 of the form headers consult: ``NDEBUG``, reserved names (``_GNU_SOURCE``, ``__CUDA_NO_...``)
@@ -49,7 +52,7 @@ def header_configuration(files: Sequence[SourceFile]) -> HeaderConfiguration:
     for source in files:
         includes = [item for item in source.items if item.kind == "include"]
         for macro in source.user_macros:
-            if macro.params is not None or not _CONFIGURES.match(macro.name) or _include_guard(macro) or not any(
+            if macro.params is not None or not _CONFIGURES.match(macro.name) or macro.include_guard or not any(
                     str(item.file) == str(macro.file) and item.line > macro.line for item in includes):
                 continue
             first, owner = chosen.setdefault(macro.name, (macro, source))
@@ -61,26 +64,15 @@ def header_configuration(files: Sequence[SourceFile]) -> HeaderConfiguration:
                     Location(macro.file, macro.line), hint="define it alike in both files, or keep these kernels unfused")
     if not chosen:
         return HeaderConfiguration()
+    lacking = {name: [s for s in files if any(i.kind == "include" for i in s.items)
+                      and name not in {m.name for m in s.user_macros}] for name in chosen}
     notes = tuple(
         f"note: {name}, which {owner.path.name} defines above its #include lines, configures the headers the fused "
-        f"file includes for every part ({', '.join(s.path.name for s in lacking)} did not define it)"
-        for name, (macro, owner) in chosen.items()
-        if (lacking := [s for s in files if any(i.kind == "include" for i in s.items)
-                        and name not in {m.name for m in s.user_macros}]))
+        f"file includes for every part ({', '.join(s.path.name for s in lacking[name])} did not define it)"
+        for name, (macro, owner) in chosen.items() if lacking[name])
+    undefined = tuple(name for name in chosen if lacking[name])
     return HeaderConfiguration(
-        ("// macros your files define to configure the headers below (undefined after them)",
+        (f"// macros your files define to configure the headers below{' (undefined after them)' if undefined else ''}",
          *(macro.definition for macro, _ in chosen.values())),
-        tuple(f"#undef {name}" for name in chosen), notes)
+        tuple(f"#undef {name}" for name in undefined), notes)
 
-
-def _include_guard(macro: UserMacro) -> bool:
-    """``#define _KMEANS_KERNEL_CU_`` under its ``#ifndef``: empty, and named after its file
-    (with the file's extension, or none) or ending as guards do; no header consults it."""
-    if macro.value.strip():
-        return False
-    squeezed, stem = (re.sub(r"[^a-z0-9]", "", text.lower()) for text in (macro.name, macro.file.stem))
-    named_after_file = bool(stem) and squeezed.startswith(stem) and squeezed[len(stem):] in _GUARD_ENDINGS
-    return named_after_file or re.search(r"_(?:H|HPP|CUH|INCLUDED)_*$", macro.name) is not None
-
-
-_GUARD_ENDINGS = frozenset({"", "h", "hh", "hpp", "cu", "cuh", "inc", "included", "hincluded", "cuhincluded"})

@@ -23,6 +23,7 @@ import ctypes
 import functools
 import glob
 import hashlib
+import re
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -112,12 +113,14 @@ they define with Clang to keep this true. Cooperative groups belong here because
 own rewrite converts them where they are written and refuses the spellings it cannot."""
 
 
-def unchecked_headers(kept_includes: Sequence[str]) -> tuple[str, ...]:
+def unchecked_headers(kept_preamble: Sequence[str]) -> tuple[str, ...]:
     """The kept ``#include`` lines whose code nobody has checked: the host's C and C++
     library (host code, no device code reads the block) and ``CHECKED_HEADERS`` are not."""
     host = _host_cxx_dirs()
     out = []
-    for line in kept_includes:
+    for line in kept_preamble:
+        if not re.match(r"\s*#\s*include\b", line):
+            continue  # (a user's macro that configures them: ``SourceFile.kept_preamble``)
         name = line.split("<", 1)[1].split(">", 1)[0].strip() if "<" in line else line
         if name in CHECKED_HEADERS or name.startswith(("cooperative_groups/", "crt/")):
             continue
@@ -128,7 +131,7 @@ def unchecked_headers(kept_includes: Sequence[str]) -> tuple[str, ...]:
 
 
 def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: Iterable[Path] = (),
-                 kept_includes: Sequence[str] = (), sources: Mapping[str, str] | None = None,
+                 kept_preamble: Sequence[str] = (), sources: Mapping[str, str] | None = None,
                  cache: Path | None = None, instances: Sequence[str] = (),
                  only: frozenset[tuple[str, int]] | None = None) -> Meaning:
     """Clang's answers for the functions defined in ``files`` and the user's headers
@@ -140,7 +143,7 @@ def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: 
     and a line of its text (None: every device function of the files): of a file of a dozen
     kernels, a request that fuses one need not have the others walked. The same request
     (same texts, options, headers, instances and functions) is answered once per process."""
-    if not unchecked_headers(kept_includes):
+    if not unchecked_headers(kept_preamble):
         return Meaning()
     ci, why = cindex()
     if ci is None:  # asked each time, so that no answer cached below outlives libclang
@@ -155,26 +158,26 @@ def read_meaning(files: Sequence[Path], options: CompileOptions, *, user_files: 
         except OSError:
             texts.append("")
     digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
-    return _read_once(tuple(Path(f) for f in files), options, users, tuple(kept_includes),
+    return _read_once(tuple(Path(f) for f in files), options, users, tuple(kept_preamble),
                       tuple((str(k), v) for k, v in given.items() if k in {str(f) for f in files}),
                       str(cache or default_cache_dir()), digest, tuple(instances), only)
 
 
 @functools.lru_cache(maxsize=128)
 def _read_once(files: tuple[Path, ...], options: CompileOptions, user_files: tuple[Path, ...],
-               kept_includes: tuple[str, ...], sources: tuple[tuple[str, str], ...], cache: str,
+               kept_preamble: tuple[str, ...], sources: tuple[tuple[str, str], ...], cache: str,
                digest: str, instances: tuple[str, ...], only: frozenset[tuple[str, int]] | None) -> Meaning:
     """``read_meaning``'s work; ``digest`` (of every text read) keys the cache."""
-    return _read(files, options, user_files, kept_includes, dict(sources), Path(cache), instances, only)
+    return _read(files, options, user_files, kept_preamble, dict(sources), Path(cache), instances, only)
 
 
-def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[Path], kept_includes: Sequence[str],
+def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[Path], kept_preamble: Sequence[str],
           sources: Mapping[str, str], cache: Path, instances: Sequence[str] = (),
           only: frozenset[tuple[str, int]] | None = None) -> Meaning:
     ci, why = cindex()
     if ci is None:
         return Meaning(unavailable=why)
-    arguments = _unit_arguments(ci, options, kept_includes, cache)
+    arguments = _unit_arguments(ci, options, kept_preamble, cache)
     if isinstance(arguments, Meaning):
         return arguments if arguments.dialect is None else Meaning(
             unavailable=f"Clang could not read the headers {files[0]} keeps ({arguments.dialect_where})",
@@ -266,13 +269,13 @@ def _spans(read: Sequence[FunctionMeaning], file: Path, name: str, start: int, e
     return any(_key(c.file) == _key(file) and c.name == name and start <= c.first_line <= end for c in read)
 
 
-def _unit_arguments(ci, options: CompileOptions, kept_includes: Sequence[str], cache: Path) -> list[str] | Meaning:
+def _unit_arguments(ci, options: CompileOptions, kept_preamble: Sequence[str], cache: Path) -> list[str] | Meaning:
     """Clang's arguments for a file of the request, its kept headers precompiled, or why
     there are none (a ``Meaning`` saying so; ``dialect`` set where the flags' standard is too old)."""
     arguments = clang_arguments(options)
     if isinstance(arguments, str):
         return Meaning(unavailable=arguments)
-    preamble = precompiled_preamble(ci, arguments, kept_includes, cache)
+    preamble = precompiled_preamble(ci, arguments, kept_preamble, cache)
     if (dialect := required_dialect(preamble.error, options.std)) is not None:
         # decided by the flags, not by the file: parsing it as well would only take as long again
         return Meaning(unavailable=preamble.error, dialect=dialect, dialect_where=preamble.error)
@@ -280,7 +283,7 @@ def _unit_arguments(ci, options: CompileOptions, kept_includes: Sequence[str], c
 
 
 @functools.lru_cache(maxsize=32)
-def instantiated_lines(path: Path, options: CompileOptions, reference: str, *, kept_includes: tuple[str, ...] = (),
+def instantiated_lines(path: Path, options: CompileOptions, reference: str, *, kept_preamble: tuple[str, ...] = (),
                        sources: tuple[tuple[str, str], ...] = (), cache: Path | None = None) -> tuple[int, int] | str:
     """The first and last line of the function template Clang instantiates for ``reference``
     (``instances.instance_reference``) after the file ``path``: of kernel templates that
@@ -290,7 +293,7 @@ def instantiated_lines(path: Path, options: CompileOptions, reference: str, *, k
     ci, why = cindex()
     if ci is None:
         return why
-    arguments = _unit_arguments(ci, options, kept_includes, Path(cache or default_cache_dir()))
+    arguments = _unit_arguments(ci, options, kept_preamble, Path(cache or default_cache_dir()))
     if isinstance(arguments, Meaning):
         return f"Clang could not read the headers the file keeps ({arguments.unavailable})"
     try:

@@ -40,7 +40,7 @@ class ConstantQuestion:
     expression: str
 
 
-def ask_clang(questions: Sequence[ConstantQuestion], options: CompileOptions, kept_includes: Sequence[str] = (),
+def ask_clang(questions: Sequence[ConstantQuestion], options: CompileOptions, kept_preamble: Sequence[str] = (),
               sources: Mapping[str, str] | None = None, cache: Path | None = None) -> tuple[int | None, ...]:
     """Each question's value (None where Clang cannot tell), in order."""
     if not questions:
@@ -55,20 +55,20 @@ def ask_clang(questions: Sequence[ConstantQuestion], options: CompileOptions, ke
             texts.append(given if given is not None else Path(path).read_text(errors="replace"))
         except OSError:
             texts.append("")
-    answers = _ask_once(tuple(questions), options, tuple(kept_includes), tuple(zip(files, texts)),
+    answers = _ask_once(tuple(questions), options, tuple(kept_preamble), tuple(zip(files, texts)),
                         str(cache or default_cache_dir()))
     return answers
 
 
 @functools.lru_cache(maxsize=256)
-def _ask_once(questions: tuple[ConstantQuestion, ...], options: CompileOptions, kept_includes: tuple[str, ...],
+def _ask_once(questions: tuple[ConstantQuestion, ...], options: CompileOptions, kept_preamble: tuple[str, ...],
               texts: tuple[tuple[Path, str], ...], cache: str) -> tuple[int | None, ...]:
     ci, _ = clang.cindex()
     arguments = clang.clang_arguments(options) if ci is not None else "no libclang"
     if ci is None or isinstance(arguments, str):
         return tuple(None for _ in questions)
     evaluate = _evaluator(ci)
-    preamble = precompiled_preamble(ci, arguments, kept_includes, Path(cache)).flags
+    preamble = precompiled_preamble(ci, arguments, kept_preamble, Path(cache)).flags
     answers: dict[int, int | None] = {}
     for path, text in texts:
         mine = [(i, q) for i, q in enumerate(questions) if q.file == path]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -48,21 +49,39 @@ such file, and the parse reads the file's other kept headers on top of it: 1.4 s
 instead of one for each set of headers (``bench/results/cpu/clang_pch_umbrella_parse.json``)."""
 
 
-def precompiled_lines(includes: Sequence[str]) -> str:
-    """The text of the header precompiled for a file keeping ``includes`` (empty: nothing to
-    precompile): its ``#include <...>`` lines, or the first shared umbrella among them alone."""
-    lines = [line for line in includes if line.lstrip("# \t").startswith("include") and "<" in line]
-    for base in SHARED_BASES:
-        for line in lines:
-            if line.split("<", 1)[1].split(">", 1)[0].strip() == base:
-                return f"{line}\n"
-    return "".join(f"{line}\n" for line in lines)
+def precompiled_lines(preamble: Sequence[str]) -> str:
+    """The text of the header precompiled for a file whose kept headers are ``preamble``
+    (``SourceFile.kept_preamble``: its ``#include`` lines, each after the user's macros it is
+    read with), empty where there is nothing to precompile: its ``#include <...>`` lines, or the
+    first shared umbrella among them alone, with the user's ``#define``s and ``#undef``s before
+    them, and those macros undefined at the end, where the user's text defines them itself
+    (an include guard the PCH left defined would hide the file)."""
+    lines = [line for line in preamble if _directive(line) in ("define", "undef")
+             or _directive(line) == "include" and "<" in line]
+    umbrella = next((at for base in SHARED_BASES for at, line in enumerate(lines)
+                     if _directive(line) == "include" and _header(line) == base), None)
+    if umbrella is not None:
+        lines = [line for line in lines[:umbrella] if _directive(line) != "include"] + [lines[umbrella]]
+    if not any(_directive(line) == "include" for line in lines):
+        return ""
+    defined = dict.fromkeys(line.split()[1].split("(")[0] for line in lines if _directive(line) == "define")
+    return "".join(f"{line}\n" for line in [*lines, *(f"#undef {name}" for name in defined)])
 
 
-def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cache: Path) -> Preamble:
+def _directive(line: str) -> str:
+    """``include`` of ``#include <x>`` (``# include`` too); empty for a line that is no directive."""
+    found = re.match(r"\s*#\s*(\w+)", line)
+    return found.group(1) if found else ""
+
+
+def _header(line: str) -> str:
+    return line.split("<", 1)[1].split(">", 1)[0].strip()
+
+
+def precompiled_preamble(ci, arguments: list[str], kept_preamble: Sequence[str], cache: Path) -> Preamble:
     """``-include-pch`` of the kept headers (``precompiled_lines``), built once per set of
-    headers and arguments."""
-    text = precompiled_lines(includes)
+    headers, macros and arguments."""
+    text = precompiled_lines(kept_preamble)
     if not text:
         return Preamble()  # nothing to precompile: the parse reads only the user's text
     library = Path(ci.conf.lib._name)
@@ -93,7 +112,7 @@ def precompiled_preamble(ci, arguments: list[str], includes: Sequence[str], cach
         # loads the PCH: a complete unit (not PARSE_INCOMPLETE, which leaves them pending) and
         # -fpch-instantiate-templates (PyTorch's headers: 5 s per parse without either, 1.7 s
         # with the flag alone, 0.5 s with both)
-        names = ", ".join(line.split("<", 1)[1].split(">", 1)[0] for line in text.splitlines())
+        names = ", ".join(_header(line) for line in text.splitlines() if _directive(line) == "include")
         _log.info(f"Clang: precompiling the kept headers ({names}) once for these options; "
                   f"the cache keeps them in {target.parent}")
         unit = ci.Index.create().parse(str(header), args=build)

@@ -37,6 +37,7 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
     source = model_source(path, pre.text, pre.origin)
     source.headers = tuple(pre.headers)
     source.kept_includes = tuple(pre.kept_includes)
+    source.kept_preamble = pre.kept_preamble
     source.value_macros = tuple(pre.value_macros)
     source.instances = dict(zip(instances, pre.expansions))
     source.arch_macros = pre.arch_macros

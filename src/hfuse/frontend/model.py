@@ -276,6 +276,19 @@ class UserMacro:
         head = self.name if self.params is None else f"{self.name}({', '.join(self.params)})"
         return f"#define {head} {self.value}".rstrip()
 
+    @property
+    def include_guard(self) -> bool:
+        """``#define _KMEANS_KERNEL_CU_`` under its ``#ifndef``: empty, and named after its file
+        (with the file's extension, or none) or ending as guards do; no header consults it."""
+        if self.value.strip() or self.params is not None:
+            return False
+        squeezed, stem = (re.sub(r"[^a-z0-9]", "", text.lower()) for text in (self.name, self.file.stem))
+        named_after_file = bool(stem) and squeezed.startswith(stem) and squeezed[len(stem):] in _GUARD_ENDINGS
+        return named_after_file or re.search(r"_(?:H|HPP|CUH|INCLUDED)_*$", self.name) is not None
+
+
+_GUARD_ENDINGS = frozenset({"", "h", "hh", "hpp", "cu", "cuh", "inc", "included", "hincluded", "cuhincluded"})
+
 
 @dataclass
 class SourceFile:
@@ -287,6 +300,9 @@ class SourceFile:
     """User headers read while preprocessing (their text is part of ``text``)."""
     kept_includes: tuple[str, ...] = ()
     """``#include`` lines of toolkit and system headers, left for the compiler."""
+    kept_preamble: tuple[str, ...] = ()
+    """Those lines with the user's macros they are read with (``PreprocessedSource.kept_preamble``):
+    what Clang precompiles for the file."""
     value_macros: tuple[tuple[str, str], ...] = ()
     """Macros of those headers the code uses as plain values, known and left as written
     (``PreprocessedSource.value_macros``)."""

@@ -80,6 +80,11 @@ class PreprocessedSource:
     """User headers read (resolved paths, in first-read order): part of the source's identity."""
     kept_includes: tuple[str, ...] = ()
     """The ``#include`` lines left in ``text`` (toolkit/system headers), in order, deduplicated."""
+    kept_preamble: tuple[str, ...] = ()
+    """Those lines, each after the ``#define``s and ``#undef``s that bring the user's object-like
+    macros (include guards aside) to what they were where the file includes it: what a
+    compiler reading the kept headers apart from the file must read them with
+    (``#define CUB_WRAPPED_NAMESPACE mylib`` puts CUB in ``mylib::cub``)."""
     value_macros: tuple[tuple[str, str], ...] = ()
     """Macros of kept system headers the code uses as plain values (no syntax, no calls:
     ``C10_WARP_SIZE``, ``CEIL_DIV(a, b)``), left as written: known, so never opaque.
@@ -226,6 +231,9 @@ class _DevicePass(pcpp.Preprocessor):
         """Folders of the files being read, innermost last (``#include "..."`` looks there first)."""
         self.headers: list[Path] = []
         self.kept: list[str] = []
+        self.kept_preamble: list[str] = []
+        self.configured: dict[str, str] = {}
+        """The user's macros (name -> ``#define`` line) as ``kept_preamble`` last left them."""
         self.std = options.std
         self.system_macros: dict[str, tuple[str, str]] = {}
         """What the kept system headers define: name -> (name or name(params), value)."""
@@ -376,6 +384,7 @@ class _DevicePass(pcpp.Preprocessor):
             line = "".join(t.value for t in original_line).strip()
             if line not in self.kept:
                 self.kept.append(line)
+                self.note_kept(line)
                 if self.search.system_header(name):
                     self.define_system_macros(name)
                 for macro, value in TOOLKIT_HEADER_MACROS.get(name, ()):
@@ -388,6 +397,14 @@ class _DevicePass(pcpp.Preprocessor):
             f'cannot find the header "{name}" (looked in {", ".join(dict.fromkeys(looked))} and the CUDA toolkit)',
             where, hint="pass the folder that holds it with -I DIR (or 'include_dirs' under 'compile:' in a config)",
         )
+
+    def note_kept(self, line: str) -> None:
+        """``line`` on ``kept_preamble``, after what changed in the user's macros since the last."""
+        now = {m.name: m.definition for m in self.user_macros() if m.params is None and not m.include_guard}
+        self.kept_preamble += [d for name, d in now.items() if self.configured.get(name) != d]
+        self.kept_preamble += [f"#undef {name}" for name in self.configured if name not in now]
+        self.configured = now
+        self.kept_preamble.append(line)
 
     def define_system_macros(self, header: str) -> None:
         """A kept system header: what it defines (``_POSIX_VERSION``, ``UCHAR_MAX``) is asked of
@@ -561,6 +578,7 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
         origins=tuple(origins),
         headers=tuple(pp.headers),
         kept_includes=tuple(dict.fromkeys(pp.kept)),
+        kept_preamble=tuple(pp.kept_preamble),
         value_macros=pp.value_macros(),
         arch_macros=tuple(sorted(pp.arch_macros)),
         user_macros=pp.user_macros(),

@@ -106,11 +106,16 @@ def classify_cub(name: str) -> Unseen | None:
 
 def cub_entity(qualified: str) -> str | None:
     """The entity a namespace-resolved name (``cub::BlockReduce::TempStorage``) names right
-    below ``cub``, skipping CUB's inner namespaces; None when it is not in CUB."""
+    below ``cub``, skipping CUB's inner namespaces; None when it is not in CUB. CUB may be
+    wrapped in a namespace of the user's (``#define CUB_WRAPPED_NAMESPACE mylib`` puts it in
+    ``mylib::cub``, which ``CUB_NS_QUALIFIER`` names): a ``cub`` below other namespaces is
+    taken for CUB too (a namespace of the user's of that name is refused as CUB: the safe
+    way round)."""
     parts = [p for p in qualified.split("::") if p]
-    if not parts or parts[0] != CUB:
+    at = next((i for i, p in enumerate(parts[:-1]) if p in (CUB, "CUB_NS_QUALIFIER")), None)
+    if at is None:
         return None
-    rest = [p for p in parts[1:] if not _INNER_NAMESPACE.match(p)]
+    rest = [p for p in parts[at + 1:] if not _INNER_NAMESPACE.match(p)]
     return rest[0] if rest else None
 
 

@@ -132,3 +132,32 @@ extern "C" __global__ void ee_tiles(const int* __restrict__ rounds_of, const int
   }
   out[i] = v;
 }
+
+// A quantised GEMV's shape: the block stages a slice of the input in shared memory, threads past
+// the row's end return before the block's barrier, and the survivors accumulate into a register
+// array zeroed by '= {}' (declared after a comment closes the guarded work), then add it out.
+template <int kRows>
+__global__ void ee_accumulate(const int* __restrict__ in, const int* __restrict__ weights, int* __restrict__ out,
+                              int n) {
+  __shared__ int ea_slice[kRows][128];
+  const int t = threadIdx.x;
+  const int col = blockIdx.x * blockDim.x + t;
+  for (int r = 0; r < kRows; ++r) ea_slice[r][t % 128] = in[r * 128 + t % 128];
+
+  // threads past the end of the row leave here
+  if (col >= n) return;
+
+  __syncthreads();
+
+  // column result
+  int acc[kRows][2] = {};
+
+  // dot products over the staged slice
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    for (int k = 0; k < 128; ++k) {
+      acc[r][k & 1] += ea_slice[r][k] * weights[k * n + col];
+    }
+  }
+  for (int r = 0; r < kRows; ++r) atomicAdd(&out[r * n + col], acc[r][0] - acc[r][1]);
+}

@@ -35,9 +35,10 @@ class RegionWriter:
             later = [it.node for it in items[position:]]
             hoisted, kept = _hoist(fn, chunk, later)
             out.extend(indent + h for h in hoisted)
-            out.append(f"{indent}if ({FLAG}) {{")
-            out.extend(_indented(k, indent + "  ") for k in kept)
-            out.append(f"{indent}}}")
+            if kept:
+                out.append(f"{indent}if ({FLAG}) {{")
+                out.extend(_indented(k, indent + "  ") for k in kept)
+                out.append(f"{indent}}}")
             chunk.clear()
 
         for position, item in enumerate(items):
@@ -244,6 +245,11 @@ def _hoist(fn: ParsedFunction, chunk: list[ts.Node], later: list[ts.Node]) -> tu
                 continue
             value = declarator.child_by_field_name("value")
             target = declarator.child_by_field_name("declarator")
+            if _constant(value):
+                # (exllamav2's 'float block_c[m_count][4] = {};': no thread need compute a constant,
+                # so the declaration goes above the guard whole, its value known before the chunk)
+                hoisted.append(f"{type_text} {fn.src(declarator)};")
+                continue
             simple = target.type == "identifier"
             pointer = target.type == "pointer_declarator" and all(n.type != "type_qualifier" for n in walk(target))
             if not (simple or pointer) or value.type in ("initializer_list", "argument_list"):
@@ -252,3 +258,13 @@ def _hoist(fn: ParsedFunction, chunk: list[ts.Node], later: list[ts.Node]) -> tu
             hoisted.append(f"{own_type} {fn.src(target)};")
             kept.append(f"{declarator_name(target).text.decode()} = {fn.src(value)};")
     return hoisted, kept
+
+
+_CONSTANT_NODES = frozenset({"initializer_list", "number_literal", "true", "false", "nullptr", "char_literal",
+                             "unary_expression", "parenthesized_expression", "-", "+", "{", "}", ",", "(", ")"})
+
+
+def _constant(value: ts.Node) -> bool:
+    """An initialiser made of literals alone (``{}``, ``{0.f, 1.f}``, ``-1``): the same whatever
+    ran before it."""
+    return all(n.type in _CONSTANT_NODES for n in walk(value))
