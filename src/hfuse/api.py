@@ -319,7 +319,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
     meaning, notes, unread = header_meaning(specs, found, files, sources, options, worth_reading(everything, found))
     with noted(notes):  # (a refusal below may have its cause in them: Clang could not read an instance)
         add_header_reads(everything, meaning)
-        add_unchecked_calls(everything, unread)
+        add_unchecked_calls(everything, unread, program.resolver)
         clashes = program.clashing_symbols()
         check_shared_types(closure.items, program, clashes, specs)
         close_over_symbols(everything, program.items, program.resolver, set(clashes))

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .errors import HFuseError, Location
-from .frontend.clang import Meaning, instantiated_lines, read_meaning
+from .frontend.clang import Meaning, instantiated_lines, read_meaning, unchecked_headers
+from .files import default_cache_dir
 from .frontend.clang_constants import ConstantQuestion, ask_clang
+from .frontend.clang_names import UnreadFile, header_names
 from .frontend.instances import instance_reference
 from .frontend.model import Function, SourceFile
 from .frontend.program import OverloadChoice
@@ -24,7 +26,7 @@ from .transform.analysis import ProgramFacts
 def header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], files: Sequence[SourceFile],
                     sources: Mapping[str | Path, str] | None,
                     options: CompileOptions, only: frozenset[tuple[str, int]] | None = None,
-                    ) -> tuple[Meaning, tuple[str, ...], dict[Path, str]]:
+                    ) -> tuple[Meaning, tuple[str, ...], dict[Path, UnreadFile]]:
     """Clang's reading of what each file's functions reach in the headers hfuse keeps (one
     parse per file, with that file's options), a note for each file it could not read, and
     those files (with the user's headers they read) that keep headers nobody checked, and why.
@@ -50,8 +52,11 @@ def header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], fil
                          f"({meaning.instances_unread}); it read them as templates, where a call "
                          "through a type that depends on a template parameter names no code")
         if meaning.unavailable is not None:
-            notes.append(f"note: {meaning.unavailable}; hfuse checked the headers it keeps by the names alone")
-            unread.update({path: meaning.unavailable for path in (source.path, *source.headers)})
+            notes.append(f"note: {meaning.unavailable}; hfuse refuses what its functions may reach in the headers "
+                         "it keeps, by the names those headers declare")
+            if unchecked_headers(source.kept_preamble):
+                names = header_names(spec.options or options, tuple(source.kept_preamble), str(default_cache_dir()))
+                unread.update({path: UnreadFile(meaning.unavailable, names) for path in (source.path, *source.headers)})
         found.extend(meaning.functions)
     return Meaning(tuple(found)), tuple(notes), unread
 

@@ -24,6 +24,7 @@ from hfuse.api import fuse
 from hfuse.errors import HFuseError
 from hfuse.spec import Dim3, KernelSpec
 from hfuse.registers import RegisterCap
+from hfuse.frontend.clang_meaning import Meaning
 from hfuse.frontend.options import CompileOptions
 
 from corpus import cases as C  # tests/corpus/cases.py
@@ -179,19 +180,24 @@ def test_header_code_reading_the_lane_fuses_horizontally(tmp_path):
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
-def test_without_clang_the_note_says_what_was_not_checked(monkeypatch):
+def test_without_clang_what_a_file_keeping_unchecked_headers_reaches_is_refused(monkeypatch):
     from hfuse.frontend import clang as clang_module
+    from hfuse.frontend import clang_names
 
     clang_module._read_once.cache_clear()
+    clang_names.header_names.cache_clear()
     monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
-    fused = fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "scale", 128)])
-    assert len(fused.notes) == 1 and "libclang is not usable" in fused.notes[0]
-    assert "by the names alone" in fused.notes[0]
     # what only Clang could check is refused: cuda::ptx::get_sreg_laneid reads %laneid, which
-    # fuses, but get_sreg_tid_x, spelt alike, reads %tid (it fused after the note, once)
-    with pytest.raises(HFuseError, match=r"'cuda::ptx::get_sreg_laneid' is defined by no input, and what it "
-                                         r"reads of the block is unchecked: libclang is not usable here"):
-        fuse([_spec(HEADER_READS, "scale", 96), _spec(HEADER_READS, "lane_ptx", 128)])
+    # fuses, but get_sreg_tid_x, spelt alike, reads %tid (it fused after a note, once); and
+    # without Clang nothing says which names <cuda/ptx> declares, so even a kernel naming none
+    # of them is refused (by the names alone, an unqualified name of a header's fused, once)
+    for kernel in ("lane_ptx", "scale"):
+        with pytest.raises(HFuseError, match=rf"kernel '{kernel}': cannot prove the fused kernel correct: .*"
+                                             r"unchecked: libclang is not usable here") as err:
+            fuse([_spec(PRAGMA, "pad_bytes", 96), _spec(HEADER_READS, kernel, 128)])
+        assert "by the names those headers declare" in str(err.value)
+    # a file keeping only the toolkit's checked headers needs no Clang
+    assert fuse([_spec(PRAGMA, "pad_bytes", 96), _spec(PRAGMA, "vec_tile", 256)]).layout.name == "horizontal"
     clang_module._read_once.cache_clear()
 
 
@@ -216,17 +222,18 @@ WRAPPED_REFUSED = {
 }
 
 
-@pytest.mark.parametrize("clang", ["clang", "names alone"])
+@pytest.mark.parametrize("clang", ["clang", "file unread"])
 @pytest.mark.parametrize("kernel", sorted(WRAPPED_REFUSED))
 def test_cub_wrapped_in_a_namespace_of_the_librarys_is_still_cub(kernel, clang, monkeypatch):
     # once fused horizontally: Clang read CUB from a precompiled header made without the
-    # file's CUB_WRAPPED_NAMESPACE (so mylib::cub did not exist for it), and by the names
-    # alone mylib::cub::BlockReduce was no CUB name
+    # file's CUB_WRAPPED_NAMESPACE (so mylib::cub did not exist for it), and where Clang could
+    # not read the file, mylib::cub::BlockReduce was no CUB name
+    import hfuse.header_meaning as header_meaning
     from hfuse.frontend import clang as clang_module
 
     clang_module._read_once.cache_clear()
-    if clang == "names alone":
-        monkeypatch.setattr(clang_module, "cindex", lambda: (None, "libclang is not usable here (ImportError: no)"))
+    if clang == "file unread":
+        monkeypatch.setattr(header_meaning, "read_meaning", lambda *a, **k: Meaning(unavailable="Clang could not read it"))
     what, text = WRAPPED_REFUSED[kernel]
     specs = [_spec(WRAPPED, "scale_rows", 96), _spec(WRAPPED, kernel, 128)]
     with pytest.raises(HFuseError) as err:

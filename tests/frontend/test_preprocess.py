@@ -83,10 +83,10 @@ __global__ void k(float* a) { a[0] = SQ(a[0]); }
 """, "config.h": "#pragma once\n#define MY_NDEBUG 1\n"})
     pre = run(source)
     assert pre.kept_includes == ("#include <cuda_runtime.h>", "#include <cub/cub.cuh>", "#include <cassert>")
-    # object-like macros only, include guards aside; a change before each header, in order
+    # include guards aside; a change before each header, in order
     assert pre.kept_preamble == ("#define MY_NDEBUG 1", "#include <cuda_runtime.h>",
-                                 "#define CUB_WRAPPED_NAMESPACE mylib", "#include <cub/cub.cuh>",
-                                 "#undef MY_NDEBUG", "#include <cassert>")
+                                 "#define CUB_WRAPPED_NAMESPACE mylib", "#define SQ(x) ((x) * (x))",
+                                 "#include <cub/cub.cuh>", "#undef MY_NDEBUG", "#include <cassert>")
 
 
 # -- conditionals -----------------------------------------------------------------------

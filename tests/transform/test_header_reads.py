@@ -1,6 +1,8 @@
 """How Clang's findings in kept headers become facts: whole block, refused, or nothing."""
 from __future__ import annotations
 
+import pytest
+
 from hfuse.frontend.clang import FunctionMeaning, HeaderUse, Meaning
 from hfuse.frontend.extract import load_source
 from hfuse.transform.analysis import close_over_calls
@@ -97,8 +99,6 @@ __global__ void k(T* out, const T* in) {
 def test_where_clang_could_not_read_the_file_a_call_into_an_unchecked_header_is_refused(tmp_path, monkeypatch):
     # once: the note "hfuse checked the headers it keeps by the names alone" and a fused
     # kernel whose lib::utils::block_sum synchronised the whole fused block
-    import pytest
-
     import hfuse.header_meaning as header_meaning
     from hfuse.api import fuse
     from hfuse.errors import HFuseError
@@ -118,3 +118,94 @@ def test_where_clang_could_not_read_the_file_a_call_into_an_unchecked_header_is_
                                          r"the block is unchecked: Clang could not read k.cu \(why\)") as err:
         fuse(specs, options=options)
     assert err.value.where.line == 7  # neither cuda::std::max nor ::fabsf (the C++ library's, the toolkit's)
+
+
+SHAPES_UNREAD = """#include <lib/red.cuh>
+#include <lib/glob.cuh>
+namespace lib {
+__global__ void inside(const float* in, float* out) {       // ordinary lookup from inside lib
+  __shared__ float s[128];
+  float t = Reducer(s).sum(in[threadIdx.x]);
+  out[threadIdx.x] = t;
+}
+}  // namespace lib
+__global__ void declared(const float* in, float* out) {     // a variable of the header's type
+  __shared__ float s[128];
+  lib::Reducer r{s};
+  out[threadIdx.x] = r.sum(in[threadIdx.x]);
+}
+__global__ void global_helper(const float* in, float* out) { // a global function of a library header
+  __shared__ float s[128];
+  out[threadIdx.x] = glob_block_sum(s, in[threadIdx.x]);
+}
+__global__ void nominated(const float* in, float* out) {     // using namespace lib; in the body
+  using namespace lib;
+  __shared__ float s[128];
+  out[threadIdx.x] = Reducer{s}.sum(in[threadIdx.x]);
+}
+__global__ void shadowed(const float* in, float* out, int glob_block_sum) {  // a parameter of that name
+  float Reducer = in[threadIdx.x] * 2.f;
+  out[threadIdx.x] = Reducer + glob_block_sum + fminf(Reducer, 1.f) + __shfl_xor_sync(0xffffffffu, Reducer, 1);
+}
+"""
+
+
+def _unread_fuse(tmp_path, monkeypatch, kernel):
+    import hfuse.header_meaning as header_meaning
+    from hfuse.api import fuse
+    from hfuse.frontend.options import CompileOptions
+    from hfuse.spec import Dim3, KernelSpec
+
+    (tmp_path / "inc" / "lib").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "inc" / "lib" / "red.cuh").write_text(
+        "#pragma once\nnamespace lib {\nstruct Reducer { float* s; __device__ float sum(float v) "
+        "{ s[threadIdx.x] = v; __syncthreads(); return s[0] + s[blockDim.x - 1]; } };\n}\n")
+    (tmp_path / "inc" / "lib" / "glob.cuh").write_text(
+        "#pragma once\n__device__ inline float glob_block_sum(float* s, float v) "
+        "{ s[threadIdx.x] = v; __syncthreads(); return s[0]; }\n")
+    (tmp_path / "k.cu").write_text(SHAPES_UNREAD)
+    (tmp_path / "p.cu").write_text("__global__ void p(float* y) { y[threadIdx.x] = 1.f; }\n")
+    monkeypatch.setattr(header_meaning, "read_meaning", lambda *a, **k: Meaning(unavailable="Clang could not read k.cu (why)"))
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    return fuse([KernelSpec(tmp_path / "p.cu", "p", Dim3(64)), KernelSpec(tmp_path / "k.cu", kernel, Dim3(128))],
+                options=options)
+
+
+
+@pytest.mark.parametrize("kernel, named, line", [
+    ("lib::inside", "'Reducer' may be 'lib::Reducer', which", 6),
+    ("declared", "'lib::Reducer'", 12),
+    ("global_helper", "'glob_block_sum'", 17),
+    ("nominated", "'Reducer' may be 'lib::Reducer', which", 22),
+])
+def test_where_clang_could_not_read_the_file_any_name_its_headers_declare_is_refused(tmp_path, monkeypatch, kernel,
+                                                                                      named, line):
+    # once, by the names alone, each of these fused horizontally (only qualified calls were
+    # refused), and their header code synchronised the whole fused block
+    from hfuse.errors import HFuseError
+
+    with pytest.raises(HFuseError) as err:
+        _unread_fuse(tmp_path, monkeypatch, kernel)
+    assert f"{named} is declared by a header nobody checked" in str(err.value), str(err.value)
+    assert "Clang could not read k.cu (why)" in str(err.value) and err.value.where.line == line
+
+
+def test_and_names_the_function_declares_itself_are_its_own(tmp_path, monkeypatch):
+    # a parameter and a local spelt as the headers' names, and the toolkit's intrinsics
+    assert _unread_fuse(tmp_path, monkeypatch, "shadowed").layout.name == "horizontal"
+
+
+def test_a_kept_header_that_cannot_be_found_leaves_its_files_kernels_unproved(tmp_path):
+    # a PyTorch extension file where torch is not installed: nvcc stops at the #include, and
+    # nothing says what the kernels reach there (once, they fused by the names alone)
+    from hfuse.api import fuse
+    from hfuse.errors import HFuseError
+    from hfuse.spec import Dim3, KernelSpec
+
+    (tmp_path / "k.cu").write_text("#include <nowhere/extension.h>\n"
+                                   "__global__ void k(float* y) { y[threadIdx.x] = exp(y[threadIdx.x]); }\n")
+    (tmp_path / "p.cu").write_text("__global__ void p(float* y) { y[threadIdx.x] = 1.f; }\n")
+    with pytest.raises(HFuseError, match=r"what 'k' reaches in the headers its file keeps is unchecked: Clang could "
+                                         r"not read .*'nowhere/extension.h' file not found") as err:
+        fuse([KernelSpec(tmp_path / "p.cu", "p", Dim3(64)), KernelSpec(tmp_path / "k.cu", "k", Dim3(128))])
+    assert "the include folders" in err.value.hint

@@ -81,10 +81,11 @@ class PreprocessedSource:
     kept_includes: tuple[str, ...] = ()
     """The ``#include`` lines left in ``text`` (toolkit/system headers), in order, deduplicated."""
     kept_preamble: tuple[str, ...] = ()
-    """Those lines, each after the ``#define``s and ``#undef``s that bring the user's object-like
-    macros (include guards aside) to what they were where the file includes it: what a
-    compiler reading the kept headers apart from the file must read them with
-    (``#define CUB_WRAPPED_NAMESPACE mylib`` puts CUB in ``mylib::cub``)."""
+    """Those lines, each after the ``#define``s and ``#undef``s that bring the user's macros
+    (include guards aside) to what they were where the file includes it: what a compiler
+    reading the kept headers apart from the file must read them with (``#define
+    CUB_WRAPPED_NAMESPACE mylib`` puts CUB in ``mylib::cub``; a header may test or call a
+    function-like macro of the user's too)."""
     value_macros: tuple[tuple[str, str], ...] = ()
     """Macros of kept system headers the code uses as plain values (no syntax, no calls:
     ``C10_WARP_SIZE``, ``CEIL_DIV(a, b)``), left as written: known, so never opaque.
@@ -400,7 +401,7 @@ class _DevicePass(pcpp.Preprocessor):
 
     def note_kept(self, line: str) -> None:
         """``line`` on ``kept_preamble``, after what changed in the user's macros since the last."""
-        now = {m.name: m.definition for m in self.user_macros() if m.params is None and not m.include_guard}
+        now = {m.name: " ".join(m.definition.split("\n")) for m in self.user_macros() if not m.include_guard}
         self.kept_preamble += [d for name, d in now.items() if self.configured.get(name) != d]
         self.kept_preamble += [f"#undef {name}" for name in self.configured if name not in now]
         self.configured = now

@@ -24,9 +24,13 @@ from pathlib import Path
 from typing import Mapping
 
 from ..frontend.clang import FunctionMeaning, HeaderUse, Meaning
-from ..frontend.model import OWN_BLOCK_READS, THREAD_INDEX_READS, WARPGROUP_RUN, WHOLE_BLOCK_READS
+from ..frontend.clang_names import KNOWN_NAMESPACES, HeaderNames, UnreadFile
+from ..frontend.model import (OWN_BLOCK_READS, THREAD_INDEX_READS, WARPGROUP_RUN, WHOLE_BLOCK_READS, Function,
+                              scope_names)
+from ..frontend.parse import declarator_name, line_of, parse, walk
+from ..frontend.resolve import LocalNames, Resolver
 from .analysis import MACRO_SUSPICION, FunctionFacts, ProgramFacts
-from .opaque import REFUSAL_HINT, Unseen, classify_cub, cub_entity
+from .opaque import REFUSAL_HINT, Unseen, classify_cub, cub_entity, plain_name
 
 COOPERATIVE_GROUPS = "cooperative_groups::"
 _WHOLE_BLOCK_READS = WHOLE_BLOCK_READS | {WARPGROUP_RUN}
@@ -116,32 +120,78 @@ def _drop_declared_macro_suspicions(facts: FunctionFacts, found: FunctionMeaning
     facts.opaque[:] = [entry for entry in facts.opaque if (entry[0], entry[1]) not in refusals]
 
 
-KNOWN_NAMESPACES = ("std::", "cuda::std::", "cub::", "cooperative_groups::", "nvcuda::")
-"""Qualified calls that need no Clang: the C++ library's (host or libcu++'s, reading nothing
-of the block), and CUB's and cooperative groups', whose block-wide names hfuse's own analysis
-knows (``opaque.py``, ``cooperative_groups.py``), and WMMA's (a checked header)."""
+_KNOWN = tuple(f"{namespace}::" for namespace in KNOWN_NAMESPACES)
+_UNREAD_HINT = "make the file readable for Clang (the include folders and -std of your build), or keep this kernel unfused"
 
 
-def add_unchecked_calls(program: ProgramFacts, unread: Mapping[Path, str]) -> int:
+def add_unchecked_calls(program: ProgramFacts, unread: Mapping[Path, UnreadFile], resolver: Resolver) -> int:
     """Where Clang could not read a file that keeps headers nobody checked (``unread``: the
-    file and the user's headers it reads, each with why), a qualified call of a function no
-    input defines is refused: what it reads of the block is unknown (once, a kernel template's
-    ``lib::block_sum<T>(v, sh)``, synchronising the whole block, was fused that way). The
-    number of refusals added."""
-    why_of = {os.path.realpath(path): why for path, why in unread.items()}
+    file and the user's headers it reads, each with why and what those headers declare), a
+    function that may reach their code is refused: what it reads of the block is unknown.
+    Once, a kernel template's ``lib::block_sum<T>(v, sh)``, synchronising the whole block, was
+    fused that way, and ``lib::Reducer r(s); r.sum(v)`` or ``Reducer(s).sum(v)`` inside ``namespace
+    lib`` were, by the names alone. A qualified call of a function no input defines, and any
+    name the headers declare that the function names (``HeaderNames``), are refused; where what
+    they declare is unknown too (libclang unusable, headers Clang cannot compile), every
+    function of the file. The number of refusals added."""
+    of = {os.path.realpath(path): found for path, found in unread.items()}
     added = 0
     for facts in program.facts.values():
         for f in facts:
-            why = why_of.get(os.path.realpath(f.function.file))
-            if why is None:
+            found = of.get(os.path.realpath(f.function.file))
+            if found is None:
                 continue
             for name, line in f.outside_calls:
                 bare = name.lstrip(":")
-                if "::" not in bare or bare.startswith(KNOWN_NAMESPACES):
+                if "::" not in bare or bare.startswith(_KNOWN):
                     continue
                 f.opaque.append((f"'{name}' is defined by no input, and what it reads of the block is unchecked: "
-                                 f"{why}", line,
-                                 "make the file readable for Clang (the include folders and -std of your build), "
-                                 "or keep this kernel unfused"))
+                                 f"{found.why}", line, _UNREAD_HINT))
+                added += 1
+            if isinstance(found.names, str):
+                also = f" ({found.names})" if found.names != found.why else ""
+                f.opaque.append((f"what '{f.function.name}' reaches in the headers its file keeps is unchecked: "
+                                 f"{found.why}{also}", f.function.line, _UNREAD_HINT))
+                added += 1
+                continue
+            for name, line, declared in _header_names_named(f.function, resolver, found.names):
+                what = f"'{name}'" if name == declared else f"'{name}' may be '{declared}', which"
+                f.opaque.append((f"{what} is declared by a header nobody checked, and what it reads of the block is "
+                                 f"unchecked: {found.why}", line, _UNREAD_HINT))
                 added += 1
     return added
+
+
+def _header_names_named(function: Function, resolver: Resolver, names: HeaderNames) -> list[tuple[str, int, str]]:
+    """(the name as written, line, the headers' declaration) of each name ``function`` writes
+    that no input defines and the headers declare, as ordinary lookup would find it from there."""
+    root = parse(function.text.encode()).root_node
+    local = LocalNames.of(root)
+    own = {p.name for p in function.params if p.name} | set(function.template_params) | {
+        d.text.decode() for n in walk(root) if n.type in ("init_declarator", "declaration", "parameter_declaration",
+                                                          "optional_parameter_declaration", "type_definition",
+                                                          "alias_declaration", "for_range_loop")
+        for d in [declarator_name(n) if n.type != "alias_declaration" else n.child_by_field_name("name")]
+        if d is not None}
+    own |= {d.text.decode() for n in walk(root) if n.type == "declaration"
+            for decl in n.children_by_field_name("declarator") if (d := declarator_name(decl)) is not None}
+    scopes = scope_names(function.scope)
+    usings = [w for depth in range(len(scopes), -1, -1) for w in resolver.usings.get("::".join(scopes[:depth]), [])]
+    usings = [resolver.namespace(function.scope, w, local) for w in [*usings, *local.usings]]
+    found, base = [], function.line - 1
+    for node in walk(root):
+        if node.type == "qualified_identifier" and node.parent.type != "qualified_identifier":
+            written = plain_name(node.text.decode())
+            if written.lstrip(":").split("::")[0] in own or resolver.resolve(function.scope, written, local):
+                continue
+            declared = names.qualified(resolver.namespace(function.scope, written, local))
+        elif node.type in ("identifier", "type_identifier") and node.parent.type != "qualified_identifier":
+            written = node.text.decode()
+            if written in own or resolver.resolve(function.scope, written, local):
+                continue
+            declared = names.found(written, scopes, usings)
+        else:
+            continue
+        if declared is not None:
+            found.append((written, base + line_of(node), declared))
+    return found

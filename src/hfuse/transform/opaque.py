@@ -58,7 +58,7 @@ WHOLE_BLOCK_HINT = ("a layout that runs one whole block of the kernel per fused 
                     "interleaved or dynamic (hfuse fuse picks interblock itself when no layout is given)")
 
 
-def _plain(written: str) -> str:
+def plain_name(written: str) -> str:
     """``written`` without its template arguments (``cub::BlockStore<T, (D > 0) ? 2 : 1>`` is
     ``cub::BlockStore``). A comparison in a template argument is in parentheses (C++ closes
     the list at a bare ``>``): their contents go first, so that theirs is no bracket."""
@@ -134,7 +134,7 @@ class OpaqueNames:
         """What code hfuse cannot rewrite the name ``written`` in ``scope`` reaches (None: none).
 
         ``unqualified``: the node is a lone identifier (not the head of a qualified name)."""
-        text = _plain(written)
+        text = plain_name(written)
         if not text:
             return None
         parts = [p for p in text.split("::") if p]
@@ -145,7 +145,7 @@ class OpaqueNames:
         else:
             target = (local_usings or {}).get(text) or self._using(scope, text)
             if target is not None:
-                entity = cub_entity(self.resolver.namespace((), _plain(target), LocalNames()))
+                entity = cub_entity(self.resolver.namespace((), plain_name(target), LocalNames()))
                 if entity is not None:
                     return classify_cub(entity)
             if (unqualified and (_BLOCK_WIDE.match(text) or _GRID_WIDE.match(text)) and self._cub_nominated(scope, local)
@@ -182,7 +182,7 @@ def _cg_block_alias(item: TopLevelItem, resolver: Resolver) -> bool:
     if not re.search(r"\b(typedef|using)\b", item.text):
         return False
     for written in item.references:
-        text = _plain(written)
+        text = plain_name(written)
         head, _, tail = text.rpartition("::")
         if tail in _CG_BLOCK and head and resolver.is_cooperative_groups(item.scope, head):
             return True

@@ -259,9 +259,10 @@ CASES = (
     Case("cute_gemm.cu", "tiled_scale<32, 64>", 256, flags=("-std=c++17", CUTLASS)),
     Case("cute_gemm.cu", "simt_gemm<SimtTraits<64, 64, 8>>", 256, flags=("-std=c++17", CUTLASS)),
     Case("cute_gemm.cu", "tensor_core_gemm<TensorCoreTraits<64, 64, 32, 4>>", 128, flags=("-std=c++17", CUTLASS)),
-    # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older)
-    Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20",)),
-    Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20",)),
+    # PyTorch's extension build compiles with -std=c++20 (the ATen of recent releases refuses anything older);
+    # without torch installed, torch/extension.h is not found and nothing says what its kernels reach there
+    Case("torch_ext.cu", "silu_and_mul_kernel<float>", 256, flags=("-std=c++20", TORCH)),
+    Case("torch_ext.cu", "bias_add_kernel<double>", 128, flags=("-std=c++20", TORCH)),
     # ATen-adjacent extension code on the installed torch's headers: accessors as parameters, c10
     # scalar types, opmath types, ATen's BlockReduceSum (it reads threadIdx in PyTorch's header)
     Case("torch_aten.cu", "my_ext::scale_rows_kernel<at::Half>", 256, flags=("-std=c++20", TORCH)),
