@@ -8,7 +8,8 @@ auto-gptq 0.7.1 (``autogptq_extension``), causal-conv1d 1.7.0, mamba-ssm 2.3.1 a
 (``csrc`` each), mmcv 2.2.0 (``mmcv/ops/csrc``), flash-attn 2.8.3 (``csrc/layer_norm``),
 optimum-quanto 0.2.7 (``optimum/quanto/library/extensions/cuda``), AQLM 1.1.7
 (``src/aqlm/inference_kernels``), HQQ 0.2.8 (``hqq/kernels``), GPTQModel 7.7.0
-(``gptqmodel_ext``), torch-scatter 2.1.2 (``csrc``): their sdists from PyPI's file
+(``gptqmodel_ext``), torch-scatter 2.1.2 (``csrc``), nerfacc 0.5.3 (``nerfacc/cuda/csrc``), MegaBlocks
+0.10.0 (``csrc``), exllamav2 0.0.4 (``exllamav2/exllamav2_ext/cuda``): their sdists from PyPI's file
 host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml
 cuBLAS's: run it where torch and pip's CUDA headers are installed::
 

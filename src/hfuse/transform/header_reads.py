@@ -162,19 +162,20 @@ def add_unchecked_calls(program: ProgramFacts, unread: Mapping[Path, UnreadFile]
     return added
 
 
+_DECLARING = frozenset({"declaration", "parameter_declaration", "optional_parameter_declaration", "type_definition",
+                        "alias_declaration", "for_range_loop", "field_declaration"})
+
+
 def _header_names_named(function: Function, resolver: Resolver, names: HeaderNames) -> list[tuple[str, int, str]]:
     """(the name as written, line, the headers' declaration) of each name ``function`` writes
     that no input defines and the headers declare, as ordinary lookup would find it from there."""
     root = parse(function.text.encode()).root_node
     local = LocalNames.of(root)
-    own = {p.name for p in function.params if p.name} | set(function.template_params) | {
-        d.text.decode() for n in walk(root) if n.type in ("init_declarator", "declaration", "parameter_declaration",
-                                                          "optional_parameter_declaration", "type_definition",
-                                                          "alias_declaration", "for_range_loop")
-        for d in [declarator_name(n) if n.type != "alias_declaration" else n.child_by_field_name("name")]
-        if d is not None}
-    own |= {d.text.decode() for n in walk(root) if n.type == "declaration"
-            for decl in n.children_by_field_name("declarator") if (d := declarator_name(decl)) is not None}
+    own = {p.name for p in function.params if p.name} | set(function.template_params)
+    for node in walk(root):  # (its locals, a lambda's parameters, its typedefs: a header's name they shadow)
+        if node.type in _DECLARING:
+            own.update(d.text.decode() for field in ("declarator", "name")
+                       for child in node.children_by_field_name(field) if (d := declarator_name(child)) is not None)
     scopes = scope_names(function.scope)
     usings = [w for depth in range(len(scopes), -1, -1) for w in resolver.usings.get("::".join(scopes[:depth]), [])]
     usings = [resolver.namespace(function.scope, w, local) for w in [*usings, *local.usings]]
