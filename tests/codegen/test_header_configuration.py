@@ -77,3 +77,26 @@ def test_an_empty_configuration_macro_is_no_include_guard_whatever_its_file_is_c
     sources = {"a.cu": "#define __CUDA_NO_HALF_OPERATORS__\n" + PARTNER.replace("partner", "ka"), **SOURCES}
     source = fuse([KernelSpec("a.cu", "ka", 128), SPECS[1]], sources=sources).source
     assert source.index("#define __CUDA_NO_HALF_OPERATORS__") < source.index("#include <cuda_fp16.h>")
+
+
+@pytest.mark.nvcc
+def test_a_macro_an_installed_librarys_header_consults_configures_it_whatever_its_name(tmp_path):
+    # once dropped (its name is of no form headers consult): the fused file included the header
+    # without it, and the kernel silently ran its other branch (y instead of 2 y)
+    from hfuse.frontend.options import CompileOptions
+
+    (tmp_path / "inc" / "mylib").mkdir(parents=True)
+    (tmp_path / "inc" / "mylib" / "ops.cuh").write_text(
+        "#pragma once\n__device__ inline float mylib_scale(float v) {\n#ifdef MYLIB_DOUBLE_IT\n  return 2.f * v;\n"
+        "#else\n  return v;\n#endif\n}\n")
+    sources = {"k.cu": "#define MYLIB_DOUBLE_IT 1\n#define MY_TILE 64\n#include <mylib/ops.cuh>\n"
+                       "__global__ void k(float* y, int n) { int i = blockIdx.x * MY_TILE + threadIdx.x; "
+                       "if (i < n) y[i] = mylib_scale(y[i]); }\n",
+               "partner.cu": PARTNER}
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    source = fuse([KernelSpec("partner.cu", "partner", 128), KernelSpec("k.cu", "k", 64)], sources=sources,
+                  options=options).source
+    assert source.index("#define MYLIB_DOUBLE_IT 1") < source.index("#include <mylib/ops.cuh>")
+    assert "#define MY_TILE" not in source  # (the library does not mention it: the code's own, expanded)
+    compile_nvcc(source, workdir=tmp_path / "out", flags=["-isystem", str(tmp_path / "inc")])
+

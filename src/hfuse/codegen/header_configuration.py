@@ -15,7 +15,9 @@ headers' own macros, which the user's code keeps as written, may name it when th
 Which macros configure headers is not known without reading every header; taken are those
 of the form headers consult: ``NDEBUG``, reserved names (``_GNU_SOURCE``, ``__CUDA_NO_...``)
 and a library's prefix (``CUB_``, ``THRUST_``, ``CUTLASS_``...), object-like, defined in a
-file above one of its kept ``#include`` lines.
+file above one of its kept ``#include`` lines; and any macro so defined that the headers of
+an installed library the file includes mention (``frontend/library_text.py``: once, a
+library's ``#ifdef MYLIB_DOUBLE_IT`` went the other way in the fused file, silently).
 """
 from __future__ import annotations
 
@@ -52,7 +54,9 @@ def header_configuration(files: Sequence[SourceFile]) -> HeaderConfiguration:
     for source in files:
         includes = [item for item in source.items if item.kind == "include"]
         for macro in source.user_macros:
-            if macro.params is not None or not _CONFIGURES.match(macro.name) or macro.include_guard or not any(
+            library = macro.name in source.library_macros  # (a library header that mentions it: any form)
+            if not library and (macro.params is not None or not _CONFIGURES.match(macro.name)) or macro.include_guard \
+                    or not any(
                     str(item.file) == str(macro.file) and item.line > macro.line for item in includes):
                 continue
             first, owner = chosen.setdefault(macro.name, (macro, source))

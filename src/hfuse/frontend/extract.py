@@ -38,6 +38,7 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
     source.headers = tuple(pre.headers)
     source.kept_includes = tuple(pre.kept_includes)
     source.kept_preamble = pre.kept_preamble
+    source.library_macros = pre.library_macros
     source.value_macros = tuple(pre.value_macros)
     source.instances = dict(zip(instances, pre.expansions))
     source.arch_macros = pre.arch_macros

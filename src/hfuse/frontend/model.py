@@ -303,6 +303,8 @@ class SourceFile:
     kept_preamble: tuple[str, ...] = ()
     """Those lines with the user's macros they are read with (``PreprocessedSource.kept_preamble``):
     what Clang precompiles for the file."""
+    library_macros: frozenset[str] = frozenset()
+    """The user's macros above those lines that a library's headers mention (``PreprocessedSource.library_macros``)."""
     value_macros: tuple[tuple[str, str], ...] = ()
     """Macros of those headers the code uses as plain values, known and left as written
     (``PreprocessedSource.value_macros``)."""

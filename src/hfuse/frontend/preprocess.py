@@ -44,6 +44,7 @@ from .lines import ENTER, content_lines, place, pragma_lines, written_include
 from .model import UserMacro
 from .options import NO_OPTIONS, CompileOptions
 from .parse import read_source_file
+from .library_text import library_mentions
 from .system_macros import header_macros, is_macro_like, pure_value, standard_macro_names, structural
 
 CUDACC_VERSION = (13, 0)
@@ -86,6 +87,9 @@ class PreprocessedSource:
     reading the kept headers apart from the file must read them with (``#define
     CUB_WRAPPED_NAMESPACE mylib`` puts CUB in ``mylib::cub``; a header may test or call a
     function-like macro of the user's too)."""
+    library_macros: frozenset[str] = frozenset()
+    """The user's macros defined above a kept header that an installed library's headers it
+    reaches mention (``library_text``): they may configure them."""
     value_macros: tuple[tuple[str, str], ...] = ()
     """Macros of kept system headers the code uses as plain values (no syntax, no calls:
     ``C10_WARP_SIZE``, ``CEIL_DIV(a, b)``), left as written: known, so never opaque.
@@ -580,6 +584,8 @@ def preprocess(text: str, path: str | Path, options: CompileOptions = NO_OPTIONS
         headers=tuple(pp.headers),
         kept_includes=tuple(dict.fromkeys(pp.kept)),
         kept_preamble=tuple(pp.kept_preamble),
+        library_macros=library_mentions({d.split()[1].split("(")[0] for d in pp.kept_preamble if d.startswith("#define")},
+                                        pp.kept, search.library_dirs),
         value_macros=pp.value_macros(),
         arch_macros=tuple(sorted(pp.arch_macros)),
         user_macros=pp.user_macros(),
