@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .errors import HFuseError, Location
-from .frontend.clang import Meaning, instantiated_lines, read_meaning, unchecked_headers
 from .files import default_cache_dir
+from .frontend.clang import Meaning, instantiated_lines, read_meaning, unchecked_headers
 from .frontend.clang_constants import ConstantQuestion, ask_clang
 from .frontend.clang_names import UnreadFile, header_names
 from .frontend.instances import instance_reference
@@ -29,7 +29,8 @@ def header_meaning(specs: Sequence[KernelSpec], kernels: Sequence[Function], fil
                     ) -> tuple[Meaning, tuple[str, ...], dict[Path, UnreadFile]]:
     """Clang's reading of what each file's functions reach in the headers hfuse keeps (one
     parse per file, with that file's options), a note for each file it could not read, and
-    those files (with the user's headers they read) that keep headers nobody checked, and why.
+    those files (with the user's headers they read) that keep headers nobody checked, with why
+    and what those headers declare (``clang_names.UnreadFile``).
     ``only``: the functions worth reading (``read_meaning``), None for all."""
     given = {str(k): v for k, v in (sources or {}).items()}
     found, notes, unread = [], [], {}
