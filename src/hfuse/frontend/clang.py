@@ -48,7 +48,7 @@ def cindex():
     return ci, None
 
 
-def _host_cxx_dirs() -> list[str]:
+def host_cxx_dirs() -> list[str]:
     """The host's libstdc++ and C headers: CUDA's host_defines.h refuses the libc++ that
     libclang's wheels bundle, and nvcc uses the host compiler's library anyway."""
     cxx = sorted(glob.glob("/usr/include/c++/*"), key=lambda p: [int(x) if x.isdigit() else 0 for x in
@@ -72,7 +72,7 @@ def clang_arguments(options: CompileOptions) -> list[str] | str:
     cuda = cuda_root()
     if cuda is None:
         return "no CUDA toolkit found for Clang (nvcc on PATH, $CUDA_HOME or /usr/local/cuda)"
-    host = _host_cxx_dirs()
+    host = host_cxx_dirs()
     if not host:
         return "no host C++ library headers (libstdc++) found for Clang"
     resource = Path(clang.__file__).parent / "native" / "resource" / "include"
@@ -116,7 +116,7 @@ own rewrite converts them where they are written and refuses the spellings it ca
 def unchecked_headers(kept_preamble: Sequence[str]) -> tuple[str, ...]:
     """The kept ``#include`` lines whose code nobody has checked: the host's C and C++
     library (host code, no device code reads the block) and ``CHECKED_HEADERS`` are not."""
-    host = _host_cxx_dirs()
+    host = host_cxx_dirs()
     out = []
     for line in kept_preamble:
         if not re.match(r"\s*#\s*include\b", line):
@@ -177,7 +177,7 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     ci, why = cindex()
     if ci is None:
         return Meaning(unavailable=why)
-    arguments = _unit_arguments(ci, options, kept_preamble, cache)
+    arguments = unit_arguments(ci, options, kept_preamble, cache)
     if isinstance(arguments, Meaning):
         return arguments if arguments.dialect is None else Meaning(
             unavailable=f"Clang could not read the headers {files[0]} keeps ({arguments.dialect_where})",
@@ -269,7 +269,7 @@ def _spans(read: Sequence[FunctionMeaning], file: Path, name: str, start: int, e
     return any(_key(c.file) == _key(file) and c.name == name and start <= c.first_line <= end for c in read)
 
 
-def _unit_arguments(ci, options: CompileOptions, kept_preamble: Sequence[str], cache: Path) -> list[str] | Meaning:
+def unit_arguments(ci, options: CompileOptions, kept_preamble: Sequence[str], cache: Path) -> list[str] | Meaning:
     """Clang's arguments for a file of the request, its kept headers precompiled, or why
     there are none (a ``Meaning`` saying so; ``dialect`` set where the flags' standard is too old)."""
     arguments = clang_arguments(options)
@@ -293,7 +293,7 @@ def instantiated_lines(path: Path, options: CompileOptions, reference: str, *, k
     ci, why = cindex()
     if ci is None:
         return why
-    arguments = _unit_arguments(ci, options, kept_preamble, Path(cache or default_cache_dir()))
+    arguments = unit_arguments(ci, options, kept_preamble, Path(cache or default_cache_dir()))
     if isinstance(arguments, Meaning):
         return f"Clang could not read the headers the file keeps ({arguments.unavailable})"
     try:

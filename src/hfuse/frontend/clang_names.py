@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..toolkit import cuda_include_dirs
+from .clang import cindex, host_cxx_dirs, unit_arguments
+from .clang_meaning import Meaning
 from .options import CompileOptions
 
 KNOWN_NAMESPACES = ("std", "cuda::std", "cub", "cooperative_groups", "nvcuda", "__gnu_cxx", "__cxxabiv1")
@@ -92,13 +94,10 @@ class UnreadFile:
 def header_names(options: CompileOptions, kept_preamble: tuple[str, ...], cache: str) -> HeaderNames | str:
     """What the kept headers of ``kept_preamble`` declare, read by Clang from their
     precompiled form, or why that cannot be known."""
-    from .clang import _host_cxx_dirs, _unit_arguments, cindex
-    from .clang_meaning import Meaning
-
     ci, why = cindex()
     if ci is None:
         return why
-    arguments = _unit_arguments(ci, options, kept_preamble, Path(cache))
+    arguments = unit_arguments(ci, options, kept_preamble, Path(cache))
     if isinstance(arguments, Meaning):
         return arguments.unavailable or "Clang could not read the headers"
     if "-include-pch" not in arguments:
@@ -107,7 +106,7 @@ def header_names(options: CompileOptions, kept_preamble: tuple[str, ...], cache:
     import clang
 
     resource = str(Path(clang.__file__).parent / "native")
-    host = tuple(str(Path(d).resolve()) for d in _host_cxx_dirs()) + (resource,)
+    host = tuple(str(Path(d).resolve()) for d in host_cxx_dirs()) + (resource,)
     toolkit = tuple(str(Path(d).resolve()) for d in cuda_include_dirs(import_cupy=False))
     is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
     is_inline.argtypes, is_inline.restype = [ci.Cursor], ctypes.c_uint
