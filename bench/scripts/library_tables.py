@@ -3,6 +3,7 @@ folders, defines, flags, C++ standard) and the kernel instances its launchers ma
 arguments and block), as data. Facts about public projects' builds, not their code."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 SYM = "quantize::Type::Symmetric"
@@ -435,13 +436,67 @@ class Library:
     every_kernel: dict = field(default_factory=dict)
     """file: (template arguments, block) of each of its kernels the table does not name (a
     template's arguments; the others take none)."""
+    system_includes: tuple[str, ...] = ()
+    """Its ``-isystem`` folders, relative to the root (an absolute path is taken as it is)."""
     included_kernels: tuple = ()
     """(header folder, template arguments, block): every kernel of the headers in that folder a
     file includes is a case of the first file including it (mmcv's ``*_cuda_kernel.cuh``); a
     template of as many parameters as arguments takes them, others need the table (by header)."""
 
 
+_NORM, _ROPE, _QUANT, _SAMPLING = "flashinfer::norm::", "flashinfer::", "flashinfer::quantization::", \
+    "flashinfer::sampling::"
+_SCAN, _REDUCE = "cub::BLOCK_SCAN_WARP_SCANS", "cub::BLOCK_REDUCE_WARP_REDUCTIONS"
+_ROPE_ARGS = ("false", "128", "8", "16", "half", "int32_t")  # (head_dim 128, vec 8: bdx 16, bdy 8)
+FLASHINFER_074 = {
+    # (the block of each launcher for head_dim 128 or d 4096 in half: 32 x 4 warps for the norms,
+    # bdx x bdy for rope and the KV cache, 1024 for sampling on sm_90, the literal 256 elsewhere)
+    "csrc/norm.cu": (
+        (_NORM + "RMSNormKernel", ("8", "half"), (32, 4)),
+        (_NORM + "RMSNormQuantKernel", ("8", "half", "__nv_fp8_e4m3"), (32, 4)),
+        (_NORM + "QKRMSNormKernel", ("8", "nv_bfloat16"), (32, 4)),
+        (_NORM + "FusedAddRMSNormKernel", ("8", "nv_bfloat16"), (32, 4)),
+        (_NORM + "FusedAddRMSNormQuantKernel", ("8", "half", "__nv_fp8_e4m3"), (32, 4)),
+        (_NORM + "FusedAddRMSNormFP8BlockQuantKernel", ("8", "nv_bfloat16", "__nv_fp8_e4m3"), (32, 4)),
+        (_NORM + "generalLayerNorm", ("half", "half", "int8_t", "false"), (128,))),
+    "csrc/rope.cu": (
+        (_ROPE + "BatchQKApplyRotaryPosIdsCosSinCacheKernel", _ROPE_ARGS, (16, 8)),
+        (_ROPE + "BatchQKApplyRotaryPosIdsCosSinCacheHeadParallelismKernel", _ROPE_ARGS, (16, 8)),
+        (_ROPE + "BatchQKApplyRotaryPosIdsKernel", _ROPE_ARGS, (16, 8)),
+        (_ROPE + "BatchQKApplyRotaryKernel", _ROPE_ARGS, (16, 8)),
+        (_ROPE + "RopeQuantizeKernel", ("false", "8", "16", "half", "int32_t", "__nv_fp8_e4m3"), (16, 8))),
+    "csrc/quantization.cu": (
+        (_QUANT + "PackBitsKernel", (_QUANT + "BitOrder::kLittle",), (256,)),
+        (_QUANT + "SegmentPackBitsKernel", (_QUANT + "BitOrder::kBig", "int32_t"), (256,)),
+        (_QUANT + "PerTokenGroupQuant8BitRegisterKernel", ("half", "__nv_fp8_e4m3", "false", "false", "true"),
+         (256,))),
+    "csrc/sampling.cu": (
+        (_SAMPLING + "SamplingFromProbKernel", ("1024", _SCAN, _REDUCE, "4", "true", "float", "int32_t"), (1024,)),
+        (_SAMPLING + "TopKSamplingFromProbKernel", ("1024", _SCAN, _REDUCE, "4", "true", "float", "int32_t"),
+         (1024,)),
+        (_SAMPLING + "TopPRenormProbKernel", ("1024", _REDUCE, "4", "float"), (1024,)),
+        (_SAMPLING + "OnlineSoftmaxFusedKernel", ("1024", "4", "float", "true"), (1024,))),
+    "csrc/page.cu": (
+        (_ROPE + "AppendPagedKVCacheKernel", ("128", "8", "half", "int32_t"), (16, 4)),
+        (_ROPE + "AppendPagedKVCacheDecodeKernel", ("128", "8", "half", "int32_t"), (16, 4))),
+}
+TVM_FFI_INCLUDE = os.environ.get("TVM_FFI_INCLUDE", "/nonexistent/tvm_ffi/include")
+
 LIBRARIES = {
+    # flashinfer/jit/cpp_ext.py: its vendored CCCL with -I (ahead of the toolkit's), its own headers,
+    # csrc, CUTLASS, spdlog and apache-tvm-ffi's headers (TVM_FFI_INCLUDE: that wheel's tvm_ffi/include)
+    # with -isystem; C++17, fast math, relaxed constexpr, the dtype switches of jit/core.py. The kernels
+    # are templates in its headers that each csrc file's launchers instantiate: include/ and csrc/ are
+    # given with -I, as hfuse's error says for a kernel of an -isystem header (it fuses the kernels of
+    # the files it reads as the user's own)
+    "flashinfer-0.7.4": Library(
+        ("include", "csrc", "3rdparty/cccl/cub", "3rdparty/cccl/libcudacxx/include", "3rdparty/cccl/thrust"), {},
+        system_includes=(TVM_FFI_INCLUDE, "3rdparty/cutlass/include",
+                         "3rdparty/cutlass/tools/util/include", "3rdparty/spdlog/include"),
+        files=("csrc/norm.cu", "csrc/rope.cu", "csrc/quantization.cu", "csrc/sampling.cu", "csrc/page.cu"),
+        header_kernels=FLASHINFER_074,
+        defines=("Py_LIMITED_API=0x03090000", "FLASHINFER_ENABLE_F16", "FLASHINFER_ENABLE_BF16",
+                 "FLASHINFER_ENABLE_FP8_E4M3", "FLASHINFER_ENABLE_FP8_E5M2"), std="c++17"),
     # op_builder/builder.py: C++20 on CUDA >= 12.5 (as torch 2.14's headers need), fast math, the half
     # operators on, bf16 on; include_paths of op_builder/*.py (each build its own and the common one;
     # their headers' names are distinct, so one list serves)

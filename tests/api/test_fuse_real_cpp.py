@@ -1213,6 +1213,34 @@ def test_an_error_in_a_header_of_an_include_folder_says_it_may_be_a_librarys(tmp
         fuse([AXPY, KernelSpec(tmp_path / "k.cu", "doubled", Dim3(128))], options=options)
 
 
+ISYSTEM_KERNELS = """#pragma once
+namespace mylib { namespace norm {
+template <int VEC, typename T>
+__global__ __launch_bounds__(256) void
+    RMSNormKernel(T* out, const T* in) { out[threadIdx.x] = in[threadIdx.x] * T(VEC); }
+} }
+"""
+
+
+def test_asking_for_a_kernel_of_an_isystem_header_names_where_it_is_and_the_flag_that_fuses_it(tmp_path):
+    """FlashInfer's kernels are templates in its headers, which its build gives with -isystem;
+    its csrc files instantiate them. hfuse keeps such headers as #include lines, so their
+    kernels cannot be fused from there: the error names the header, line and folder, and the
+    -I that makes hfuse read them as the user's own (which then fuses)."""
+    library = tmp_path / "include"
+    (library / "mylib").mkdir(parents=True)
+    (library / "mylib" / "norm.cuh").write_text(ISYSTEM_KERNELS)
+    (tmp_path / "norm.cu").write_text('#include <mylib/norm.cuh>\nvoid launch(float* o, const float* i) '
+                                      '{ mylib::norm::RMSNormKernel<4, float><<<1, 256>>>(o, i); }\n')
+    spec = KernelSpec(tmp_path / "norm.cu", "mylib::norm::RMSNormKernel", Dim3(256), ("4", "float"))
+    with pytest.raises(HFuseError) as info:
+        fuse([AXPY, spec], options=CompileOptions.from_flags(system_include_dirs=[str(library)]))
+    assert f"defined at {(library / 'mylib' / 'norm.cuh').resolve()}:5" in info.value.hint
+    assert f"-I {library.resolve()} instead of -isystem" in info.value.hint
+    fused = fuse([AXPY, spec], options=CompileOptions.from_flags(include_dirs=[str(library)]))
+    assert "RMSNormKernel" in fused.source and "#include <mylib/norm.cuh>" not in fused.source
+
+
 @pytest.mark.nvcc
 @pytest.mark.parametrize("kernel, layout", [("lambda_reads_thread", "interblock"), ("lambda_doubles", "horizontal"),
                                             ("lambda_through_parameter", "horizontal")])

@@ -40,6 +40,17 @@ def test_cooperative_groups_header_is_found(compiler):
     assert compiler.compile(src, ["k"]).lowered["k"] == "k"
 
 
+def test_user_folders_are_searched_before_the_toolkits(tmp_path):
+    """A library's own copy of a toolkit header given with -I (FlashInfer's newer CCCL, whose
+    ``cuda::fast_mod_div`` CUDA 13.0's lacks) is the one NVRTC reads, as nvcc does: the
+    toolkit's folders come after the user's."""
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "cuda" / "cmath").write_text("#pragma once\nnamespace cuda { template <class T> struct vendored_only "
+                                             "{ T value; }; }\n")
+    src = '#include <cuda/cmath>\nextern "C" __global__ void k(int* a) { cuda::vendored_only<int> v{1}; a[0] = v.value; }'
+    assert nvrtc_compiler().compile(src, ["k"], options=(f"-I{tmp_path}",)).lowered["k"] == "k"
+
+
 def test_compile_error_carries_log(compiler):
     with pytest.raises(CompileError) as info:
         compiler.compile("__global__ void f() { int x = ; }", ["f"])

@@ -14,7 +14,7 @@ from .model import (FUNCTION_POINTER, INITIALISERS, INLINE, ClassShape, Function
 from .parse import (compact, declarator_name, declares_function_pointer, inner_declarator, kernel_attribute, line_of,
                     parse, read_source_file, walk)
 from .options import NO_OPTIONS, CompileOptions
-from .preprocess import preprocess
+from .preprocess import library_header_dirs, preprocess
 
 _TYPE_DEFINING = {"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"}
 _DEFINES_CLASS = re.compile(r"\s*(?:template\s*<[^;{]*>\s*)?(?:struct|class|union)\b[^;]*\{")
@@ -39,6 +39,7 @@ def load_source(path: str | Path, text: str | None = None, options: CompileOptio
     source.kept_includes = tuple(pre.kept_includes)
     source.kept_preamble = pre.kept_preamble
     source.library_macros = pre.library_macros
+    source.library_dirs = library_header_dirs(options)
     source.value_macros = tuple(pre.value_macros)
     source.instances = dict(zip(instances, pre.expansions))
     source.arch_macros = pre.arch_macros

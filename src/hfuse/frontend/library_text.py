@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 
@@ -32,11 +32,33 @@ def _mentions(wanted: frozenset[str], includes: tuple[str, ...], library_dirs: t
     if not wanted or not library_dirs:
         return frozenset()
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(wanted)) + r")\b")
+    found: set[str] = set()
+    for _, text in _reached(includes, library_dirs):
+        found.update(m.group(1) for m in pattern.finditer(text))
+        if found == wanted:
+            break
+    return frozenset(found)
+
+
+def kernel_definition(name: str, includes: Sequence[str], library_dirs: Sequence[Path]) -> tuple[Path, int] | None:
+    """The header of ``library_dirs`` reached from ``includes`` that defines a ``__global__``
+    named ``name`` (its last component), and the line of that name: where a kernel a request
+    asks for lives when the file it names has none (FlashInfer's, in its ``-isystem`` headers)."""
+    plain = name.split("<")[0].split("::")[-1].strip()
+    pattern = re.compile(r"__global__[^;{}]*?\b(" + re.escape(plain) + r")\s*\(")
+    for path, text in _reached(tuple(includes), tuple(Path(d) for d in library_dirs)):
+        if (match := pattern.search(text)) is not None:
+            return path, text.count("\n", 0, match.start(1)) + 1
+    return None
+
+
+def _reached(includes: tuple[str, ...], library_dirs: tuple[Path, ...]) -> Iterator[tuple[Path, str]]:
+    """(path, text) of each header of ``library_dirs`` the ``#include`` lines ``includes``
+    reach, following the headers' own includes within those folders."""
     folders = [Path(d).resolve() for d in library_dirs]
     todo: list[tuple[str, Path | None]] = [(m.group(2), None) for line in includes if (m := _INCLUDE.match(line))]
     seen: set[Path] = set()
-    found: set[str] = set()
-    while todo and found != wanted:
+    while todo:
         name, here = todo.pop()
         path = next((folder / name for folder in ([here] if here else []) + folders if (folder / name).is_file()),
                     None)
@@ -50,6 +72,5 @@ def _mentions(wanted: frozenset[str], includes: tuple[str, ...], library_dirs: t
             text = path.read_text(errors="replace")
         except OSError:
             continue
-        found.update(m.group(1) for m in pattern.finditer(text))
+        yield path, text
         todo.extend((m.group(2), path.parent if m.group(1) == '"' else None) for m in _INCLUDE.finditer(text))
-    return frozenset(found)

@@ -305,6 +305,8 @@ class SourceFile:
     what Clang precompiles for the file."""
     library_macros: frozenset[str] = frozenset()
     """The user's macros above those lines that a library's headers mention (``PreprocessedSource.library_macros``)."""
+    library_dirs: tuple[Path, ...] = ()
+    """The installed libraries' folders its kept headers were searched in (``preprocess.library_header_dirs``)."""
     value_macros: tuple[tuple[str, str], ...] = ()
     """Macros of those headers the code uses as plain values, known and left as written
     (``PreprocessedSource.value_macros``)."""

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..errors import HFuseError, Location
+from ..toolkit import installed_package_dir, pytorch_include_dirs
 from .directive_names import exposed_to_directives
+from .library_text import kernel_definition
 from .model import Function, SourceFile, TopLevelItem
 from .resolve import Resolver
 from .specialisation import ArgumentsAlike, declared_primary, specialised
@@ -319,12 +321,27 @@ class Program:
         elif unparsed is not None:
             hint = (f"{unparsed.file}:{unparsed.line} mentions '{name}' in code hfuse could not parse; check that it "
                     "compiles with nvcc with the same -I/-D options")
+        elif hint is None and (found := kernel_definition(wanted, source.kept_includes, source.library_dirs)):
+            hint = _library_kernel_hint(name, *found, source.library_dirs)
         elif hint is None and (kept := [i for i in source.kept_includes if "<" in i and not _toolkit_header(i)]):
             hint = (f"if '{name}' is defined in a header hfuse keeps as an #include ({_header_name(kept[0])}"
                     f"{' and others' if len(kept) > 1 else ''}: a library's), give that header's folder with -I "
                     "instead of -isystem: hfuse fuses the kernels of the files it reads as your own (an -I folder "
                     "of another project, an installed package's or a third_party one, it keeps as a library's too)")
         raise HFuseError(f"no __global__ kernel named '{name}' (kernels in this file: {known})", Location(file, None, name), hint=hint)
+
+
+def _library_kernel_hint(name: str, header: Path, line: int, library_dirs: Sequence[Path]) -> str:
+    """Where a kernel the file lacks is defined in a library's header the file includes, and
+    what makes hfuse read that header as the user's own."""
+    folder = next(d for d in library_dirs if header.is_relative_to(d))
+    where = f"'{name}' is defined at {header}:{line}, in a header hfuse keeps as an #include (a library's, found in {folder})"
+    if installed_package_dir(folder) or folder in pytorch_include_dirs():
+        return (f"{where}: an installed package's headers are never read as your own; to fuse that kernel, "
+                "copy its definition into a file of yours")
+    return (f"{where}: hfuse fuses only the kernels of files it reads as your own; give that folder with "
+            f"-I {folder} instead of -isystem (a folder of a vendored or another checkout's project stays a "
+            "library's: copy the kernel into a file of yours)")
 
 
 def _header_name(include: str) -> str:

@@ -278,10 +278,12 @@ class Compiler:
         # without it NVRTC takes a generic lambda's call operator in a __device__ function, and a
         # constexpr function without an execution space, for host code (nvcc does not)
         opts = [f"-arch={self.arch}", f"-std={self.std}"] + (["-default-device"] if self.toolchain == "nvrtc" else [])
-        opts += [f"-I{d}" for d in self.include_dirs]
         if self.verbose_ptxas:
             opts.append(_REPORTING)
-        return tuple(opts) + self.extra_options + tuple(extra)
+        # the toolkit's folders after the user's, as nvcc searches them: a library's own copy of
+        # a toolkit header given with -I (FlashInfer's newer CCCL, whose cuda::fast_mod_div the
+        # toolkit's lacks) is the one both compilers read
+        return tuple(opts) + self.extra_options + tuple(extra) + tuple(f"-I{d}" for d in self.include_dirs)
 
     def _nvrtc(self) -> Any:
         from cupy.cuda import nvrtc  # CuPy loads libnvrtc lazily; do it once, under the lock
