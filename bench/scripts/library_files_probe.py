@@ -54,8 +54,9 @@ def _blanked(text: str) -> str:
     return re.sub(r"//[^\n]*|/\*.*?\*/|^[ \t]*#[^\n]*", blank, text, flags=re.DOTALL | re.MULTILINE)
 
 
-_HEADER = re.compile(r"template\s*<[^;{}]*>\s*(?:__launch_bounds__\s*\([^;{}]*\)\s*)?$")
-"""A template header right before a kernel (ggml's ``__launch_bounds__(...)`` may stand between)."""
+_HEADER = re.compile(r"template\s*<[^;{}]*>\s*(?:__launch_bounds__\s*\([^;{}]*\)\s*)?(?:void\s+)?$")
+"""A template header right before a kernel (ggml's ``__launch_bounds__(...)`` may stand between, and
+xformers writes ``void __global__``)."""
 
 
 def kernels(path: Path) -> list[tuple[str, int, bool]]:

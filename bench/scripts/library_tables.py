@@ -480,9 +480,35 @@ FLASHINFER_074 = {
         (_ROPE + "AppendPagedKVCacheKernel", ("128", "8", "half", "int32_t"), (16, 4)),
         (_ROPE + "AppendPagedKVCacheDecodeKernel", ("128", "8", "half", "int32_t"), (16, 4))),
 }
+_SP24 = "xformers/csrc/sparse24/"
+_HALF_TRAITS = "xformers::sp24::KernelTypes<cutlass::half_t>"
+XFORMERS = {
+    (_SP24 + "sparse24_apply.cu", "sparse24_apply_kernel", 17): ((_HALF_TRAITS,), (4, 8)),
+    (_SP24 + "sparse24_apply_dense_output.cu", "sparse24_apply_dense_output_k", 52): (("cutlass::half_t",), (4, 8)),
+    (_SP24 + "sparse24_largest_mask_2d.cu", "sparse24_largest_mask_2d_cu", 180):
+        (("Sp24MaskKernel<cutlass::half_t, false>",), (64,)),
+    (_SP24 + "sparse24_pack.cu", "sparse24_sparsify_both_ways_kernel", 16):
+        ((_HALF_TRAITS, "xformers::sp24::MetadataCutlassSm80",
+          "xformers::sp24::LargestValuesGreedy<xformers::sp24::IdentityOp>"), (4, 8)),
+}
+"""(sparseNM_dense's fourth argument is a lambda's type, which no name gives: not probed.)"""
+
 TVM_FFI_INCLUDE = os.environ.get("TVM_FFI_INCLUDE", "/nonexistent/tvm_ffi/include")
 
 LIBRARIES = {
+    # setup.py: csrc and CUTLASS (third_party, with -I), fast math, the half operators on, extended lambdas,
+    # C++17, NDEBUG and PyTorch's stable ABI only (TORCH_STABLE_ONLY: its torch/csrc/stable headers). 2:4
+    # sparsification kernels templated over traits structs in an anonymous namespace, launched at
+    # their traits' thread grids (4 x 8, 8 x 8)
+    "xformers-0.0.35": Library(
+        ("xformers/csrc", "third_party/cutlass/include", "third_party/cutlass/tools/util/include"), XFORMERS,
+        files=tuple(f"xformers/csrc/sparse24/{f}.cu" for f in (
+            "sparse24_apply", "sparse24_apply_dense_output", "sparse24_largest_mask_2d", "sparse24_pack",
+            "sparseNM_dense", "sparse24_pack_test")),
+        defines=("HAS_PYTORCH", "_ENABLE_EXTENDED_ALIGNED_STORAGE", "NDEBUG", "TORCH_STABLE_ONLY",
+                 "TORCH_TARGET_VERSION=0x020a000000000000", "USE_CUDA"),
+        undefines=("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__"),
+        flags=("--use_fast_math", "--extended-lambda", "--expt-relaxed-constexpr"), std="c++17"),
     # flashinfer/jit/cpp_ext.py: its vendored CCCL with -I (ahead of the toolkit's), its own headers,
     # csrc, CUTLASS, spdlog and apache-tvm-ffi's headers (TVM_FFI_INCLUDE: that wheel's tvm_ffi/include)
     # with -isystem; C++17, fast math, relaxed constexpr, the dtype switches of jit/core.py. The kernels

@@ -371,18 +371,51 @@ __global__ void k_both(int* out) { Idx i; out[threadIdx.x] = Idx::tid(1) + i.tid
         fuse(specs, sources={"k.cu": source})
 
 
-def test_a_static_member_reached_through_the_kernels_template_parameter_is_refused():
-    # Op::id() in the part would call the original's copy, which reads the fused block
-    source = """struct Lane {
+TRAITS = """struct Lane {
   float scale;
   static __device__ int id() { return threadIdx.x & 31; }
 };
 template <class Op> __global__ void host_op(float* y, Op op) { y[threadIdx.x] = op.scale + Op::id(); }
-""" + OTHER
-    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "host_op", Dim3(128), ("Lane",))]
-    with pytest.raises(HFuseError, match="static member 'id' reads the block, and a call through the kernel's "
-                                         "template parameter cannot"):
-        fuse(specs, sources={"k.cu": source})
+
+template <typename T> struct RowTraits {
+  static constexpr int kRows = 4;
+  static __device__ void run(const T* x, T* y, int n) {  // the kernel's body, as xformers' traits write it
+    const int i = (blockIdx.x * blockDim.x + threadIdx.x) * kRows;
+    for (int r = 0; r < kRows; ++r)
+      if (i + r < n) y[i + r] = x[i + r] * T(2);
+  }
+};
+template <typename KT, typename T> __global__ void traits_kernel(const T* x, T* y, int n) { KT::run(x, y, n); }
+
+template <typename T> struct Nested {
+  struct Params { const T* x; T* y; __device__ int index() const { return threadIdx.x; } };
+  static __device__ void run(Params p) { p.y[p.index()] = p.x[p.index()]; }
+};
+template <typename KT> __global__ void nested_kernel(typename KT::Params p) { KT::run(p); }
+"""
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kernel, args, call", [
+    ("host_op", ("Lane",), "op.scale + Op::id(hf_ctx)"),
+    ("traits_kernel", ("RowTraits<float>", "float"), "KT::run(hf_ctx, x, y, n)")])
+def test_a_static_member_called_through_the_kernels_template_parameter_takes_the_parts_context(
+        kernel, args, call, tmp_path):
+    # once refused: KT::run(x, y, n) in the part would have called a copy of the type whose run
+    # reads the fused block; the instance binds KT to the part's copy, whose run takes the context
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", kernel, Dim3(128), args)]
+    fused = fuse(specs, sources={"k.cu": TRAITS + OTHER})
+    assert fused.layout.name == "horizontal" and call in fused.source
+    assert f"{args[0].split('<')[0]}__hf2" in fused.source.split("__global__")[-1]  # (the instance names the copy)
+    compile_nvcc(fused.source, workdir=tmp_path)
+
+
+def test_a_class_nested_in_a_context_type_that_reads_the_block_is_refused():
+    # Params::index would read the fused block: the part's copy of Nested carries the part's
+    # context, which the objects of a class nested in it cannot reach
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "nested_kernel", Dim3(128), ("Nested<float>",))]
+    with pytest.raises(HFuseError, match="'Params::index' reads the block .* 'Params' is a class nested in 'Nested'"):
+        fuse(specs, sources={"k.cu": TRAITS + OTHER})
 
 
 CRTP = """

@@ -167,3 +167,22 @@ def test_a_crtp_base_that_reads_the_block_equals_unfused(cp, tmp_path):
 
     problems = differences(cp, [PARTNER, spec], [_partner, crtp], fused, [20261126, 23])
     assert not problems, "\n".join(problems)
+
+
+def test_a_traits_structs_static_body_called_through_the_template_parameter_equals_unfused(cp, tmp_path):
+    # xformers' shape: the kernel is KT::run(...), a static member of its traits struct that
+    # reads the block; the part sits at thread 96, where the original's run would read the wrong rows
+    from test_context_types import OTHER, TRAITS
+
+    path = tmp_path / "traits.cu"
+    path.write_text(TRAITS + OTHER)
+    spec = KernelSpec(path, "traits_kernel", Dim3(128), ("RowTraits<float>", "float"))
+    fused = fuse([PARTNER, spec])
+    assert fused.layout.name == "horizontal"
+
+    def traits(rng, cp) -> Launch:  # (4 rows a thread)
+        return Launch([cp.asarray(rng.standard_normal(N, dtype=np.float32)), cp.zeros(N, dtype=np.float32),
+                       np.int32(N)], Dim3(cdiv(N, 4 * 128)), 0, (1,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, traits], fused, [20261207, 3])
+    assert not problems, "\n".join(problems)

@@ -45,6 +45,10 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         target = node.child_by_field_name("function")
         if reference is None or (target.type == "identifier" and hidden_by_local(target)):
             continue  # a local lambda or functor of that name is what is called
+        if (through := _through_bound_parameter(reference, definition, ctx)) is not None:
+            if through in ctx.static_members:  # (``KT::run(p)``, KT bound to a type whose run reads the block)
+                edits.append(_context_argument(node))
+            continue
         key = ctx.resolver.resolve(scope, reference, local, set(ctx.known)) if ctx.known else reference
         member = _own_member(node, reference, scope, ctx) if "::" not in reference else None
         if member is not None or key in ctx.static_members:
@@ -59,6 +63,16 @@ def call_edits(definition: Definition, ctx: PartContext) -> list[TextEdit]:
         edits.append(TextEdit.replace(name, ctx.clone_name(name.text.decode())))
         edits.append(_context_argument(node))
     return edits
+
+
+def _through_bound_parameter(reference: str, definition: Definition, ctx: PartContext) -> str | None:
+    """The member key a call written ``P::member`` names in the kernel's own body, where the
+    instance binds its template parameter ``P`` to a block-reading type (None: no such call)."""
+    first, _, rest = compact(reference).partition("::")
+    if not rest or (str(definition.file), definition.line) != ctx.kernel_at:
+        return None
+    bound = next((b for b in ctx.made_parameters if b.name == first), None)
+    return f"{bound.key}::{rest.split('<')[0]}" if bound is not None else None
 
 
 def _context_argument(call: ts.Node) -> TextEdit:

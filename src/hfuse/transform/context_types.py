@@ -26,16 +26,19 @@ object made with arguments is given it (``S op(hf_ctx, s)``). An aggregate initi
 values (``WarpTile t{smem}``) gets a constructor per number of values, which sets the members
 as aggregate initialisation did; value-initialisation (``S s{}``) starts from zeros. Objects
 the kernel's body makes of a template parameter the instance binds to such a type
-(``Op op;`` of ``k<Square<float>>``) are made as the type's are.
+(``Op op;`` of ``k<Square<float>>``) are made as the type's are, and its calls of the type's
+static members through the parameter (``KT::run(p)``: xformers' traits structs) pass the
+part's context as calls of the type's own do.
 
 Refused with a clear error: constructors written outside the class or delegating to
 another, designated initialisers, an aggregate with arrays, references or const members
 initialised with values, objects no constructor of the copy made (memory cast to the type,
 ``__shared__`` variables of it, its ``sizeof``, a function template that measures or casts to
 a type parameter the type may reach), arrays of the type, a name overloaded as a
-static and a non-static member, and the type given as a template argument where a static
-member reads the block (``apply<S>(x)`` calls ``S::op(x)`` without the context the copy's
-``op`` takes).
+static and a non-static member, a class nested in the type whose member reads the block
+(the outer object's context does not reach it), and the type given as a template argument
+to other code where a static member reads the block (``apply<S>(x)`` calls ``S::op(x)``
+without the context the copy's ``op`` takes).
 """
 from __future__ import annotations
 
@@ -291,6 +294,14 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
                 hint="write the constructor in the class, initialising the members itself, or read threadIdx in a "
                      "free helper")
     for member in item.members:
+        owner = member.key.rsplit("::", 1)[0].rsplit("::", 1)[-1]
+        if member.key in needs_context and "::" in member.key and owner != plain.split("::")[-1]:
+            raise HFuseError(
+                f"'{owner}::{member.name}' reads the block or its dynamic shared memory, and '{owner}' is a class "
+                f"nested in '{plain}': each part's copy of '{plain}' carries the part's view of the block, which a "
+                "nested class's objects do not reach", Location(member.file, member.line, kernel),
+                hint=f"read threadIdx/blockIdx in a member of '{plain}' itself (or in the kernel) and pass the value "
+                     f"to '{owner}', or keep this kernel unfused")
         if member.key in needs_context and member.hidden_friend:
             raise HFuseError(
                 f"'{member.name}', a friend defined in '{plain}', reads the block or its dynamic shared memory; "
@@ -380,7 +391,7 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
         if named is None:
             continue  # (``const typename Ktraits::input_t*``: a member type of it, no object of it)
         item = names[named]
-        why = _not_by_value(whole, named, param.text) or _not_convertible(item) or _static_reader(item, needs_context)
+        why = _not_by_value(whole, named, param.text) or _not_convertible(item)
         if why is None:
             found.update(item.keys)
             continue
@@ -399,8 +410,8 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
                       and argument not in made):
             raise HFuseError(
                 f"its template argument '{argument}' names '{named}', which has a member function that reads the "
-                "block: each part has its own copy of such a type, and neither an object of it inside another "
-                "type nor a static member called through a template parameter is given the part's view of the block",
+                "block: each part has its own copy of such a type, and an object of it inside another type is not "
+                "given the part's view of the block",
                 Location(kernel.file, kernel.line, spec_name),
                 hint=f"take the {named} object as a kernel parameter (by value), or keep this kernel unfused",
             )
@@ -441,25 +452,16 @@ def made_parameters(kernel: Function, given: Sequence[str], types: Sequence[TopL
     """The kernel's template parameters that this instance binds to exactly a type that
     reads the block (``Op`` of ``-k 'run<Square<float>>'``), with the argument: objects of
     them the kernel's body makes (``Op op;``) are given the part's view of the block, as
-    objects of the type named are (not where a static member reads the block: a call
-    through the parameter has no object to carry it)."""
+    objects of the type named are, and the kernel's calls of its static members that read
+    the block through the parameter (``KT::run(p)``, xformers' traits structs) pass it."""
     names = {item.names[0].split("<")[0].split("::")[-1]: item for item in types if item.names}
     made = []
     for param, argument in _bound(kernel, given).items():
         plain = re.fullmatch(r"\s*(?:::)?(?:\w+\s*::\s*)*(\w+)\s*(?:<.*>)?\s*", argument, re.S)
         item = names.get(plain.group(1)) if plain else None
-        if item is not None and param != kernel.template_pack and _static_reader(item, needs_context) is None:
+        if item is not None and param != kernel.template_pack:
             made.append(BoundParameter(param, argument, item.keys[0]))
     return tuple(made)
-
-
-def _static_reader(item: TopLevelItem, needs_context: set[str]) -> str | None:
-    """Why the kernel cannot call the type's members through its template parameter (None: it can)."""
-    member = next((m for m in item.members if m.key in needs_context and _declared_static(m, item)), None)
-    if member is None:
-        return None
-    return (f"its static member '{member.name}' reads the block, and a call through the kernel's template parameter "
-            "cannot be given the part's view of the block")
 
 
 _QUALIFIERS = re.compile(r"\b(?:const|volatile|__restrict__|__grid_constant__|struct|class|typename)\b")
