@@ -410,6 +410,22 @@ def test_a_static_member_called_through_the_kernels_template_parameter_takes_the
     compile_nvcc(fused.source, workdir=tmp_path)
 
 
+INDIRECT = """template <typename K, typename T> __device__ void call_it(const T* x, T* y, int n) { K::run(x, y, n); }
+template <typename KT, typename T> __global__ void indirect(const T* x, T* y, int n) { call_it<KT>(x, y, n); }
+template <typename KT, typename T> __global__ void aliased(const T* x, T* y, int n) { using K = KT; K::run(x, y, n); }
+template <typename KT, typename T> __global__ void object_call(const T* x, T* y, int n) { KT k; k.run(x, y, n); }
+"""
+
+
+@pytest.mark.parametrize("kernel", ["indirect", "aliased", "object_call"])
+def test_a_bound_parameter_whose_static_member_reads_the_block_used_otherwise_is_refused(kernel):
+    # the part's copy of RowTraits takes the context in run(); a call of it through another
+    # template, an alias or an object would not pass it (the fused file did not compile)
+    specs = [KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", kernel, Dim3(128), ("RowTraits<float>", "float"))]
+    with pytest.raises(HFuseError, match="template parameter 'KT' is bound to a type whose static member 'run' reads"):
+        fuse(specs, sources={"k.cu": TRAITS + INDIRECT + OTHER})
+
+
 def test_a_class_nested_in_a_context_type_that_reads_the_block_is_refused():
     # Params::index would read the fused block: the part's copy of Nested carries the part's
     # context, which the objects of a class nested in it cannot reach

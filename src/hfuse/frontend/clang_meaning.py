@@ -3,6 +3,7 @@ user's functions, the kept headers' declarations it reaches and what their code 
 block; or why there is no answer."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -90,4 +91,10 @@ def required_dialect(message: str, std: str) -> str | None:
 
 
 def _key(path: Path) -> str:
+    return _real(str(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _real(path: str) -> str:
+    """(A unit's files are asked about thousands of times: FlashInfer's norm file, 15,000.)"""
     return os.path.realpath(path)

@@ -123,6 +123,15 @@ def context_type_edits(definition: Definition, ctx: PartContext) -> list[TextEdi
                                "(S s{p, 4}), or keep this kernel unfused")
 
     for node in walk(root):
+        if made and (member := _static_reader_bound(node, ctx, made)) is not None:
+            text = node.text.decode()
+            raise HFuseError(
+                f"template parameter '{text}' is bound to a type whose static member '{member}' reads the block, and "
+                f"the kernel uses '{text}' other than to call its members ({text}::{member}(...)) or to name its "
+                "member types: each part's copy of the type takes the part's view of the block as a parameter of "
+                f"'{member}', which a call through another template, an alias or an object is not given",
+                Location(file, line_base + line_of(node), ctx.kernel),
+                hint=f"call the member as {text}::{member}(...) in the kernel itself, or keep this kernel unfused")
         if named(node) is not None:
             if (member := _static_reader_given(node, ctx, scope, local)) is not None:
                 raise HFuseError(
@@ -236,6 +245,16 @@ def _static_reader_given(node: ts.Node, ctx: PartContext, scope: Scope, local: L
     written = compact(node.parent.text.decode()) if node.parent.type == "qualified_identifier" else node.text.decode()
     key = ctx.resolver.resolve(scope, written, local)
     return next((m.rsplit("::", 1)[-1] for m in sorted(ctx.static_members) if key and m.startswith(f"{key}::")), None)
+
+
+def _static_reader_bound(node: ts.Node, ctx: PartContext, made: Mapping[str, str]) -> str | None:
+    """The static member reading the block of the type a kernel's template parameter is bound
+    to, where ``node`` uses that parameter in the kernel's body other than as the scope of a
+    qualified name (``call_it<KT>(x)``, ``using K = KT;``, ``KT k;``); None otherwise."""
+    if node.type not in ("identifier", "type_identifier") or (key := made.get(node.text.decode())) is None \
+            or _is_scope(node) or not _in_body(node):
+        return None
+    return next((m.rsplit("::", 1)[-1] for m in sorted(ctx.static_members) if m.startswith(f"{key}::")), None)
 
 
 def _in_body(node: ts.Node) -> bool:
