@@ -89,6 +89,12 @@ CASES = {
 }
 
 
+def emitted_flags(options: CompileOptions) -> list[str]:
+    """nvcc's flags for hfuse's output: the user's, at the dialect hfuse emits (at least C++17,
+    which a C++14 build's fused file says it needs: LightSeq's)."""
+    return [*options.compiler_flags(std=False, pre_includes=False), f"-std={options.emitted_std}"]
+
+
 def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, nvcc_once: bool = False) -> list[dict]:
     """``spec`` fused with the trivial partner in both orders (stopping at a refusal), each
     fused file compiled with nvcc and as ``hfuse tune`` compiles it: a row per order.
@@ -109,7 +115,7 @@ def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, n
         out.update(fused=True, layout=fused.layout.name, fuse_ms=round(1000 * (time.perf_counter() - start)))
         toolchain, _ = toolchain_for([fused.source], options)
         if not (nvcc_once and rows and toolchain == "nvrtc"):  # (nvcc is then the only compile of this order)
-            nvcc = compile_nvcc(fused.source, flags=options.compiler_flags(pre_includes=False), workdir=workdir,
+            nvcc = compile_nvcc(fused.source, flags=emitted_flags(options), workdir=workdir,
                                 check=False)
             out["nvcc"] = nvcc.ok
         if toolchain == "nvrtc":
@@ -122,7 +128,7 @@ def probe(spec: KernelSpec, options: CompileOptions, workdir: Path, row: dict, n
             original = device_source(spec, options=options)
             # (nvcc instantiates a kernel template where host code takes the instance's address)
             instance = f"\nvoid* hfuse_probe_instance() {{ return (void*)&{original.name_expression}; }}\n"
-            compiled = (compile_nvcc(original.source + instance, flags=options.compiler_flags(pre_includes=False),
+            compiled = (compile_nvcc(original.source + instance, flags=emitted_flags(options),
                                      workdir=workdir, check=False) if out.get("nvcc") is False else
                         compile_nvrtc(original.source, [original.name_expression], check=False,
                                       flags=options.compiler_flags(std=False, pre_includes=False, compiler="nvrtc")))

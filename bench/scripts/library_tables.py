@@ -493,9 +493,41 @@ XFORMERS = {
 }
 """(sparseNM_dense's fourth argument is a lambda's type, which no name gives: not probed.)"""
 
+_LS = "lightseq/csrc/kernels/"
+LIGHTSEQ = {
+    # (instances its launchers make with the template arguments deduced: float, at their blocks)
+    (_LS + "cross_entropy.cu", "ls_cross_entropy_fw_kernel", 8): (("float",), (1024,)),
+    (_LS + "cross_entropy.cu", "ls_cross_entropy_bw_kernel", 68): (("float",), (1024,)),
+    (_LS + "dropout_kernels.cu", "ls_dropout_act_bias_bwd_kernel", 1319): (("ActivationType::kRelu", "float"), (32, 32)),
+    (_LS + "dropout_kernels.cu", "ls_quant_dropout_act_bias_bwd_kernel", 1487):
+        (("ActivationType::kGelu", "float"), (32, 32)),
+    (_LS + "dropout_kernels.cu", "ls_quant_dropout_act_bias_bwd_kernel", 1650):
+        (("ActivationType::kRelu", "float"), (32, 32)),
+    (_LS + "fused_adam_kernel.cu", "apex_adam_cuda_kernel", 25): (("float", "float"), (512,)),
+    (_LS + "fused_adam_kernel.cu", "ls_adam_cuda_kernel", 57): (("float", "float"), (1024,)),
+    (_LS + "general_kernels.cu", "fused_add2_kernel", 103): (("float",), (256,)),
+    (_LS + "general_kernels.cu", "kernel_concat3_dim1", 185): (("float",), (1024,)),
+    (_LS + "normalize_kernels.cu", "ker_ln_bw_dinp", 529): (("float",), (256,)),
+    (_LS + "quantize_kernels.cu", "fake_quantize_kernel", 150): (("float",), (1024,)),
+    (_LS + "quantize_kernels.cu", "d_cmax_kernel", 470): (("float",), (1024,)),
+    (_LS + "quantize_kernels.cu", "quantize_kernel", 599): (("float",), (1024,)),
+    (_LS + "softmax_kernels.cu", "ker_attn_softmax_bw", 292): (("float", "1"), (32, 4)),
+}
+
 TVM_FFI_INCLUDE = os.environ.get("TVM_FFI_INCLUDE", "/nonexistent/tvm_ffi/include")
 
 LIBRARIES = {
+    # its training ops' builder (lightseq/training/ops/pytorch/builder: C++14, fast math, the half operators
+    # on; its kernels' includes folder) and CMakeLists.txt's FP16_MODE and the CUB 1.x it vendors as a SYSTEM
+    # include; transformer training kernels (norms,
+    # softmax, dropout, quantisation, fused Adam, cross entropy, CRF, embeddings), templates each file's
+    # launchers instantiate (the first launch written in literals, or the table's)
+    "lightseq-3.0.1": Library(
+        ("lightseq/csrc/kernels/includes",), LIGHTSEQ, system_includes=("3rdparty/cub",),
+        files=tuple(f"lightseq/csrc/kernels/{f}.cu" for f in (
+            "transform_kernels", "embedding_kernels", "softmax_kernels", "dropout_kernels", "crf",
+            "normalize_kernels", "general_kernels", "quantize_kernels", "fused_adam_kernel", "cross_entropy")),
+        defines=("FP16_MODE",), flags=("--use_fast_math",), std="c++14", launched=True),
     # setup.py: csrc and CUTLASS (third_party, with -I), fast math, the half operators on, extended lambdas,
     # C++17, NDEBUG and PyTorch's stable ABI only (TORCH_STABLE_ONLY: its torch/csrc/stable headers). 2:4
     # sparsification kernels templated over traits structs in an anonymous namespace, launched at

@@ -378,8 +378,9 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
         check_foreign_functions([(k.spec, k.function, k.facts) for k in prepared], program)
         kept = list(dict.fromkeys(i.text for s in program.files for i in s.items if i.kind == "include"))
         context_helpers = frozenset(everything.needs_context - {k.key for k in found})
+        # (the kernel's own item: an explicit specialisation's is not the one whose function was found)
         uses = frozenset().union(*(i.references for i in closure.items),
-                                 *(i.references for i in program.items if i.function in found))
+                                 *(program.kernel_item(k).references for k in found))
         values = tuple(dict.fromkeys(m for f in program.files for m in f.value_macros))
         libraries = list(dict.fromkeys(d for s in specs for d in library_header_dirs(s.options or options)))
         nvrtc_too = library_device_includes(kept, libraries, meaning.header_files)
@@ -538,7 +539,8 @@ def _generate(
         own = {key: [i.function for i in by_source.get(part.spec.file, ()) if i.function is not None]
                for key, by_source in program.function_clashes.items()}
         functions = {**program.functions, **own, part.kernel.key: [part.kernel]}
-        codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols))
+        codes.append(specialise_part(part.kernel, ctx, facts, functions, unit_kernel.context_types, unit_kernel.symbols,
+                                     program.template_prototypes()))
     sigs = [replace(part_signature(part, renamed_types(k.symbols, part.index),
                                    frozenset(key.split("::")[-1] for key in [*k.host_made, *(m.key for m in k.made)])),
                     smem_align=slice_alignment_of(program, k.function, k.facts))

@@ -146,6 +146,7 @@ def test_hfuse_fuse_with_nvcc_flags_end_to_end(tmp_path, monkeypatch):
     # the header's HALO stays as written (defined around the code using it); -DBLOCK is the command
     # line's, expanded; GRID_LOOP reads the grid, which the part sees as its own: expanded, rewritten
     assert "s[128 + 2 * HALO]" in fused and "#define HALO 1\n" in fused and "GRID_LOOP" not in fused
+    assert "Compile it with -std=c++17 (NVRTC too): the originals were read as -std=c++14" in fused
     nvcc = subprocess.run([shutil.which("nvcc"), "-std=c++14", "-arch=sm_90", "-c", "out/f.cu", "-o", "f.o"],
                           capture_output=True, text=True)
     assert nvcc.returncode == 0, nvcc.stderr

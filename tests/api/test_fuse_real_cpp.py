@@ -11,7 +11,7 @@ from hfuse.frontend.options import CompileOptions
 from hfuse.spec import Dim3, KernelSpec
 
 from corpus import cases as C
-from toolchain import compile_nvcc
+from toolchain import compile_nvcc, compile_nvrtc
 
 DECLARATIONS = C.CORPUS / "real_cpp" / "declarations.cu"
 
@@ -1211,6 +1211,27 @@ def test_an_error_in_a_header_of_an_include_folder_says_it_may_be_a_librarys(tmp
     options = CompileOptions.from_flags(include_dirs=[str(library)])
     with pytest.raises(HFuseError, match=rf"vec.h is reached through -I {library}.*give it as -isystem {library}"):
         fuse([AXPY, KernelSpec(tmp_path / "k.cu", "doubled", Dim3(128))], options=options)
+
+
+DECLARED_KERNEL = """template <typename T>
+__global__ void lookup(T* out, const int* ids, int n);
+
+template <>
+__global__ void lookup<float>(float* out, const int* ids, int n) {
+  for (uint i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = float(ids[i]);
+}
+"""
+
+
+@pytest.mark.nvrtc
+def test_what_an_explicit_specialisations_body_names_reaches_the_fused_files_nvrtc_stand_ins(tmp_path):
+    # LightSeq declares its kernel templates and defines each instance as an explicit
+    # specialisation; the fused file's stand-ins for nvcc's implicit headers (uint here) were
+    # chosen from the names of the template's declaration, not of the specialisation's body
+    (tmp_path / "lookup.cu").write_text(DECLARED_KERNEL)
+    fused = fuse([AXPY, KernelSpec(tmp_path / "lookup.cu", "lookup", Dim3(128), ("float",))])
+    assert "typedef unsigned int uint;" in fused.source
+    compile_nvrtc(fused.source, [fused.name_expression])
 
 
 ISYSTEM_KERNELS = """#pragma once

@@ -389,6 +389,15 @@ def _residual(rng, cp, make: Callable, per_access: int, block: Dim3) -> Launch:
 
 
 # deduced_specialisations.cu
+def _layer_norm_rows(rng, cp, make, block: Dim3) -> Launch:
+    return Launch([_zeros(cp, ROWS * COLS, np.float16 if make is _f16 else np.float32), make(rng, cp, ROWS * COLS),
+                   _f32(rng, cp, COLS), _f32(rng, cp, COLS), np.int32(COLS), np.float32(1e-5)], Dim3(ROWS), 0, (0,))
+
+
+MAKERS["layer_norm_rows<float>"] = lambda rng, cp, b: _layer_norm_rows(rng, cp, _f32, b)
+MAKERS["layer_norm_rows<__half>"] = lambda rng, cp, b: _layer_norm_rows(rng, cp, _f16, b)
+MAKERS["row_exp_minus_max"] = lambda rng, cp, b: Launch([_zeros(cp, ROWS * COLS), _f32(rng, cp, ROWS * COLS),
+                                                         np.int32(COLS)], Dim3(ROWS), 0, (0,))
 MAKERS["quantize_int8_rows<__half, 2>"] = lambda rng, cp, b: _quantize_rows(rng, cp, _f16, 8, 2, b)
 MAKERS["quantize_int8_rows<float, 4>"] = lambda rng, cp, b: _quantize_rows(rng, cp, _f32, 4, 4, b)
 MAKERS["fused_residual_add<__half>"] = lambda rng, cp, b: _residual(rng, cp, _f16, 8, b)

@@ -98,6 +98,9 @@ def how_to_compile(name: str, sigs: Sequence[PartSignature], options: CompileOpt
         lines += f"// The fused kernel and its launch helper are in namespace {namespace}, which sees the kernels' own namespaces.\n"
     if options.emitted_std > DEFAULT_STD:
         lines += f"// Compile it with -std={options.emitted_std}, as the originals (NVRTC too).\n"
+    elif options.std != options.emitted_std:
+        lines += (f"// Compile it with -std={options.emitted_std} (NVRTC too): the originals were read as -std={options.std}, "
+                  "and hfuse emits for C++17 at least, the dialect CUDA 13's libcu++ and cooperative groups need.\n")
     if options.language_flags:
         nvrtc = " ".join(language_flags_for(options.language_flags, "nvrtc"))
         lines += (f"// Compile it with the originals' language flags: {' '.join(options.language_flags)} "

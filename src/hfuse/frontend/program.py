@@ -235,6 +235,12 @@ class Program:
                              hint="give the template arguments of one of its specialisations (-k 'NAME<ARGS>:BLOCK')")
         return chosen
 
+    def template_prototypes(self) -> dict[str, TopLevelItem]:
+        """The prototypes of function templates, by key (``template <ReduceType R, int N>
+        __device__ void blockReduce(float*);``, whose instances may be explicit specialisations only)."""
+        return {key: item for item in self.items if is_prototype(item) and item.text.lstrip().startswith("template")
+                and not re.match(r"template\s*<\s*>", item.text.lstrip()) for key in item.keys}
+
     def kernel_item(self, function: Function) -> TopLevelItem:
         """The item of ``function``, a kernel ``kernel`` returned (an explicit specialisation's own)."""
         return next(i for i in self._kernel_items(function)

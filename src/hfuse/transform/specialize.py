@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..errors import HFuseError, Location
 from ..frontend.model import INITIALISERS, Function, Param, Scope, TopLevelItem, qualify
@@ -18,7 +18,7 @@ from ..frontend.parse import inner_declarator, parse, source_text, walk
 from .analysis import ProgramFacts
 from .barriers import barrier_edits
 from .builtins import builtin_edits
-from .calls import call_edits, signature_edits
+from .calls import call_edits, context_parameter, signature_edits
 from .context import CTX, PartContext
 from .context_types import context_type_edits, static_member_edits, type_copy
 from .register_keyword import register_edits
@@ -131,9 +131,12 @@ def specialise_part(
     functions: dict[str, list[Function]],
     context_types: Sequence[TopLevelItem] = (),
     symbols: Sequence[TopLevelItem] = (),
+    primaries: Mapping[str, TopLevelItem] | None = None,
 ) -> PartCode:
     """``context_types``: the definitions of the context types this part uses (see
-    context_types.py); ``symbols``: the definitions of the symbols it has its own copy of."""
+    context_types.py); ``symbols``: the definitions of the symbols it has its own copy of;
+    ``primaries``: the prototypes of function templates, by key, whose instances are all
+    explicit specialisations (a helper copied per part needs its primary's copy declared)."""
     symbol_copies = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx), item.file, item.line)
                           for item in symbols)
     type_copies = tuple(ScopedCode(item.scope, type_copy(_rewrite(_type_definition(item, ctx), ctx), ctx,
@@ -151,6 +154,10 @@ def specialise_part(
             group = [ScopedCode(fn.scope, _rewrite(_early_exits_safe(fn, ctx), ctx, rename_signature=True),
                                 fn.file, fn.line)
                      for fn in functions[name] if not fn.owner]  # (a member is rewritten inside its type's copy)
+            if group and all(fn.is_explicit_specialisation for fn in functions[name]) \
+                    and (primary := (primaries or {}).get(name)) is not None:
+                # `template <> void reduce__hf2<kSum, 1>(...)` specialises the copy's primary, declared first
+                group.insert(0, ScopedCode(primary.scope, _primary_copy(primary, ctx), primary.file, primary.line))
             if group:
                 helpers.append((name, group + [_using_copy(scope, brought, ctx)
                                                for scope, brought in ctx.resolver.brought_by(name, set(ctx.known))]))
@@ -170,6 +177,23 @@ def specialise_part(
             first += group
     return PartCode((*symbol_copies, *first, *type_copies), (*later, *outside), body,
                     "::" + qualify(kernel.scope, ctx.clone_name(kernel.name)))
+
+
+def _primary_copy(prototype: TopLevelItem, ctx: PartContext) -> str:
+    """The part's copy of a function template only declared (LightSeq's ``template <ReduceType
+    R, int N> __device__ void blockReduce(float*);``, whose instances are its explicit
+    specialisations): renamed, the part's context its first parameter; still only declared."""
+    data = prototype.text.encode()
+    root = parse(data).root_node
+    declarator = next((n for n in walk(root) if n.type == "function_declarator"), None)
+    named = declarator.child_by_field_name("declarator") if declarator is not None else None
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    if named is None or params is None or named.type != "identifier":
+        raise HFuseError(f"hfuse could not read the declaration of the function template '{prototype.names[0]}', "
+                         "whose explicit specialisations this kernel calls, to declare each part's copy of it",
+                         Location(prototype.file, prototype.line, ctx.kernel),
+                         hint="define the primary template (or keep this kernel unfused)")
+    return apply_edits(data, [TextEdit.replace(named, ctx.clone_name(named.text.decode())), context_parameter(params)])
 
 
 def _using_copy(scope: Scope, brought: str, ctx: PartContext) -> ScopedCode:

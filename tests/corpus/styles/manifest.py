@@ -301,6 +301,11 @@ CASES = (
     Case("deduced_specialisations.cu", "fused_residual_add<__half>", 256),
     Case("deduced_specialisations.cu", "fused_residual_add<float>", 128),
     Case("deduced_specialisations.cu", "fused_residual_add<__nv_bfloat16>", 128),
+    # block reductions whose primary template is only declared, each instance an explicit
+    # specialisation that synchronises the block (each part's copy needs the primary declared)
+    Case("reduce_family.cu", "layer_norm_rows<float>", 128),
+    Case("reduce_family.cu", "layer_norm_rows<__half>", 256),
+    Case("reduce_family.cu", "row_exp_minus_max", 128),
     # a vector layer's primaries in one header, their specialisations in another
     Case("vec_dtype.cu", "attn::qk_dot_kernel<128, 4>", 128),
     Case("vec_dtype.cu", "attn::qk_dot_kernel<64, 2>", 64),
