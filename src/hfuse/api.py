@@ -360,7 +360,7 @@ def _prepare(specs: list[KernelSpec], sources: Mapping[str | Path, str] | None, 
             for item in types:
                 check_members_agree(item, program, spec.name)
                 check_context_type(item, everything.needs_context, spec.name)
-            bound = made_parameters(kernel, spec.template_args, types, everything.needs_context)
+            bound = made_parameters(kernel, spec.template_args, types)
             check_measuring_templates(kernel, spec.name, [f.function for key in everything.reachable(kernel.key)
                                                           for f in everything.facts[key]], types, bound)
             host_made = host_made_types(kernel, spec.template_args, types, everything.needs_context, spec.name)

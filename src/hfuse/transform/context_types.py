@@ -314,7 +314,8 @@ def check_context_type(item: TopLevelItem, needs_context: set[str], kernel: str)
                      "free helper")
     for member in item.members:
         owner = member.key.rsplit("::", 1)[0].rsplit("::", 1)[-1]
-        if member.key in needs_context and "::" in member.key and owner != plain.split("::")[-1]:
+        if member.key in needs_context and not member.hidden_friend and "::" in member.key \
+                and owner != plain.split("::")[-1]:
             raise HFuseError(
                 f"'{owner}::{member.name}' reads the block or its dynamic shared memory, and '{owner}' is a class "
                 f"nested in '{plain}': each part's copy of '{plain}' carries the part's view of the block, which a "
@@ -423,7 +424,7 @@ def host_made_types(kernel: Function, given: Sequence[str], types: Sequence[TopL
             hint="read threadIdx/blockIdx in the kernel and pass what the member needs as arguments, or keep this "
             "kernel unfused",
         )
-    made = {bound.argument for bound in made_parameters(kernel, given, types, needs_context)}
+    made = {bound.argument for bound in made_parameters(kernel, given, types)}
     for argument in arguments:
         for named in (n for n in _IDENTIFIER.findall(argument) if n in names and not set(names[n].keys) & found
                       and argument not in made):
@@ -466,8 +467,8 @@ def _bound(kernel: Function, given: Sequence[str]) -> dict[str, str]:
     return bound
 
 
-def made_parameters(kernel: Function, given: Sequence[str], types: Sequence[TopLevelItem],
-                    needs_context: set[str]) -> tuple[BoundParameter, ...]:
+def made_parameters(kernel: Function, given: Sequence[str],
+                    types: Sequence[TopLevelItem]) -> tuple[BoundParameter, ...]:
     """The kernel's template parameters that this instance binds to exactly a type that
     reads the block (``Op`` of ``-k 'run<Square<float>>'``), with the argument: objects of
     them the kernel's body makes (``Op op;``) are given the part's view of the block, as

@@ -135,8 +135,8 @@ def specialise_part(
 ) -> PartCode:
     """``context_types``: the definitions of the context types this part uses (see
     context_types.py); ``symbols``: the definitions of the symbols it has its own copy of;
-    ``primaries``: the prototypes of function templates, by key, whose instances are all
-    explicit specialisations (a helper copied per part needs its primary's copy declared)."""
+    ``primaries``: the prototypes of function templates, by key (a helper copied per part
+    whose definitions are all explicit specialisations declares its primary's copy first)."""
     symbol_copies = tuple(ScopedCode(item.scope, _rewrite(_definition(item), ctx), item.file, item.line)
                           for item in symbols)
     type_copies = tuple(ScopedCode(item.scope, type_copy(_rewrite(_type_definition(item, ctx), ctx), ctx,
