@@ -186,3 +186,19 @@ def test_a_traits_structs_static_body_called_through_the_template_parameter_equa
 
     problems = differences(cp, [PARTNER, spec], [_partner, traits], fused, [20261207, 3])
     assert not problems, "\n".join(problems)
+
+
+def test_a_host_made_functors_static_member_called_through_its_parameter_equals_unfused(cp, tmp_path):
+    # Op::id() reads the lane from threadIdx; at thread offset 96 the original's would read the fused block's
+    from test_context_types import OTHER, TRAITS
+
+    path = tmp_path / "host_op.cu"
+    path.write_text(TRAITS + OTHER)
+    spec = KernelSpec(path, "host_op", Dim3(128), ("Lane",))
+    fused = fuse([PARTNER, spec])
+
+    def host_op(rng, cp) -> Launch:  # (Lane is one float: CuPy passes a float32 scalar by its 4 bytes)
+        return Launch([cp.zeros(128, dtype=np.float32), np.float32(rng.uniform(0.5, 2.0))], Dim3(1), 0, (0,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, host_op], fused, [20261207, 5])
+    assert not problems, "\n".join(problems)
