@@ -517,6 +517,26 @@ LIGHTSEQ = {
 TVM_FFI_INCLUDE = os.environ.get("TVM_FFI_INCLUDE", "/nonexistent/tvm_ffi/include")
 
 LIBRARIES = {
+    # setup.py: PyTorch's extension flags with WITH_CUDA and -O2, C++20 for torch 2.14's headers (as
+    # torch-scatter's); B-spline bases and weightings of PyG's spline convolution, templated on the scalar
+    # type and the spline's degree, at its 1,024 threads
+    "torch-spline-conv-1.2.2": Library(
+        ("csrc",), {("csrc/cuda/basis_cuda.cu", "spline_basis_fw_kernel", 60): (("float", "1"), (1024,)),
+                    ("csrc/cuda/basis_cuda.cu", "spline_basis_bw_kernel", 135): (("float", "2"), (1024,))},
+        files=("csrc/cuda/basis_cuda.cu", "csrc/cuda/weighting_cuda.cu"), defines=("WITH_CUDA",),
+        every_kernel={"csrc/cuda/weighting_cuda.cu": (("float",), (1024,))}),
+    # setup.py: PyTorch's extension flags with WITH_CUDA, CUDA_HAS_FP16 and the half operators off; C++20
+    # for torch 2.14's headers. PyTorch3D's k-nearest-neighbour kernels (a min-k structure of its own, versions templated
+    # over the dimension and K that a template-template dispatcher instantiates), at 256 threads
+    "chamferdist-1.0.3": Library(
+        ("chamferdist",), {
+            ("chamferdist/knn.cu", "KNearestNeighborKernelV0", 21): (("float",), (256,)),
+            ("chamferdist/knn.cu", "KNearestNeighborKernelV1", 60): (("float", "3"), (256,)),
+            ("chamferdist/knn.cu", "KNearestNeighborKernelV2", 125): (("float", "3", "4"), (256,)),
+            ("chamferdist/knn.cu", "KNearestNeighborKernelV3", 190): (("float", "3", "4"), (256,))},
+        files=("chamferdist/knn.cu",),
+        defines=("WITH_CUDA", "CUDA_HAS_FP16=1", "__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__")),
     # its training ops' builder (lightseq/training/ops/pytorch/builder: C++14, fast math, the half operators
     # on; its kernels' includes folder) and CMakeLists.txt's FP16_MODE and the CUB 1.x it vendors as a SYSTEM
     # include; transformer training kernels (norms,
