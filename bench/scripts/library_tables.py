@@ -517,6 +517,15 @@ LIGHTSEQ = {
 TVM_FFI_INCLUDE = os.environ.get("TVM_FFI_INCLUDE", "/nonexistent/tvm_ffi/include")
 
 LIBRARIES = {
+    # setup.py: PyTorch's extension flags; C++20 for torch 2.14's headers. The RNN-T loss: a 32 x 2 block
+    # whose two warps scan the alphas and betas, blocks waiting on earlier blocks' counters in global
+    # memory; gradients at 1,024 threads, costs at 256
+    "warp-rnnt-0.7.0": Library(
+        (".",), {("core.cu", "kernel_warp", 248): ((), (32, 2)), ("core_gather.cu", "kernel_warp", 236): ((), (32, 2)),
+                 ("core_compact.cu", "kernel_warp_alphas_compact", 29): ((), (32,)),
+                 ("core_compact.cu", "kernel_warp_betas_compact", 147): ((), (32,))},
+        files=("core.cu", "core_gather.cu", "core_compact.cu"),
+        every_kernel={f: ((), (1024,)) for f in ("core.cu", "core_gather.cu", "core_compact.cu")}),
     # setup.py: PyTorch's extension flags with WITH_CUDA and -O2, C++20 for torch 2.14's headers (as
     # torch-scatter's); B-spline bases and weightings of PyG's spline convolution, templated on the scalar
     # type and the spline's degree, at its 1,024 threads
