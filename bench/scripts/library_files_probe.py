@@ -11,7 +11,8 @@ optimum-quanto 0.2.7 (``optimum/quanto/library/extensions/cuda``), AQLM 1.1.7
 (``gptqmodel_ext``), torch-scatter 2.1.2 (``csrc``), nerfacc 0.5.3 (``nerfacc/cuda/csrc``), MegaBlocks
 0.10.0 (``csrc``), exllamav2 0.0.4 (``exllamav2/exllamav2_ext/cuda``), FlashInfer 0.7.4 (the sdist's root;
 ``TVM_FFI_INCLUDE``: the ``tvm_ffi/include`` folder of an apache-tvm-ffi wheel), xformers 0.0.35, LightSeq
-3.0.1, chamferdist 1.0.3, torch-spline-conv 1.2.2 and warp-rnnt 0.7.0 (the sdists' roots): their sdists from PyPI's file host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml
+3.0.1, chamferdist 1.0.3, torch-spline-conv 1.2.2, warp-rnnt 0.7.0 and torch-points-kernels 0.7.0 (the sdists'
+roots): their sdists from PyPI's file host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml
 cuBLAS's: run it where torch and pip's CUDA headers are installed::
 
     python bench/scripts/library_files_probe.py --root DIR/csrc --cases deepspeed-0.15.4 \\

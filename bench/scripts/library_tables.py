@@ -517,6 +517,16 @@ LIGHTSEQ = {
 TVM_FFI_INCLUDE = os.environ.get("TVM_FFI_INCLUDE", "/nonexistent/tvm_ffi/include")
 
 LIBRARIES = {
+    # setup.py: PyTorch's extension flags with -O3 and VERSION_GE_1_3; C++20 for torch 2.14's headers. Point
+    # cloud operators (ball queries, chamfer distance, cubic feature sampling, gridding, three-NN
+    # interpolation, instance IoU, furthest point sampling templated on its block size)
+    "torch-points-kernels-0.7.0": Library(
+        ("cuda/include",), {("cuda/src/sampling_gpu.cu", "furthest_point_sampling_kernel", 16): (("512",), (512,))},
+        files=tuple(f"cuda/src/{f}_gpu.cu" for f in ("ball_query", "chamfer_dist", "cubic_feature_sampling",
+                                                     "gridding", "interpolate", "metrics", "sampling")),
+        defines=("VERSION_GE_1_3",), launched=True,
+        every_kernel={f"cuda/src/{f}_gpu.cu": (("float",), (256,)) for f in (
+            "chamfer_dist", "cubic_feature_sampling", "gridding")}),
     # setup.py: PyTorch's extension flags; C++20 for torch 2.14's headers. The RNN-T loss: a 32 x 2 block
     # whose two warps scan the alphas and betas, blocks waiting on earlier blocks' counters in global
     # memory; gradients at 1,024 threads, costs at 256
