@@ -11,9 +11,12 @@ optimum-quanto 0.2.7 (``optimum/quanto/library/extensions/cuda``), AQLM 1.1.7
 (``gptqmodel_ext``), torch-scatter 2.1.2 (``csrc``), nerfacc 0.5.3 (``nerfacc/cuda/csrc``), MegaBlocks
 0.10.0 (``csrc``), exllamav2 0.0.4 (``exllamav2/exllamav2_ext/cuda``), FlashInfer 0.7.4 (the sdist's root;
 ``TVM_FFI_INCLUDE``: the ``tvm_ffi/include`` folder of an apache-tvm-ffi wheel), xformers 0.0.35, LightSeq
-3.0.1, chamferdist 1.0.3, torch-spline-conv 1.2.2, warp-rnnt 0.7.0 and torch-points-kernels 0.7.0 (the sdists'
-roots): their sdists from PyPI's file host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml
-cuBLAS's: run it where torch and pip's CUDA headers are installed::
+3.0.1, chamferdist 1.0.3, torch-spline-conv 1.2.2, warp-rnnt 0.7.0, torch-points-kernels 0.7.0, torch-harmonics
+0.8.1, DCNv4 1.0.0.post2, fairseq 0.12.2, pytorch-fast-transformers 0.4.0, torchsort 0.1.9 and inplace-abn 1.1.0 (the
+sdists' roots), Transformer Engine 2.9.0 (``common_headers`` of the transformer_engine_torch sdist;
+``TE_SYSTEM_INCLUDES``: cuDNN's, NCCL's, cuDNN frontend's and MathDx's include folders): their sdists from PyPI's file
+host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml cuBLAS's: run it where torch
+and pip's CUDA headers are installed::
 
     python bench/scripts/library_files_probe.py --root DIR/csrc --cases deepspeed-0.15.4 \\
         --out bench/results/cpu/library_files_deepspeed_0.15.4.json
@@ -199,13 +202,16 @@ def main() -> None:
     options = CompileOptions.from_flags(  # (PyTorch's headers are found by hfuse itself)
         include_dirs=[*(str(args.root / d) for d in library.includes), *cuda_include_dirs()], std=library.std,
         system_include_dirs=[str(args.root / d) for d in library.system_includes],
-        defines=list(library.defines), undefines=list(library.undefines), language_flags=list(library.flags))
+        defines=list(library.defines), undefines=list(library.undefines), language_flags=list(library.flags),
+        pre_includes=[str(args.root / f) for f in library.pre_includes])
     arguments = library.template_arguments
     rows, seen = [], set()
     with tempfile.TemporaryDirectory() as tmp:
-        for path in sorted(args.root.rglob("*.cu")):
+        # (the files named, headers too: Transformer Engine's kernels are templates in its .cuh headers, whose
+        # instantiating .cu files its PyTorch sdist does not carry)
+        for path in sorted(args.root / f for f in library.files) if library.files else sorted(args.root.rglob("*.cu")):
             relative = str(path.relative_to(args.root))
-            if any(s in relative for s in library.skipped) or (library.files and relative not in library.files) \
+            if any(s in relative for s in library.skipped) \
                     or (args.only and not any(o in relative for o in args.only)):
                 continue
             for name, line, templated in kernels(path):

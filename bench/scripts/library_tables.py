@@ -442,6 +442,9 @@ class Library:
     """(header folder, template arguments, block): every kernel of the headers in that folder a
     file includes is a case of the first file including it (mmcv's ``*_cuda_kernel.cuh``); a
     template of as many parameters as arguments takes them, others need the table (by header)."""
+    pre_includes: tuple[str, ...] = ()
+    """Files given with ``-include`` (relative to the root): what the library's instantiating ``.cu``
+    files include before a header of kernels that the probe reads alone (Transformer Engine's traits)."""
 
 
 _NORM, _ROPE, _QUANT, _SAMPLING = "flashinfer::norm::", "flashinfer::", "flashinfer::quantization::", \
@@ -516,7 +519,163 @@ LIGHTSEQ = {
 
 TVM_FFI_INCLUDE = os.environ.get("TVM_FFI_INCLUDE", "/nonexistent/tvm_ffi/include")
 
+_TH_ATTN = "torch_harmonics/attention/csrc/attention_cuda_"
+
+_TE_KT = "transformer_engine::normalization::Kernel_traits<{t}, {t}, {t}, float, uint32_t, {h}, 1, 4, 1, {b}>"
+_TE_TUNED, _TE_GENERAL = _TE_KT.format(t="nv_bfloat16", h=1024, b=16), _TE_KT.format(t="float", h=128, b=4)
+_TE_FINAL = "transformer_engine::normalization::Kernel_traits_finalize<1024, nv_bfloat16, nv_bfloat16, nv_bfloat16, " \
+    "float, uint32_t, 1024, 4>"
+_TE_EMPTY, _TE_FP8 = "transformer_engine::Empty", "__nv_fp8_e4m3"
+TRANSFORMER_ENGINE = {
+    # (the tuned launchers' bf16 traits at hidden 1024, 4 warps a block; the general ones' fp32 at 128 a CTA;
+    # the tuned finalizers at 32 warps, the general ones at 32 x 4 (a warp per row of partials); the pointwise
+    # and cast kernels over GELU/SiLU or none (nullptr), bf16 or fp32 to FP8, at their own block constants)
+    ("common/normalization/layernorm/ln_fwd_kernels.cuh", "ln_fwd_tuned_kernel", 20): ((_TE_TUNED,), (128,)),
+    ("common/normalization/layernorm/ln_fwd_kernels.cuh", "ln_fwd_general_kernel", 156): ((_TE_GENERAL,), (128,)),
+    ("common/normalization/layernorm/ln_bwd_kernels.cuh", "ln_bwd_tuned_kernel", 16): ((_TE_TUNED,), (128,)),
+    ("common/normalization/layernorm/ln_bwd_kernels.cuh", "ln_bwd_finalize_tuned_kernel", 203): ((_TE_FINAL,), (1024,)),
+    ("common/normalization/layernorm/ln_bwd_kernels.cuh", "ln_bwd_general_kernel", 323): ((_TE_GENERAL,), (128,)),
+    ("common/normalization/layernorm/ln_bwd_kernels.cuh", "ln_bwd_finalize_general_kernel", 505): (
+        ("float", "float", "4", "1", "4", "32"), (32, 4)),
+    ("common/normalization/rmsnorm/rmsnorm_fwd_kernels.cuh", "rmsnorm_fwd_tuned_kernel", 19): ((_TE_TUNED,), (128,)),
+    ("common/normalization/rmsnorm/rmsnorm_fwd_kernels.cuh", "rmsnorm_fwd_general_kernel", 148): ((_TE_GENERAL,), (128,)),
+    ("common/normalization/rmsnorm/rmsnorm_bwd_kernels.cuh", "rmsnorm_bwd_tuned_kernel", 34): ((_TE_TUNED, "false"), (128,)),
+    ("common/normalization/rmsnorm/rmsnorm_bwd_kernels.cuh", "rmsnorm_bwd_finalize_tuned_kernel", 204): ((_TE_FINAL,), (1024,)),
+    ("common/normalization/rmsnorm/rmsnorm_bwd_kernels.cuh", "rmsnorm_bwd_general_kernel", 308): ((_TE_GENERAL, "true"), (128,)),
+    ("common/normalization/rmsnorm/rmsnorm_bwd_kernels.cuh", "rmsnorm_bwd_finalize_general_kernel", 470): (
+        ("float", "float", "4", "1", "4", "32"), (32, 4)),
+    ("common/util/vectorized_pointwise.h", "unary_kernel", 174): (
+        ("4", "true", "float", _TE_EMPTY, "transformer_engine::gelu<float, float>", "nv_bfloat16", _TE_FP8), (512,)),
+    ("common/util/vectorized_pointwise.h", "unary_grad_kernel", 229): (
+        ("4", "true", "float", _TE_EMPTY, "transformer_engine::dgelu<float, float>", "nv_bfloat16", "nv_bfloat16",
+         _TE_FP8), (512,)),
+    ("common/util/vectorized_pointwise.h", "gated_act_kernel", 406): (
+        ("4", "true", "float", _TE_EMPTY, "transformer_engine::silu<float, float>", "nv_bfloat16", _TE_FP8), (512,)),
+    ("common/util/vectorized_pointwise.h", "dgated_act_kernel", 506): (
+        ("4", "true", "float", _TE_EMPTY, "transformer_engine::silu<float, float>",
+         "transformer_engine::dsilu<float, float>", "nv_bfloat16", "nv_bfloat16"), (512,)),
+    ("common/util/cast_kernels.cuh", "cast_mxfp8_2D_kernel", 47): (
+        ("false", "false", "false", _TE_EMPTY, "nullptr", "nv_bfloat16", _TE_FP8, "true", "true", "64", "64", "64"),
+        (64,)),
+    ("common/util/cast_kernels.cuh", "cast_fp8_2D_kernel", 1083): (
+        ("false", "false", _TE_EMPTY, "nullptr", "nv_bfloat16", _TE_FP8), (128,)),
+    ("common/util/cast_kernels.cuh", "cast_fp8_1D_kernel", 1273): (("false", _TE_EMPTY, "nullptr", "float", _TE_FP8), (128,)),
+    ("common/util/cast_kernels.cuh", "reduce_dbias_kernel", 1378): (("4", "nv_bfloat16"), (256,)),
+    ("common/util/cast_gated_kernels.cuh", "cast_fp8_gated_kernel", 49): (
+        ("false", _TE_EMPTY, "transformer_engine::silu<float, float>", "transformer_engine::dsilu<float, float>",
+         "nv_bfloat16", _TE_FP8), (512,)),
+    ("common/util/cast_gated_kernels.cuh", "cast_mxfp8_gated_kernel", 305): (
+        ("false", _TE_EMPTY, "transformer_engine::silu<float, float>", "transformer_engine::dsilu<float, float>",
+         "nv_bfloat16", _TE_FP8, "true", "false", "64"), (64,)),
+    ("common/util/dequantize_kernels.cuh", "dequantize_mxfp8_kernel", 54): (("__nv_fp8_e4m3", "nv_bfloat16", "1", "32"), (128,)),
+    ("common/util/dequantize_kernels.cuh", "dequantize_fp4_kernel", 339): (("nv_bfloat16",), (512,)),
+}
+TE_SYSTEM_INCLUDES = tuple(d for d in os.environ.get("TE_SYSTEM_INCLUDES", "").split(os.pathsep) if d)
+"""cuDNN's, NCCL's, cuDNN frontend's and cuRANDDx's include folders (``nvidia/{cudnn,nccl}/include`` of PyTorch's CUDA
+build, the ``include`` of an nvidia-cudnn-frontend wheel, ``nvidia/mathdx/include`` of an nvidia-mathdx wheel), for
+Transformer Engine's headers."""
+
+_FAIRSEQ = "fairseq/examples/operators/alignment_train_kernel.cu"
+
+_FT = "fast_transformers/"
+TORCH_EXTENSION_DEFINES = ("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                           "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__")
+"""What torch.utils.cpp_extension's BuildExtension adds to every CUDAExtension's nvcc flags."""
+
 LIBRARIES = {
+    # setup.py: PyTorch's extension flags; C++20 for torch 2.14's headers. Efficient-attention research code:
+    # linear attention's causal products (templates over the head size, at the launchers' blocks for E 64),
+    # local attention (functor and indexing-policy templates at 1,024 threads), clustered and sparse
+    # products, hashing, Hamming clustering
+    "pytorch-fast-transformers-0.4.0": Library(
+        (".",), {(_FT + "causal_product/causal_product_cuda.cu", "lmha_low_occupancy_kernel", 86): (
+                     ("64", "false", "4"), (128,)),
+                 (_FT + "causal_product/causal_product_cuda.cu", "lmha_kernel", 424): (("64", "1", "false"), (64,)),
+                 (_FT + "causal_product/causal_product_cuda.cu", "lmha_bwd_kernel", 829): (("64", "1"), (128,)),
+                 (_FT + "local_product/local_product_cuda.cu", "sliding_dot_copy_kernel", 130): (("lp_copy",), (1024,)),
+                 (_FT + "local_product/local_product_cuda.cu", "sliding_weighted_average", 406): (
+                     ("ForwardFactorIndexing<32, 32, 32>",), (1024,))}),
+    # setup.py: PyTorch's extension flags (BuildExtension's COMMON_NVCC_FLAGS: the half operators and
+    # conversions off, which its kernels' comparisons of c10::Half need); C++20 for torch 2.14's headers.
+    # Isotonic regression (soft sort and rank), one thread a row at the launchers' 1,024
+    # setup.py: PyTorch's extension flags (BuildExtension's defines) with WITH_CUDA and -O2; C++20 for torch
+    # 2.14's headers. PyG's sparse matrices (the oldest torch-sparse sdist on PyPI with CUDA files): CSR
+    # conversions, random walks, and the merge-based SpMM templated over the reduction, at 256 threads
+    "torch-sparse-0.6.9": Library(
+        ("csrc",), {("csrc/cuda/spmm_cuda.cu", "spmm_kernel", 13): (("float", "MAX", "true"), (256,)),
+                    ("csrc/cuda/spmm_cuda.cu", "spmm_value_bw_kernel", 156): (("float", "MEAN"), (256,))},
+        defines=("WITH_CUDA", *TORCH_EXTENSION_DEFINES)),
+    "torchsort-0.1.9": Library((".",), {}, every_kernel={"torchsort/isotonic_cuda.cu": (("float",), (1024,))},
+                               defines=TORCH_EXTENSION_DEFINES),
+    # setup.py: PyTorch's extension flags with WITH_CUDA and its include/ folder; C++20 for torch 2.14's
+    # headers. In-place activated batch norm: kernel templates in a header its .cu file includes, over the
+    # scalar, accumulator, parameter and index types and the activation, at the launchers' 2-D blocks
+    "inplace-abn-1.1.0": Library(
+        ("include",), {}, files=("src/inplace_abn_cuda.cu",), defines=("WITH_CUDA=1",),
+        header_kernels={"src/inplace_abn_cuda.cu": (
+            ("statistics_kernel", ("float", "float", "int32_t"), (32, 16)),
+            ("reduce_statistics_kernel", ("float", "int32_t"), (256,)),
+            ("forward_kernel", ("float", "float", "float", "int32_t", "Activation::LeakyReLU"), (32, 2)),
+            ("backward_reduce_kernel", ("float", "float", "float", "int32_t", "Activation::ELU"), (32, 16)),
+            ("backward_kernel", ("float", "float", "float", "int32_t"), (32, 2)))}),
+    # setup.py: PyTorch's extension flags; C++20 for torch 2.14's headers. Monotonic alignment training
+    # (the one CUDA file fairseq 0.12.2's sdist carries): CUB block scans at SCAN_BLOCK (512) threads, the
+    # rest over BLOCK_DIM_X x BLOCK_DIM_Y (128 x 8), alpha's initialisation on one thread, in float
+    "fairseq-0.12.2": Library(
+        (".",), {(_FAIRSEQ, "oneMinusPKernel", 91): (("float",), (128, 8)),
+                 (_FAIRSEQ, "innermostScanKernel", 108): (("float", "512"), (512,)),
+                 (_FAIRSEQ, "clampKernel", 144): (("float",), (128, 8)),
+                 (_FAIRSEQ, "initAlphaCUDAKernel", 169): (("float",), (1,)),
+                 (_FAIRSEQ, "alignmentTrainCUDAKernel", 181): (("float", "512"), (512,))}, files=(_FAIRSEQ,)),
+    # the transformer_engine_torch sdist carries its common library's headers (common_headers, the root): the
+    # kernels are templates there (the norms' traits, which their .cu files include first, given with
+    # -include); C++17 and relaxed constexpr as its CMake build, its include/ folder with -I, cuDNN's, NCCL's
+    # and MathDx's with -isystem (TE_SYSTEM_INCLUDES). Norms (tuned and general, forward, backward and their
+    # finalizers), pointwise activations, FP8/MXFP8 casts (TMA), dequantisation
+    "transformer-engine-torch-2.9.0": Library(
+        (".", "common/include"), TRANSFORMER_ENGINE, system_includes=TE_SYSTEM_INCLUDES,
+        files=tuple(f"common/{f}" for f in (
+            "normalization/layernorm/ln_fwd_kernels.cuh", "normalization/layernorm/ln_bwd_kernels.cuh",
+            "normalization/rmsnorm/rmsnorm_fwd_kernels.cuh", "normalization/rmsnorm/rmsnorm_bwd_kernels.cuh",
+            "util/vectorized_pointwise.h", "util/cast_kernels.cuh", "util/cast_gated_kernels.cuh",
+            "util/dequantize_kernels.cuh")), flags=("--expt-relaxed-constexpr",), std="c++17",
+        pre_includes=("common/normalization/kernel_traits.h",)),
+    # setup.py: PyTorch's extension flags with WITH_CUDA, CUDA_HAS_FP16, the half operators off and -O3;
+    # C++20 for torch 2.14's headers. Deformable convolution v4 and flash deformable attention: kernel
+    # templates in headers each .cu file includes (over the scalar, the elements a thread moves, the
+    # vector type that moves them, the levels, the points and the softmax), at D / d_stride x G x the
+    # queries a block takes (float, 4 at a time as uint4, D 64, 4 groups, 64 threads a block)
+    "dcnv4-1.0.0.post2": Library(
+        ("src",), {}, files=("src/cuda/dcnv4_cuda.cu", "src/cuda/flash_deform_attn_cuda.cu"),
+        header_kernels={
+            "src/cuda/dcnv4_cuda.cu": tuple((name, ("float", "4", "uint4", "1", "9", "true"), (16, 4, 1)) for name in (
+                "forward_kernel_dcn", "forward_kernel_dcn_reg", "backward_kernel_dcn",
+                "backward_kernel_dcn_warp_primitive")),
+            "src/cuda/flash_deform_attn_cuda.cu": tuple((name, ("float", "4", "uint4", "1", "8"), (16, 4, 1)) for name in (
+                "forward_kernel", "forward_kernel_reg", "backward_kernel", "backward_kernel_warp_primitive"))},
+        defines=("WITH_CUDA", "CUDA_HAS_FP16=1", "__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                 "__CUDA_NO_HALF2_OPERATORS__")),
+    # setup.py: PyTorch's extension flags with -O3 and NDEBUG; C++20 for torch 2.14's headers. Spherical
+    # neural operators: attention on the sphere (generic kernels at 32 x 2 over float4, special ones at
+    # BDIM_X x BDIM_Y with their local-array length NLOC, as the launchers' switch on the channels picks),
+    # its layout transposes (header templates at 32 x 32) and DISCO convolutions (NTH threads, ELXTH
+    # elements each)
+    "torch-harmonics-0.8.1": Library(
+        ("torch_harmonics/attention/csrc", "torch_harmonics/disco/csrc"), {
+            (_TH_ATTN + "fwd.cu", "s2_attn_fwd_generic_vec_k", 54): (("64", "float4"), (32, 2)),
+            (_TH_ATTN + "fwd.cu", "s2_attn_fwd_special_vec_k", 156): (("128", "1", "0", "9", "float"), (128,)),
+            (_TH_ATTN + "bwd.cu", "s2_attn_bwd_generic_vec_k", 60): (("64", "float4"), (32, 2)),
+            (_TH_ATTN + "bwd.cu", "s2_attn_bwd_special_vec_k", 283): (("32", "2", "1", "1", "float"), (32, 2)),
+            ("torch_harmonics/disco/csrc/disco_cuda_fwd.cu", "disco_fwd_blk_k", 152): (
+                ("64", "2", "float", "float"), (64,)),
+            ("torch_harmonics/disco/csrc/disco_cuda_bwd.cu", "disco_bwd_blk_k", 146): (
+                ("128", "3", "1", "double", "double"), (128,))},
+        files=(_TH_ATTN + "fwd.cu", _TH_ATTN + "bwd.cu", _TH_ATTN + "utils.cu",
+               "torch_harmonics/disco/csrc/disco_cuda_fwd.cu", "torch_harmonics/disco/csrc/disco_cuda_bwd.cu"),
+        header_kernels={_TH_ATTN + "utils.cu": (
+            ("attention_kernels::permute_to0231_k", ("32", "32", "float"), (32, 32)),
+            ("attention_kernels::permute_to0312_k", ("32", "4", "double"), (32, 4)))},
+        defines=("NDEBUG",), every_kernel={_TH_ATTN + "utils.cu": ((), (64,))}),
     # setup.py: PyTorch's extension flags with -O3 and VERSION_GE_1_3; C++20 for torch 2.14's headers. Point
     # cloud operators (ball queries, chamfer distance, cubic feature sampling, gridding, three-NN
     # interpolation, instance IoU, furthest point sampling templated on its block size)

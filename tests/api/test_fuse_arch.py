@@ -55,3 +55,26 @@ def test_a_fused_file_compiles_only_for_the_architecture_it_was_decided_for(tmp_
 def test_code_that_tells_only_the_device_pass_apart_compiles_anywhere():
     fused = _fuse(DEVICE_ONLY, "sm_90", "plain", "plain")
     assert "decided it for" not in fused.source and "#error" not in fused.source
+
+
+FEATURE = """__global__ void feature(float* y) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH_HAS_FEATURE__(SM90_ALL)
+  y[threadIdx.x] = 1.f;
+#else
+  y[threadIdx.x] = 2.f;
+#endif
+}
+"""
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("fused_for, compiled_for, compiles", [
+    ("sm_90", "sm_90", True), ("sm_90", "sm_90a", False), ("sm_90a", "sm_90a", True), ("sm_90a", "sm_90", False)])
+def test_code_asking_nvccs_feature_test_is_decided_as_nvcc_does(tmp_path, fused_for, compiled_for, compiles):
+    # Transformer Engine's ptx.cuh: '#if __CUDA_ARCH_HAS_FEATURE__(SM90_ALL)'. nvcc defines the test in
+    # every pass; hfuse did not, so it took the #else for sm_90a too, and its check stopped every
+    # compile (it asked that __CUDA_ARCH_HAS_FEATURE__ be undefined)
+    fused = _fuse(FEATURE, fused_for, "feature", "feature")
+    assert ("y[hf_ctx.threadIdx.x] = 1.f;" in fused.source) == (fused_for == "sm_90a")
+    result = compile_nvcc(fused.source, arch=compiled_for, workdir=tmp_path, check=False)
+    assert result.ok == compiles, result.log[-2000:]

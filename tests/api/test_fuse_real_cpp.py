@@ -1598,3 +1598,24 @@ def test_stats_classes_as_normalisation_libraries_write_them(tmp_path):
         compile_nvrtc(fused.source, [fused.name_expression],
                       flags=CompileOptions().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
 
+
+
+def test_a_kept_header_clang_rejects_in_places_fuses_what_reaches_none_of_them(tmp_path):
+    # Transformer Engine's norm headers keep cuDNN frontend, whose host code Clang's CUDA mode
+    # rejects (26 errors): once "too many errors emitted" refused every kernel of the file
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "mixed.cuh").write_text("#pragma once\nnamespace lib {\n" + "".join(
+        f"inline int host{i}() {{ return undeclared{i}; }}\n" for i in range(25)) +
+        "__device__ inline int plain(int x) { return x + 1; }\n"
+        "__device__ inline int broken() { return threadIdx.x + undeclared; }\n}\n")
+    source = tmp_path / "k.cu"
+    source.write_text("#include <lib/mixed.cuh>\n"
+                      "__global__ void uses_plain(int* o) { o[threadIdx.x] = lib::plain(threadIdx.x); }\n"
+                      "__global__ void uses_broken(int* o) { o[threadIdx.x] = lib::broken(); }\n"
+                      "__global__ void other(float* y) { y[threadIdx.x] += 1.f; }\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    other = KernelSpec(source, "other", Dim3(64))
+    fused = fuse([KernelSpec(source, "uses_plain", Dim3(128)), other], options=options)
+    assert fused.layout.name == "horizontal" and "lib::plain(hf_ctx.threadIdx.x)" in fused.source
+    with pytest.raises(HFuseError, match="lib::broken"):
+        fuse([KernelSpec(source, "uses_broken", Dim3(128)), other], options=options)

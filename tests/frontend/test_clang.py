@@ -643,3 +643,51 @@ def test_an_error_is_the_instances_only_where_they_requested_it(tmp_path):
     assert not clang_module._requested_after(own, path, 10)
     assert clang_module._requested_after(requested, path, 10)
     assert clang_module._requested_after(SimpleNamespace(location=at(11), children=[]), path, 10)
+
+
+MIXED_HEADER = "#pragma once\nnamespace lib {\n" + "".join(
+    f"inline int host{i}() {{ return undeclared{i}; }}\n" for i in range(25)) + """\
+__device__ inline int lane() { return threadIdx.x & 31; }
+__device__ inline int plain(int x) { return x + 1; }
+__device__ inline int broken() { return threadIdx.x + undeclared; }
+}
+"""
+
+
+def test_errors_in_a_kept_headers_code_leave_only_their_functions_unknown(tmp_path):
+    # cuDNN frontend's JSON conversions, which nvcc compiles and Clang's CUDA mode rejects, gave
+    # Transformer Engine's norm headers 26 errors: Clang stopped at 20 ("too many errors emitted"),
+    # leaving the user's file unread, and the headers' PCH was built again (45 s) at every request
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "mixed.cuh").write_text(MIXED_HEADER)
+    source = tmp_path / "k.cu"
+    source.write_text("#include <lib/mixed.cuh>\n__global__ void k(int* o) { o[0] = lib::lane(); }\n"
+                      "__global__ void k2(int* o) { o[0] = lib::broken(); }\n"
+                      "__global__ void k3(int* o) { o[0] = lib::plain(1); }\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")])
+    for _ in range(2):  # the PCH built with its errors, then read from the cache with them
+        clang_module._read_once.cache_clear()
+        meaning = read_meaning([source], options, kept_preamble=["#include <lib/mixed.cuh>"], cache=tmp_path)
+        assert meaning.unavailable is None, meaning.unavailable
+        uses = {name: next(u for u in meaning.function(source, name, line).uses if u.qualified.startswith("lib::"))
+                for name, line in (("k", 2), ("k2", 3), ("k3", 4))}
+        assert (uses["k"].reads, uses["k"].unknown) == (("reads threadIdx",), False)
+        assert uses["k2"].unknown  # (its body did not parse: what it reads is unknown)
+        assert (uses["k3"].reads, uses["k3"].unknown) == ((), False)
+    assert sorted(p.suffix for p in (tmp_path / "clang").iterdir()) == [".cuh", ".errors", ".inputs", ".pch"]
+
+
+@pytest.mark.parametrize("arch, reads", [("sm_90", ()), ("sm_90a", ("reads threadIdx",))])
+def test_a_kept_header_is_read_for_the_specific_architecture_as_nvcc_compiles_it(tmp_path, arch, reads):
+    # Clang is given sm_90 for sm_90a; without sm_90a's feature macros it read the #else of a header's
+    # '#if __CUDA_ARCH_HAS_FEATURE__(SM90_ALL)' (Transformer Engine's ptx.cuh), which nvcc does not compile
+    (tmp_path / "inc" / "lib").mkdir(parents=True)
+    (tmp_path / "inc" / "lib" / "feature.cuh").write_text(
+        "#pragma once\nnamespace lib {\n__device__ inline int lane() {\n#if __CUDA_ARCH_HAS_FEATURE__(SM90_ALL)\n"
+        "  return threadIdx.x & 31;\n#else\n  return 0;\n#endif\n}\n}\n")
+    source = tmp_path / "k.cu"
+    source.write_text("#include <lib/feature.cuh>\n__global__ void k(int* o) { o[0] = lib::lane(); }\n")
+    options = CompileOptions.from_flags(system_include_dirs=[str(tmp_path / "inc")], arch=arch)
+    meaning = read_meaning([source], options, kept_preamble=["#include <lib/feature.cuh>"], cache=tmp_path)
+    assert meaning.unavailable is None, meaning.unavailable
+    assert next(u.reads for u in meaning.function(source, "k", 2).uses if u.qualified == "lib::lane") == reads

@@ -462,6 +462,56 @@ def test_a_derived_type_gives_its_context_base_the_parts_view_of_the_block(tmp_p
     compile_nvcc(fused, workdir=tmp_path)
 
 
+REDUCERS = """template <typename T, int WARPS> struct Reducer;
+template <typename T> struct Reducer<T, 1> {  // one warp: shuffles only
+  using Type = T;
+  template <typename P> __device__ Reducer(const P& p, int lane) : lane_(lane), scale_(p.scale) {}
+  __device__ T reduce(T v) {
+    for (int it = 16; it > 0; it /= 2) v += __shfl_down_sync(0xffffffffu, v, it);
+    return v * scale_;
+  }
+  int lane_;
+  T scale_;
+};
+template <typename T, int WARPS> struct Reducer : public Reducer<T, 1> {  // then across the block's warps
+  using Base = Reducer<T, 1>;
+  using Type = T;
+  template <typename P> __device__ Reducer(const P& p, int lane, T* smem) : Base(p, lane), smem_(smem) {}
+  __device__ T reduce(T v) {
+    v = Base::reduce(v);
+    if (this->lane_ == 0) smem_[threadIdx.x / 32] = v;
+    __syncthreads();
+    T total = 0;
+    for (int w = 0; w < WARPS; ++w) total += smem_[w];
+    return total;
+  }
+  T* smem_;
+};
+struct ReduceParams { float scale; };
+template <int W> struct NormTraits { enum { WARPS = W }; using Reducer = ::Reducer<float, W>; };
+template <typename Ktraits> __global__ void block_sums(ReduceParams p, const float* x, float* out) {
+  using reduce_t = typename Ktraits::Reducer::Type;  // (TE's norms: a member alias named as the type)
+  __shared__ reduce_t smem[Ktraits::WARPS];
+  typename Ktraits::Reducer reducer(p, threadIdx.x & 31, smem);
+  const reduce_t total = reducer.reduce(x[blockIdx.x * blockDim.x + threadIdx.x]);
+  if (threadIdx.x == 0) out[blockIdx.x] = total;
+}
+"""
+
+
+@pytest.mark.nvcc
+def test_a_derived_reducer_making_its_base_through_an_alias_and_a_traits_alias_of_its_name_compile(tmp_path):
+    # Transformer Engine's Reducer<T, 1, WARPS_M, WARPS_N> derives from Reducer<T, 1, WARPS_M, 1>,
+    # made as Base(params, ...); its traits name it Ktraits::Reducer. Once: the copy's constructor
+    # made the base twice (Reducer__hf2<T,1>(hf_part_ctx) and Base(p, lane), with no view), and
+    # Ktraits::Reducer::Type became Ktraits::Reducer__hf2::Type (nvcc failed on both)
+    fused = fuse([KernelSpec("k.cu", "other", Dim3(96)), KernelSpec("k.cu", "block_sums", Dim3(128), ("NormTraits<4>",))],
+                 sources={"k.cu": REDUCERS + OTHER}).source
+    assert ": hf_ctx(hf_part_ctx), Base(hf_part_ctx, p, lane), smem_(smem) {}" in fused
+    assert "using reduce_t = typename Ktraits::Reducer::Type;" in fused
+    compile_nvcc(fused, workdir=tmp_path)
+
+
 @pytest.mark.nvcc
 def test_a_member_called_by_its_qualified_name_stays_the_member(tmp_path):
     # once: W::lane() became W__hf2::lane__hf2(hf_ctx), a member the part's copy does not have

@@ -202,3 +202,24 @@ def test_a_host_made_functors_static_member_called_through_its_parameter_equals_
 
     problems = differences(cp, [PARTNER, spec], [_partner, host_op], fused, [20261207, 5])
     assert not problems, "\n".join(problems)
+
+
+def test_a_derived_reducer_made_through_its_bases_alias_equals_unfused(cp, tmp_path):
+    # Transformer Engine's reducers: the derived one makes its base as Base(params, lane), its traits
+    # name it Ktraits::Reducer; at thread 96 the original's warp and lane ids would be the fused block's
+    from test_context_types import OTHER, REDUCERS
+
+    path = tmp_path / "reducers.cu"
+    path.write_text(REDUCERS + OTHER)
+    spec = KernelSpec(path, "block_sums", Dim3(128), ("NormTraits<4>",))
+    fused = fuse([PARTNER, spec])
+    assert fused.layout.name == "horizontal"
+    blocks = cdiv(N, 128)
+
+    def sums(rng, cp) -> Launch:  # (ReduceParams is one float: CuPy passes a float32 scalar by its 4 bytes)
+        return Launch([np.float32(rng.uniform(0.5, 2.0)),
+                       cp.asarray(rng.standard_normal(blocks * 128, dtype=np.float32)),
+                       cp.zeros(blocks, dtype=np.float32)], Dim3(blocks), 0, (2,))
+
+    problems = differences(cp, [PARTNER, spec], [_partner, sums], fused, [20261207, 11])
+    assert not problems, "\n".join(problems)

@@ -209,3 +209,13 @@ def test_a_kept_header_that_cannot_be_found_leaves_its_files_kernels_unproved(tm
                                          r"not read .*'nowhere/extension.h' file not found") as err:
         fuse([KernelSpec(tmp_path / "p.cu", "p", Dim3(64)), KernelSpec(tmp_path / "k.cu", "k", Dim3(128))])
     assert "the include folders" in err.value.hint
+
+
+def test_a_file_unread_for_an_ambiguous_half_operator_is_told_pytorchs_extension_flags():
+    # torchsort read without the flags its PyTorch build adds: Clang found c10::Half > c10::Half ambiguous
+    from hfuse.transform.header_reads import _unread_hint
+
+    why = ("Clang could not read k.cu (k.cu:111: use of overloaded operator '>' is ambiguous (with operand types "
+           "'c10::Half' and 'c10::Half'))")
+    assert "-D__CUDA_NO_HALF_OPERATORS__" in _unread_hint(why) and "cpp_extension" in _unread_hint(why)
+    assert "-D__CUDA_NO_HALF_OPERATORS__" not in _unread_hint("Clang could not read k.cu (k.cu:3: unknown type 'X')")

@@ -77,10 +77,17 @@ def arch_guard(options: CompileOptions, macros: Sequence[str]) -> str:
         return ""
     defined = dict(options.arch_macros)
     tests = [f"__CUDA_ARCH__ != {options.cuda_arch}"]
-    for name in sorted(set(macros) - {"__CUDA_ARCH__", "__CUDA_ARCH_LIST__"}):
+    # (every nvcc defines __CUDA_ARCH_HAS_FEATURE__(F) as __CUDA_ARCH_FEAT_##F: what it decided is whether
+    # this architecture's feature macro is defined, as sm_90a defines __CUDA_ARCH_FEAT_SM90_ALL and sm_90 not)
+    feature = {f"__CUDA_ARCH_FEAT_SM{options.cuda_arch // 10}_ALL"} if "__CUDA_ARCH_HAS_FEATURE__" in macros else set()
+    for name in sorted((set(macros) | feature) - {"__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__CUDA_ARCH_HAS_FEATURE__"}):
         tests.append(f"!defined({name})" if name in defined else f"defined({name})")
+    specific = options.arch[-1] in "af"  # (nvcc's -arch=sm_90a compiles a generic compute_90 pass as well)
+    only = (f" Compile it for {options.arch} alone: -gencode arch=compute_{options.arch[3:]},code={options.arch} "
+            f"(-arch={options.arch} adds a compute_{options.cuda_arch // 10} pass, which this check stops)."
+            if specific else "")
     return (f"// The inputs' code depends on the GPU architecture ({', '.join(sorted(set(macros)))}); hfuse "
-            f"decided it for {options.arch}.\n"
+            f"decided it for {options.arch}.{only}\n"
             f"#if defined(__CUDA_ARCH__) && ({' || '.join(tests)})\n"
             f'#error "hfuse fused these kernels for {options.arch} (their #if on the architecture were decided for '
             'it): fuse them again with -arch for this GPU"\n'

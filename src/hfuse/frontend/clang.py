@@ -31,7 +31,7 @@ from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
 from .clang_meaning import FunctionMeaning, HeaderUse, Meaning, _key, required_dialect  # noqa: F401 (callers take them from here)
 from .clang_leniency import with_template_keywords
-from .clang_pch import errors_of, precompiled_preamble
+from .clang_pch import broken_in, errors_of, precompiled_preamble
 from .clang_walk import Walker, header_uses, record_use
 from .instances import INSTANCE_NAMESPACE
 from .options import CompileOptions
@@ -90,12 +90,20 @@ def clang_arguments(options: CompileOptions) -> list[str] | str:
     return ["-nostdinc", *(f"-isystem{d}" for d in system), "-x", "cuda", f"--cuda-gpu-arch={arch}",
             "--cuda-device-only", "-nocudalib", f"--cuda-path={cuda}", *(f"-isystem{d}" for d in toolkit),
             f"-std={options.emitted_std}", "-Wno-unknown-cuda-version",
+            # no stop after 20 errors: errors in a kept header's host code that nvcc takes (cuDNN
+            # frontend's JSON conversions) leave only their functions unknown, while a parse that
+            # stops there leaves the user's file unread
+            "-ferror-limit=0",
             # C++14's 'register', which nvcc lets through under C++17 with a warning
             "-Wno-register",
             # <cooperative_groups.h> declares cluster_group only under nvcc or NVRTC, or where
             # the compiler has the cluster intrinsics, as Clang has: without it a kernel of a
             # Hopper cluster is "unreadable"
             "-D_CG_CLUSTER_INTRINSICS_AVAILABLE",
+            # Clang is given the generic architecture (sm_90 for sm_90a): the specific one's macros as nvcc
+            # defines them, so that '#if __CUDA_ARCH_HAS_FEATURE__(SM90_ALL)' reads as hfuse's output has it
+            *(f"-D{name}={value}" for name, value in options.arch_macros
+              if name not in ("__CUDA_ARCH__", "__CUDA_ARCH_LIST__")),
             "-Xclang", "-target-sdk-version={}.{}".format(*CUDACC_VERSION),
             *options.compiler_flags(std=False, pre_includes=False, compiler="clang"),
             *(f"-isystem{d}" for d in libraries)]
@@ -186,6 +194,10 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     is_inline.argtypes, is_inline.restype = [ci.Cursor], ctypes.c_uint
     mine = frozenset(_key(Path(f)) for f in [*files, *user_files])
     walker = Walker(ci, mine)
+    for file, line in broken_in(arguments):  # (errors in the precompiled headers' code)
+        if _key(Path(file)) in mine:
+            return Meaning(unavailable=f"Clang could not read {file} (line {line})")
+        walker.broken[_key(Path(file))] = (*walker.broken.get(_key(Path(file)), ()), line)
     functions: list[FunctionMeaning] = []
     instantiated: list[FunctionMeaning] = []
     ck = ci.CursorKind

@@ -38,6 +38,9 @@ class Preamble:
     flags: list[str] = field(default_factory=list)
     error: str = ""
     """``file:line: message`` (a header's ``#error`` asking for a later C++, say)."""
+    broken: tuple[tuple[str, int], ...] = ()
+    """(file, line) of each error in the headers' code the PCH was built with: the functions that
+    hold one are unknown, as where the parse reads the headers itself."""
 
 
 SHARED_BASES = ("torch/extension.h", "torch/torch.h", "torch/all.h", "ATen/ATen.h")
@@ -92,7 +95,7 @@ def precompiled_preamble(ci, arguments: list[str], kept_preamble: Sequence[str],
     target = cache / "clang" / f"{key}.pch"
     if target.is_file() and _inputs_unchanged(target):
         _touch(target)
-        return Preamble(["-include-pch", str(target)])
+        return _loaded(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         # the header stays beside its PCH: Clang checks, when loading one, that its inputs exist
@@ -117,11 +120,23 @@ def precompiled_preamble(ci, arguments: list[str], kept_preamble: Sequence[str],
                   f"the cache keeps them in {target.parent}")
         unit = ci.Index.create().parse(str(header), args=build)
         errors = errors_of(ci, unit)
-        if errors:  # (a header may need what the user's file defines before it: parsed whole, it may read)
-            where = f"{errors[0].location.file}:{errors[0].location.line}" if errors[0].location.file else "?"
-            return Preamble(error=f"{where}: {errors[0].spelling}")
+        # a fatal error (a header not found) ends the parse where it is, and one in the preamble's own lines
+        # is no header's: the headers are unread, and the file's parse reads them itself
+        fatal = [d for d in errors if d.severity >= ci.Diagnostic.Fatal or d.location.file is None
+                 or Path(d.location.file.name) == header]
+        if fatal:
+            first = fatal[0]
+            return Preamble(error=f"{first.location.file or '?'}:{first.location.line}: {first.spelling}")
         partial = target.with_suffix(f".{os.getpid()}.tmp")
         unit.save(str(partial))
+        # errors in the headers' own code (cuDNN frontend's JSON conversions, which nvcc takes and Clang's
+        # CUDA mode does not): the PCH is kept, with where they are, whose functions stay unknown
+        if errors:
+            broken = target.with_suffix(f".{os.getpid()}.errors.tmp")
+            broken.write_text("".join(f"{d.location.line}\t{d.location.file.name}\t{d.spelling}\n" for d in errors))
+            os.replace(broken, target.with_suffix(".errors"))
+        else:
+            target.with_suffix(".errors").unlink(missing_ok=True)  # (a header since mended)
         inputs = target.with_suffix(f".{os.getpid()}.inputs.tmp")
         inputs.write_text(_fingerprint(sorted({str(i.include.name) for i in unit.get_includes()})))
         os.replace(partial, target)  # atomic: a concurrent request reads the old or the new, whole
@@ -129,7 +144,25 @@ def precompiled_preamble(ci, arguments: list[str], kept_preamble: Sequence[str],
         prune_precompiled(target.parent, keep=target)
     except Exception:  # a read-only cache or a full disk: parse without it
         return Preamble()
-    return Preamble(["-include-pch", str(target)])
+    return _loaded(target)
+
+
+def broken_in(arguments: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """(file, line) of the errors in the headers of the PCH ``arguments`` include (none: none)."""
+    if "-include-pch" not in arguments[:-1]:
+        return ()
+    return _loaded(Path(arguments[list(arguments).index("-include-pch") + 1])).broken
+
+
+def _loaded(target: Path) -> Preamble:
+    """The preamble of the PCH ``target``, with the errors its headers held (its ``.errors``)."""
+    try:
+        rows = [row.split("\t", 2) for row in target.with_suffix(".errors").read_text().splitlines()]
+    except OSError:
+        rows = []
+    rows = [row for row in rows if len(row) == 3]
+    error = f"{rows[0][1]}:{rows[0][0]}: {rows[0][2]}" if rows else ""
+    return Preamble(["-include-pch", str(target)], error=error, broken=tuple((file, int(line)) for line, file, _ in rows))
 
 
 def _fingerprint(paths: Sequence[str]) -> str:
@@ -155,7 +188,7 @@ def _inputs_unchanged(target: Path) -> bool:
     return _fingerprint(paths) == recorded
 
 
-_PCH_FORMAT = "complete-unit, inputs"
+_PCH_FORMAT = "complete-unit, inputs, non-fatal errors"
 """How a PCH is built, in its key: a change makes new ones, never loads an old kind."""
 PCH_CACHE_BYTES = 2 << 30
 """The precompiled headers kept at most (a PyTorch extension's is 200 MB, CUDA's alone 50 MB):
@@ -189,7 +222,7 @@ def prune_precompiled(folder: Path, keep: Path | None = None, budget: int = PCH_
             break
         if pch == keep or now - used < _PCH_IN_USE_SECONDS:
             continue
-        for path in (pch, pch.with_suffix(".cuh"), pch.with_suffix(".inputs")):
+        for path in (pch, pch.with_suffix(".cuh"), pch.with_suffix(".inputs"), pch.with_suffix(".errors")):
             try:
                 path.unlink()
             except OSError:

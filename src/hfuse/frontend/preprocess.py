@@ -134,7 +134,7 @@ def predefined_macros(options: CompileOptions) -> list[tuple[str, str]]:
         ("__CUDACC_VER_MAJOR__", str(major)), ("__CUDACC_VER_MINOR__", str(minor)),
         ("__CUDA_API_VER_MAJOR__", str(major)), ("__CUDA_API_VER_MINOR__", str(minor)),
         ("__NVCC_DIAG_PRAGMA_SUPPORT__", "1"), ("__CUDACC_DEVICE_ATOMIC_BUILTINS__", "1"),
-        ("CUDA_DOUBLE_MATH_FUNCTIONS", "1"),
+        ("CUDA_DOUBLE_MATH_FUNCTIONS", "1"), ("__CUDA_ARCH_HAS_FEATURE__(_FEAT)", "__CUDA_ARCH_FEAT_##_FEAT"),
         ("CUDART_VERSION", str(major * 1000 + minor * 10)),
         ("__cplusplus", CPLUSPLUS[options.std]),
     ]

@@ -11,7 +11,8 @@ from typing import Sequence
 import tree_sitter as ts
 
 from ..frontend.model import Function, TopLevelItem
-from ..frontend.parse import parse, walk
+from ..frontend.parse import compact, parse, walk
+from .aliases import MEMBER_ALIAS
 from .context import CTX
 from .edits import TextEdit
 
@@ -126,6 +127,31 @@ def _given_views(listed: ts.Node | None, body: ts.Node, copies: frozenset[str]) 
     return edits
 
 
+def _made_bases(listed: ts.Node | None, body: ts.Node, bases: Sequence[str]) -> tuple[set[str], list[TextEdit]]:
+    """Of ``bases`` (part's copies, as written), those the user's initialiser list ``listed``
+    makes itself, by name or by a member alias of the class (TE's ``using Base = Reducer<T, 1,
+    WARPS_M, 1>;`` then ``Base(params, ...)``), and the edits giving each the part's view first."""
+    if listed is None or not bases:
+        return set(), []
+    names = {compact(b): b for b in bases}
+    for m in MEMBER_ALIAS.finditer(body.text.decode()):
+        alias, aliased = m.group(1) or m.group(4), compact(m.group(2) or m.group(3)).removeprefix("typename")
+        if aliased.removeprefix("::") in names:
+            names[alias] = names[aliased.removeprefix("::")]
+    made, edits = set(), []
+    for node in listed.named_children:
+        values = node.named_children[-1] if node.named_children else None
+        if node.type != "field_initializer" or values is None or values.type not in ("argument_list",
+                                                                                       "initializer_list"):
+            continue
+        base = names.get(compact(node.text[:values.start_byte - node.start_byte].decode()).removeprefix("::"))
+        if base is not None:
+            made.add(base)
+            edits.append(TextEdit(values.start_byte + 1, values.start_byte + 1,
+                                  "hf_part_ctx" + (", " if values.named_children else "")))
+    return made, edits
+
+
 def struct_body(text: str) -> tuple[ts.Node, ts.Node] | None:
     """The first struct/class specifier of ``text`` that has a body, and its body."""
     for node in walk(parse(text.encode()).root_node):
@@ -197,7 +223,7 @@ def value_constructors(text: str, plain: str, initialiser: str, copies: frozense
 
 
 def constructor_edits(body: ts.Node, plain: str, initialiser: str,
-                      copies: frozenset[str] = frozenset()) -> tuple[list[TextEdit], bool]:
+                      copies: frozenset[str] = frozenset(), bases: Sequence[str] = ()) -> tuple[list[TextEdit], bool]:
     """The user's constructors in ``body`` taking the part's context first and setting the
     context member with ``initialiser`` (a copy constructor: from the object it copies), and
     members whose type is a part's copy (``copies``) that they leave out with the view too;
@@ -205,7 +231,9 @@ def constructor_edits(body: ts.Node, plain: str, initialiser: str,
     be made with no arguments (no constructor of the user's, or ``S() = default;``) and no
     constructor of the user's takes none (that one takes the view now). A type with
     constructors of its own has no implicit default one, and a reference member would make
-    such a constructor ill-formed."""
+    such a constructor ill-formed. ``bases``: the bases that are part's copies too (as written):
+    a constructor that makes one with values (``Base(params, lane)``, by its name or a member
+    alias of it) gives it the view first, the others are made with the view alone."""
     edits: list[TextEdit] = []
     takes_none = declared = False
     for node in body.named_children:
@@ -229,8 +257,10 @@ def constructor_edits(body: ts.Node, plain: str, initialiser: str,
             edits.append(TextEdit(params.start_byte + 1, params.start_byte + 1,
                                   "const hfuse_ctx& hf_part_ctx" + (", " if given else "")))
             listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)
-            init = initialiser + _views(body, copies, listed.text.decode() if listed is not None else "")
-            edits += _given_views(listed, body, copies)
+            made, given_bases = _made_bases(listed, body, bases)
+            init = "".join(f"{b}(hf_part_ctx), " for b in bases if b not in made) + initialiser + \
+                _views(body, copies, listed.text.decode() if listed is not None else "")
+            edits += _given_views(listed, body, copies) + given_bases
             # (one whose parameters all have defaults is the one ``S s;`` calls)
             takes_none = takes_none or all(p.type == "optional_parameter_declaration" for p in given)
         listed = next((c for c in definition.named_children if c.type == "field_initializer_list"), None)

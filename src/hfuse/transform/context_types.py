@@ -83,10 +83,15 @@ def _type_named(node: ts.Node, ctx: PartContext, scope: Scope, local: LocalNames
 
 def _written_name(node: ts.Node) -> str:
     """The name ``node`` ends, with the qualifiers written before it and without its template
-    arguments: ``qlib::Stats`` of ``qlib::Stats<kind>``, ``a::b::S`` of ``a::b::S``."""
+    arguments: ``qlib::Stats`` of ``qlib::Stats<kind>``, ``a::b::S`` of ``a::b::S``, ``TR::Reducer`` of
+    ``TR::Reducer::Type`` (once ``Reducer`` alone: a traits struct's member alias of the same name as a
+    type that reads the block was renamed to the type's copy)."""
     named = node.parent if node.parent is not None and node.parent.type == "template_type" \
         and node.parent.child_by_field_name("name") == node else node
     outer = named
+    if outer.parent is not None and outer.parent.type == "qualified_identifier" \
+            and outer.parent.child_by_field_name("scope") == outer:
+        outer = outer.parent  # (the scope of a member: ``TR::Reducer`` of ``TR::Reducer::Type``)
     while outer.parent is not None and outer.parent.type == "qualified_identifier" \
             and outer.parent.child_by_field_name("name") == outer:
         outer = outer.parent
@@ -551,17 +556,18 @@ def type_copy(text: str, ctx: PartContext, host_made: bool = False) -> str:
             access = "public:\n  " if node.type == "class_specifier" else ""
             # a base that is a context type too (CRTP's KernelBase<Derived>) has only the constructor taking it
             # (not a header's base that merely names the copy: tlib::Base<Stepper__hf2>)
-            bases = "".join(f"{compact(b.text.decode())}(hf_part_ctx), " for c in node.children
-                            if c.type == "base_class_clause" for b in c.named_children
-                            if b.type in ("type_identifier", "template_type", "qualified_identifier")
-                            and re.sub(r"<.*", "", compact(b.text.decode()), flags=re.S).rsplit("::", 1)[-1]
-                            .endswith(f"__hf{ctx.index}"))
+            viewed = [compact(b.text.decode()) for c in node.children
+                      if c.type == "base_class_clause" for b in c.named_children
+                      if b.type in ("type_identifier", "template_type", "qualified_identifier")
+                      and re.sub(r"<.*", "", compact(b.text.decode()), flags=re.S).rsplit("::", 1)[-1]
+                      .endswith(f"__hf{ctx.index}")]
+            bases = "".join(f"{b}(hf_part_ctx), " for b in viewed)
             copy_names = frozenset(ctx.clone_name(name) for name in ctx.context_type_names)
             # (and the aliases of one: ``using Reducer = Reducer__hf2<T, 1>;`` then ``Reducer reducer_;``)
             copy_names |= {alias for alias, _ in ctx.context_type_aliases} | {
                 m.group(1) or m.group(4) for m in MEMBER_ALIAS.finditer(body.text.decode())
                 if (named := ALIASED.fullmatch((m.group(2) or m.group(3)).strip())) and named.group(1) in copy_names}
-            own, view_alone = constructor_edits(body, plain, f"{bases}{CTX}(hf_part_ctx)", copy_names)
+            own, view_alone = constructor_edits(body, plain, f"{CTX}(hf_part_ctx)", copy_names, viewed)
             edits += own
             member = f"\n  {access}const hfuse_ctx& {CTX};  // hfuse: this part's view of the block\n"
             if view_alone:

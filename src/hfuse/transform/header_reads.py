@@ -20,6 +20,7 @@ written (``cooperative_groups.py``) and refuses the spellings it cannot convert.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Mapping
 
@@ -122,6 +123,19 @@ def _drop_declared_macro_suspicions(facts: FunctionFacts, found: FunctionMeaning
 
 _KNOWN = tuple(f"{namespace}::" for namespace in KNOWN_NAMESPACES)
 _UNREAD_HINT = "make the file readable for Clang (the include folders and -std of your build), or keep this kernel unfused"
+_TORCH_HALF_FLAGS = ("-D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ -D__CUDA_NO_BFLOAT16_CONVERSIONS__ "
+                     "-D__CUDA_NO_HALF2_OPERATORS__")
+
+
+def _unread_hint(why: str) -> str:
+    """The hint for a file Clang could not read because of ``why``: where it is an operator on
+    PyTorch's half types, the flags PyTorch's extension builder adds (without them, c10::Half's
+    conversions and CUDA's half operators make ``a > b`` ambiguous: torchsort's kernels)."""
+    if re.search(r"\bc10::(?:Half|BFloat16)\b", why) and "ambiguous" in why:
+        return (f"give the flags of your build: PyTorch's extension builder adds {_TORCH_HALF_FLAGS} "
+                "(torch.utils.cpp_extension), without which operators on c10::Half are ambiguous; or keep this "
+                "kernel unfused")
+    return _UNREAD_HINT
 
 
 def add_unchecked_calls(program: ProgramFacts, unread: Mapping[Path, UnreadFile], resolver: Resolver) -> int:
@@ -146,18 +160,18 @@ def add_unchecked_calls(program: ProgramFacts, unread: Mapping[Path, UnreadFile]
                 if "::" not in bare or bare.startswith(_KNOWN):
                     continue
                 f.opaque.append((f"'{name}' is defined by no input, and what it reads of the block is unchecked: "
-                                 f"{found.why}", line, _UNREAD_HINT))
+                                 f"{found.why}", line, _unread_hint(found.why)))
                 added += 1
             if isinstance(found.names, str):
                 also = f" ({found.names})" if found.names != found.why else ""
                 f.opaque.append((f"what '{f.function.name}' reaches in the headers its file keeps is unchecked: "
-                                 f"{found.why}{also}", f.function.line, _UNREAD_HINT))
+                                 f"{found.why}{also}", f.function.line, _unread_hint(found.why)))
                 added += 1
                 continue
             for name, line, declared in _header_names_named(f.function, resolver, found.names):
                 what = f"'{name}'" if name == declared else f"'{name}' may be '{declared}', which"
                 f.opaque.append((f"{what} is declared by a header nobody checked, and what it reads of the block is "
-                                 f"unchecked: {found.why}", line, _UNREAD_HINT))
+                                 f"unchecked: {found.why}", line, _unread_hint(found.why)))
                 added += 1
     return added
 
