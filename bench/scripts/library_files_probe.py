@@ -12,8 +12,8 @@ optimum-quanto 0.2.7 (``optimum/quanto/library/extensions/cuda``), AQLM 1.1.7
 0.10.0 (``csrc``), exllamav2 0.0.4 (``exllamav2/exllamav2_ext/cuda``), FlashInfer 0.7.4 (the sdist's root;
 ``TVM_FFI_INCLUDE``: the ``tvm_ffi/include`` folder of an apache-tvm-ffi wheel), xformers 0.0.35, LightSeq
 3.0.1, chamferdist 1.0.3, torch-spline-conv 1.2.2, warp-rnnt 0.7.0, torch-points-kernels 0.7.0, torch-harmonics
-0.8.1, DCNv4 1.0.0.post2, fairseq 0.12.2, pytorch-fast-transformers 0.4.0, torchsort 0.1.9 and inplace-abn 1.1.0 (the
-sdists' roots), Transformer Engine 2.9.0 (``common_headers`` of the transformer_engine_torch sdist;
+0.8.1, DCNv4 1.0.0.post2, fairseq 0.12.2, pytorch-fast-transformers 0.4.0, torchsort 0.1.9, inplace-abn 1.1.0,
+torch-sparse 0.6.9 and MinkowskiEngine 0.5.4 (the sdists' roots; its ``cblas.h``: Debian's libopenblas-dev), Transformer Engine 2.9.0 (``common_headers`` of the transformer_engine_torch sdist;
 ``TE_SYSTEM_INCLUDES``: cuDNN's, NCCL's, cuDNN frontend's and MathDx's include folders): their sdists from PyPI's file
 host, as pip cannot build their metadata here). Most include PyTorch's headers, and ggml cuBLAS's: run it where torch
 and pip's CUDA headers are installed::

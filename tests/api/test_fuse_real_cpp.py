@@ -1599,7 +1599,6 @@ def test_stats_classes_as_normalisation_libraries_write_them(tmp_path):
                       flags=CompileOptions().compiler_flags(std=False, pre_includes=False, compiler="nvrtc"))
 
 
-
 def test_a_kept_header_clang_rejects_in_places_fuses_what_reaches_none_of_them(tmp_path):
     # Transformer Engine's norm headers keep cuDNN frontend, whose host code Clang's CUDA mode
     # rejects (26 errors): once "too many errors emitted" refused every kernel of the file
