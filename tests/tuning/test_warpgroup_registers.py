@@ -102,6 +102,22 @@ def test_nvcc_compiles_it_for_sm_90a_with_the_entry_count_and_refuses_sm_90(tmp_
     assert refused.returncode != 0 and "compile it for sm_90a" in refused.stderr
 
 
+@pytest.mark.nvcc
+def test_an_object_file_for_sm_90a_alone_compiles_and_the_message_says_how(tmp_path):
+    # nvcc 13's -arch=sm_90a -c also compiles a compute_90 pass, where setmaxnreg has no meaning: the
+    # check stops it, and once said only "compile it for sm_90a", which the user had done
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    path = tmp_path / "fused.cu"
+    path.write_text(fused_with(WarpgroupRegisters(2, (112, 48))).source)
+    done = subprocess.run(["nvcc", "-gencode", "arch=compute_90a,code=sm_90a", "-c", str(path), "-o",
+                           str(tmp_path / "f.o")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    stopped = subprocess.run(["nvcc", "-arch=sm_90a", "-c", str(path), "-o", str(tmp_path / "g.o")],
+                             capture_output=True, text=True)
+    assert stopped.returncode != 0 and "-gencode arch=compute_90a,code=sm_90a" in stopped.stderr
+
+
 @pytest.mark.nvrtc
 def test_nvrtc_compiles_it_for_sm_90a():
     from hfuse.runtime.compile import Compiler

@@ -84,8 +84,8 @@ def arch_guard(options: CompileOptions, macros: Sequence[str]) -> str:
         tests.append(f"!defined({name})" if name in defined else f"defined({name})")
     specific = options.arch[-1] in "af"  # (nvcc's -arch=sm_90a compiles a generic compute_90 pass as well)
     only = (f" Compile it for {options.arch} alone: -gencode arch=compute_{options.arch[3:]},code={options.arch} "
-            f"(-arch={options.arch} adds a compute_{options.cuda_arch // 10} pass, which this check stops)."
-            if specific else "")
+            f"(nvcc 13's -arch={options.arch} -c adds a compute_{options.cuda_arch // 10} pass, which this check "
+            "stops)." if specific else "")
     return (f"// The inputs' code depends on the GPU architecture ({', '.join(sorted(set(macros)))}); hfuse "
             f"decided it for {options.arch}.{only}\n"
             f"#if defined(__CUDA_ARCH__) && ({' || '.join(tests)})\n"

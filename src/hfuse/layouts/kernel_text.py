@@ -75,5 +75,6 @@ def set_registers(budget: int, entry: int) -> str:
 
 
 SM90A_ONLY = ("#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
-              '#error "this fused kernel sets per-part register budgets with setmaxnreg: compile it for sm_90a"\n'
+              '#error "this fused kernel sets per-part register budgets with setmaxnreg: compile it for sm_90a alone '
+              '(-gencode arch=compute_90a,code=sm_90a; nvcc 13 -arch=sm_90a -c also compiles a compute_90 pass)"\n'
               "#endif\n")
