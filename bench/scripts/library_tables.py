@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from hfuse.toolkit import PYTORCH_EXTENSION_DEFINES
+
 SYM = "quantize::Type::Symmetric"
 DEEPSPEED = {
     # (file, kernel, the line its definition starts on): (template arguments, block)
@@ -578,9 +580,6 @@ Transformer Engine's headers."""
 _FAIRSEQ = "fairseq/examples/operators/alignment_train_kernel.cu"
 
 _FT = "fast_transformers/"
-TORCH_EXTENSION_DEFINES = ("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
-                           "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__")
-"""What torch.utils.cpp_extension's BuildExtension adds to every CUDAExtension's nvcc flags."""
 
 LIBRARIES = {
     # setup.py: PyTorch's extension flags; C++20 for torch 2.14's headers. Efficient-attention research code:
@@ -604,18 +603,18 @@ LIBRARIES = {
     "torch-sparse-0.6.9": Library(
         ("csrc",), {("csrc/cuda/spmm_cuda.cu", "spmm_kernel", 13): (("float", "MAX", "true"), (256,)),
                     ("csrc/cuda/spmm_cuda.cu", "spmm_value_bw_kernel", 156): (("float", "MEAN"), (256,))},
-        defines=("WITH_CUDA", *TORCH_EXTENSION_DEFINES)),
+        defines=("WITH_CUDA", *PYTORCH_EXTENSION_DEFINES)),
     # setup.py: PyTorch's extension flags (BuildExtension's defines), relaxed constexpr and extended lambdas, its
     # src/ and src/3rdparty folders, BLAS's cblas.h (Debian's libopenblas-dev); C++20 for torch 2.14's headers.
     # Sparse 3-D convolution: only math_functions_gpu.cu compiles with CUDA 13 (the others derive from
     # thrust::unary_function, which CCCL 3 removed); its kernels at CUDA_NUM_THREADS (128), in float
     "minkowskiengine-0.5.4": Library(
-        ("src", "src/3rdparty"), {}, files=("src/math_functions_gpu.cu",), defines=TORCH_EXTENSION_DEFINES,
+        ("src", "src/3rdparty"), {}, files=("src/math_functions_gpu.cu",), defines=PYTORCH_EXTENSION_DEFINES,
         flags=("--expt-relaxed-constexpr", "--expt-extended-lambda"),
         system_includes=("/usr/include/x86_64-linux-gnu",),
         every_kernel={"src/math_functions_gpu.cu": (("float",), (128,))}),
     "torchsort-0.1.9": Library((".",), {}, every_kernel={"torchsort/isotonic_cuda.cu": (("float",), (1024,))},
-                               defines=TORCH_EXTENSION_DEFINES),
+                               defines=PYTORCH_EXTENSION_DEFINES),
     # setup.py: PyTorch's extension flags with WITH_CUDA and its include/ folder; C++20 for torch 2.14's
     # headers. In-place activated batch norm: kernel templates in a header its .cu file includes, over the
     # scalar, accumulator, parameter and index types and the activation, at the launchers' 2-D blocks

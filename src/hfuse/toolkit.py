@@ -64,6 +64,12 @@ def _checkout_root(folder: Path) -> Path | None:
     return None
 
 
+PYTORCH_EXTENSION_DEFINES = ("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                             "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__")
+"""What torch.utils.cpp_extension's BuildExtension defines for every CUDAExtension's nvcc (with
+``--expt-relaxed-constexpr``): without them, operators on ``c10::Half`` are ambiguous."""
+
+
 @functools.cache
 def pytorch_include_dirs() -> tuple[Path, ...]:
     """The folders a PyTorch extension's build adds (``torch/include``, its C++ API, and

@@ -31,7 +31,7 @@ from ..files import default_cache_dir
 from ..toolkit import cuda_include_dirs, cuda_root
 from .clang_meaning import FunctionMeaning, HeaderUse, Meaning, _key, required_dialect  # noqa: F401 (callers take them from here)
 from .clang_leniency import with_template_keywords
-from .clang_pch import broken_in, errors_of, precompiled_preamble
+from .clang_pch import errors_of, precompiled_preamble
 from .clang_walk import Walker, header_uses, record_use
 from .instances import INSTANCE_NAMESPACE
 from .options import CompileOptions
@@ -185,16 +185,17 @@ def _read(files: Sequence[Path], options: CompileOptions, user_files: Iterable[P
     ci, why = cindex()
     if ci is None:
         return Meaning(unavailable=why)
-    arguments = unit_arguments(ci, options, kept_preamble, cache)
-    if isinstance(arguments, Meaning):
-        return arguments if arguments.dialect is None else Meaning(
-            unavailable=f"Clang could not read the headers {files[0]} keeps ({arguments.dialect_where})",
-            dialect=arguments.dialect, dialect_where=arguments.dialect_where)
+    unit = _unit(ci, options, kept_preamble, cache)
+    if isinstance(unit, Meaning):
+        return unit if unit.dialect is None else Meaning(
+            unavailable=f"Clang could not read the headers {files[0]} keeps ({unit.dialect_where})",
+            dialect=unit.dialect, dialect_where=unit.dialect_where)
+    arguments, broken = unit
     is_inline = ci.conf.lib.clang_Cursor_isInlineNamespace
     is_inline.argtypes, is_inline.restype = [ci.Cursor], ctypes.c_uint
     mine = frozenset(_key(Path(f)) for f in [*files, *user_files])
     walker = Walker(ci, mine)
-    for file, line in broken_in(arguments):  # (errors in the precompiled headers' code)
+    for file, line in broken:  # (errors in the precompiled headers' code)
         if _key(Path(file)) in mine:
             return Meaning(unavailable=f"Clang could not read {file} (line {line})")
         walker.broken[_key(Path(file))] = (*walker.broken.get(_key(Path(file)), ()), line)
@@ -284,6 +285,13 @@ def _spans(read: Sequence[FunctionMeaning], file: Path, name: str, start: int, e
 def unit_arguments(ci, options: CompileOptions, kept_preamble: Sequence[str], cache: Path) -> list[str] | Meaning:
     """Clang's arguments for a file of the request, its kept headers precompiled, or why
     there are none (a ``Meaning`` saying so; ``dialect`` set where the flags' standard is too old)."""
+    unit = _unit(ci, options, kept_preamble, cache)
+    return unit if isinstance(unit, Meaning) else unit[0]
+
+
+def _unit(ci, options: CompileOptions, kept_preamble: Sequence[str],
+          cache: Path) -> tuple[list[str], tuple[tuple[str, int], ...]] | Meaning:
+    """``unit_arguments``, and (file, line) of the errors the precompiled headers' code holds."""
     arguments = clang_arguments(options)
     if isinstance(arguments, str):
         return Meaning(unavailable=arguments)
@@ -291,7 +299,7 @@ def unit_arguments(ci, options: CompileOptions, kept_preamble: Sequence[str], ca
     if (dialect := required_dialect(preamble.error, options.std)) is not None:
         # decided by the flags, not by the file: parsing it as well would only take as long again
         return Meaning(unavailable=preamble.error, dialect=dialect, dialect_where=preamble.error)
-    return arguments + preamble.flags + options.pre_include_flags()
+    return arguments + preamble.flags + options.pre_include_flags(), preamble.broken
 
 
 @functools.lru_cache(maxsize=32)

@@ -147,13 +147,6 @@ def precompiled_preamble(ci, arguments: list[str], kept_preamble: Sequence[str],
     return _loaded(target)
 
 
-def broken_in(arguments: Sequence[str]) -> tuple[tuple[str, int], ...]:
-    """(file, line) of the errors in the headers of the PCH ``arguments`` include (none: none)."""
-    if "-include-pch" not in arguments[:-1]:
-        return ()
-    return _loaded(Path(arguments[list(arguments).index("-include-pch") + 1])).broken
-
-
 def _loaded(target: Path) -> Preamble:
     """The preamble of the PCH ``target``, with the errors its headers held (its ``.errors``)."""
     try:

@@ -30,6 +30,7 @@ from ..frontend.model import (OWN_BLOCK_READS, THREAD_INDEX_READS, WARPGROUP_RUN
                               scope_names)
 from ..frontend.parse import declarator_name, line_of, parse, walk
 from ..frontend.resolve import LocalNames, Resolver
+from ..toolkit import PYTORCH_EXTENSION_DEFINES
 from .analysis import MACRO_SUSPICION, FunctionFacts, ProgramFacts
 from .opaque import REFUSAL_HINT, Unseen, classify_cub, cub_entity, plain_name
 
@@ -123,8 +124,6 @@ def _drop_declared_macro_suspicions(facts: FunctionFacts, found: FunctionMeaning
 
 _KNOWN = tuple(f"{namespace}::" for namespace in KNOWN_NAMESPACES)
 _UNREAD_HINT = "make the file readable for Clang (the include folders and -std of your build), or keep this kernel unfused"
-_TORCH_HALF_FLAGS = ("-D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ -D__CUDA_NO_BFLOAT16_CONVERSIONS__ "
-                     "-D__CUDA_NO_HALF2_OPERATORS__")
 
 
 def _unread_hint(why: str) -> str:
@@ -132,7 +131,8 @@ def _unread_hint(why: str) -> str:
     PyTorch's half types, the flags PyTorch's extension builder adds (without them, c10::Half's
     conversions and CUDA's half operators make ``a > b`` ambiguous: torchsort's kernels)."""
     if re.search(r"\bc10::(?:Half|BFloat16)\b", why) and "ambiguous" in why:
-        return (f"give the flags of your build: PyTorch's extension builder adds {_TORCH_HALF_FLAGS} "
+        flags = " ".join(f"-D{name}" for name in PYTORCH_EXTENSION_DEFINES)
+        return (f"give the flags of your build: PyTorch's extension builder adds {flags} "
                 "(torch.utils.cpp_extension), without which operators on c10::Half are ambiguous; or keep this "
                 "kernel unfused")
     return _UNREAD_HINT
